@@ -1,0 +1,67 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrSyntax is matched (errors.Is) by every grammar error of this package.
+var ErrSyntax = errors.New("probe syntax error")
+
+// ErrUnsupported is matched by errors for input that perf accepts but gprobe
+// does not support yet (SDT / cached events).
+var ErrUnsupported = errors.New("unsupported probe definition")
+
+// CommandParseErrorTrailer is the line perf's command driver prints after
+// the parser's message when a positional probe definition fails to parse
+// (`perf probe [opts] PROBEDEF`); perf then exits with status 234.
+// For -a/-D/-V/-L the driver instead prints an empty line and its usage
+// text, and exits with status 129.
+const CommandParseErrorTrailer = "  Error: Command Parse Error."
+
+// semanticPrefix is what perf's semantic_error() macro prepends.
+const semanticPrefix = "Semantic error :"
+
+// SyntaxError is a grammar error. Perf holds the exact text perf 6.1's parser
+// prints to stderr for the same input, without the final newline; the command
+// driver's trailer ("  Error: Command Parse Error." or the usage block) is
+// not part of it (see the package documentation).
+type SyntaxError struct {
+	// Perf is the parser's own stderr text, verbatim. It is empty only when
+	// perf fails without a message (a probe definition with no words).
+	Perf string
+}
+
+// Error returns Perf, or a short description when perf prints nothing.
+func (e *SyntaxError) Error() string {
+	if e.Perf == "" {
+		return "empty probe definition"
+	}
+	return e.Perf
+}
+
+// Unwrap makes errors.Is(err, ErrSyntax) hold.
+func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
+func semErr(format string, a ...any) error {
+	return &SyntaxError{Perf: semanticPrefix + fmt.Sprintf(format, a...)}
+}
+
+// SDTError reports a well-formed SDT / cached-event probe point
+// ("%[PROVIDER:]EVENT[@TARGET]" or "sdt_PROVIDER:EVENT[@TARGET]"), which
+// perf accepts but gprobe does not support. The fields are what perf would
+// have parsed (escapes removed).
+type SDTError struct {
+	Spec      string // the probe point as given
+	Provider  string // group ("sdt_PROVIDER" or "PROVIDER"); "" if none
+	Event     string
+	Target    string // after '@' (a path or build-id); "" if none
+	HasTarget bool
+}
+
+func (e *SDTError) Error() string {
+	return fmt.Sprintf("SDT events are not supported: %s", e.Spec)
+}
+
+// Unwrap makes errors.Is(err, ErrUnsupported) hold.
+func (e *SDTError) Unwrap() error { return ErrUnsupported }
