@@ -1,0 +1,472 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
+)
+
+// Exit statuses, as perf probe returns them (negative errno & 0xff).
+const (
+	exitOK         = 0
+	exitUsage      = 129
+	exitEINVAL     = 234
+	exitENOENT     = 254
+	exitEOPNOTSUPP = 161
+	exitInternal   = 70
+)
+
+type app struct {
+	stdout, stderr io.Writer
+	status         int
+}
+
+func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
+
+// exclusive lists perf's mutually exclusive mode switches (short names).
+var exclusive = map[string]string{
+	"add": "a", "a": "a", "del": "d", "d": "d", "list": "l", "l": "l",
+	"line": "L", "L": "L", "vars": "V", "V": "V", "funcs": "F", "F": "F",
+	"definition": "D", "D": "D",
+}
+
+// valueFlags are the root flags that take a value.
+var valueFlags = map[string]bool{
+	"k": true, "vmlinux": true, "s": true, "source": true, "x": true, "exec": true,
+	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
+	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
+	"max-probes": true, "filter": true,
+}
+
+func (a *app) usageError(format string, args ...any) int {
+	fmt.Fprintf(a.stderr, " Error: "+format+"\n", args...)
+	fmt.Fprint(a.stderr, usageText)
+	return exitUsage
+}
+
+const usageText = ` Usage: gprobe [<options>] 'PROBEDEF' ['PROBEDEF' ...]
+    or: gprobe [<options>] --add 'PROBEDEF' [--add 'PROBEDEF' ...]
+    or: gprobe [<options>] --del '[GROUP:]EVENT' ...
+    or: gprobe --list [GROUP:]EVENT ...
+    or: gprobe [<options>] --line 'LINEDESC'
+    or: gprobe [<options>] --vars 'PROBEPOINT'
+    or: gprobe [<options>] --funcs
+`
+
+// checkSwitches reproduces perf's parse-options checks that urfave/cli does
+// not make: a value switch given without a value, and two mutually
+// exclusive mode switches ("switch `D' cannot be used with switch `L'").
+func (a *app) checkSwitches(args []string) (int, bool) {
+	seen := ""
+	for i := 1; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
+			if isSubcommand(arg) {
+				return 0, true
+			}
+			continue
+		}
+		var names []string
+		hasValue := false
+		if strings.HasPrefix(arg, "--") {
+			name, _, eq := strings.Cut(arg[2:], "=")
+			names, hasValue = []string{name}, eq
+		} else {
+			// A cluster of short flags; a value flag takes the rest.
+			for j := 1; j < len(arg); j++ {
+				n := string(arg[j])
+				names = append(names, n)
+				if valueFlags[n] {
+					hasValue = j+1 < len(arg)
+					break
+				}
+			}
+		}
+		for k, n := range names {
+			last := k == len(names)-1
+			if valueFlags[n] && last && !hasValue {
+				if i+1 >= len(args) {
+					return a.usageError("switch `%s' requires a value", shortName(n)), false
+				}
+				i++
+			}
+			if s, ok := exclusive[n]; ok {
+				if seen != "" && seen != s {
+					return a.usageError("switch `%s' cannot be used with switch `%s'", s, seen), false
+				}
+				seen = s
+			}
+		}
+	}
+	return 0, true
+}
+
+func shortName(n string) string {
+	if s, ok := exclusive[n]; ok {
+		return s
+	}
+	switch n {
+	case "vmlinux":
+		return "k"
+	case "source":
+		return "s"
+	case "exec":
+		return "x"
+	case "module":
+		return "m"
+	}
+	return n
+}
+
+func isSubcommand(s string) bool {
+	switch s {
+	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "help":
+		return true
+	}
+	return false
+}
+
+func (a *app) main(args []string) int {
+	if st, ok := a.checkSwitches(args); !ok {
+		return st
+	}
+	cliApp := a.cliApp()
+	if err := cliApp.Run(args); err != nil {
+		if a.status == exitOK {
+			fmt.Fprintf(a.stderr, " Error: %v\n", err)
+			fmt.Fprint(a.stderr, usageText)
+			return exitUsage
+		}
+	}
+	return a.status
+}
+
+func (a *app) cliApp() *cli.App {
+	return &cli.App{
+		Name:                      "gprobe",
+		Usage:                     "define probe points through DWARF, perf probe compatible",
+		UsageText:                 "gprobe [options] PROBEDEF | -L LINE | -D PROBEDEF | -F | add | record | analyze",
+		UseShortOptionHandling:    true,
+		HideHelpCommand:           true,
+		DisableSliceFlagSeparator: true,
+		Writer:                    a.stdout,
+		ErrWriter:                 a.stderr,
+		ExitErrHandler:            func(*cli.Context, error) {},
+		Flags:                     rootFlags(),
+		Action:                    a.rootAction,
+		Commands: []*cli.Command{
+			{Name: "line", Usage: "show probe-able source lines (same as -L)", ArgsUsage: "LINE",
+				Flags: targetFlags(), Action: func(c *cli.Context) error {
+					return a.set(a.showLines(c, strings.Join(c.Args().Slice(), " ")))
+				}},
+			{Name: "funcs", Usage: "list functions (same as -F)", Flags: targetFlags(), Action: func(c *cli.Context) error {
+				return a.set(a.notYet("funcs"))
+			}},
+			{Name: "add", Usage: "add probe events to tracefs (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("add")) }},
+			{Name: "del", Usage: "delete probe events (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("del")) }},
+			{Name: "list", Usage: "list probe events (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("list")) }},
+			{Name: "vars", Usage: "show accessible variables (issue 3)", Action: func(*cli.Context) error { return a.set(a.notYet("vars")) }},
+			{Name: "record", Usage: "record probe events into trace.out (issue 5)", Action: func(*cli.Context) error { return a.set(a.notYet("record")) }},
+			{Name: "analyze", Usage: "latency and refcount reports from a recording (issue 6)", Action: func(*cli.Context) error { return a.set(a.notYet("analyze")) }},
+		},
+	}
+}
+
+func targetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "vmlinux", Aliases: []string{"k"}, Usage: "vmlinux `PATH` with debug information"},
+		&cli.StringFlag{Name: "source", Aliases: []string{"s"}, Usage: "source `DIR` (path prefix of the DWARF source paths)"},
+		&cli.StringFlag{Name: "exec", Aliases: []string{"x"}, Usage: "user-space `BINARY` (uprobes)"},
+		&cli.StringFlag{Name: "module", Aliases: []string{"m"}, Usage: "kernel `MODULE` name or .ko path"},
+		&cli.BoolFlag{Name: "no-inlines", Usage: "ignore inlined instances"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+	}
+}
+
+func rootFlags() []cli.Flag {
+	return append(targetFlags(),
+		&cli.StringFlag{Name: "line", Aliases: []string{"L"}, Usage: "show probe-able source lines of `FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]`"},
+		&cli.StringSliceFlag{Name: "definition", Aliases: []string{"D"}, Usage: "print the probe event `DEFINITION`(s) instead of installing"},
+		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event (issue 4)"},
+		&cli.StringSliceFlag{Name: "del", Aliases: []string{"d"}, Usage: "delete probe events (issue 4)"},
+		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list probe events (issue 4)"},
+		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}, Usage: "show accessible variables at a `PROBEPOINT` (issue 3)"},
+		&cli.BoolFlag{Name: "funcs", Aliases: []string{"F"}, Usage: "list functions"},
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
+		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
+	)
+}
+
+// set records a status and returns nil so urfave/cli does not print.
+func (a *app) set(status int) error {
+	a.status = status
+	return nil
+}
+
+func (a *app) notYet(what string) int {
+	fmt.Fprintf(a.stderr, "gprobe: %s is not implemented yet\n", what)
+	return exitUsage
+}
+
+func (a *app) rootAction(c *cli.Context) error {
+	switch {
+	case c.IsSet("line"):
+		return a.set(a.showLines(c, c.String("line")))
+	case c.IsSet("definition"):
+		return a.set(a.showDefinitions(c, c.StringSlice("definition")))
+	case c.IsSet("vars"):
+		return a.set(a.notYet("-V"))
+	case c.IsSet("funcs"):
+		return a.set(a.notYet("-F"))
+	case c.IsSet("add") || c.IsSet("del") || c.IsSet("list") || c.NArg() > 0:
+		return a.set(a.notYet("installing probes"))
+	}
+	cli.ShowAppHelp(c)
+	return a.set(exitUsage)
+}
+
+// target is the image a command works on.
+type target struct {
+	file *dwarfinfo.File
+	user bool
+	path string
+}
+
+// openTarget opens -x BINARY, -k VMLINUX, or the running kernel's
+// debuginfo found where distributions put it (perf's vmlinux path list).
+func (a *app) openTarget(c *cli.Context) (*target, error) {
+	if x := c.String("exec"); x != "" {
+		// perf names the binary by its real path in uprobe_events.
+		if abs, err := filepath.Abs(x); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				x = real
+			}
+		}
+		f, err := dwarfinfo.Open(x)
+		if err != nil {
+			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
+		}
+		return &target{file: f, user: true, path: x}, nil
+	}
+	if c.String("module") != "" {
+		return nil, errors.New("kernel modules (-m) are not supported yet")
+	}
+	path := c.String("vmlinux")
+	if path == "" {
+		var tried []string
+		path, tried = findKernelDebuginfo()
+		if path == "" {
+			return nil, fmt.Errorf("Failed to find the path for the kernel: No such file or directory (tried %s)", strings.Join(tried, ", "))
+		}
+	}
+	f, err := dwarfinfo.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("Invalid file: %s", path)
+		}
+		return nil, fmt.Errorf("Invalid file: %s: %w", path, err)
+	}
+	return &target{file: f, path: path}, nil
+}
+
+// findKernelDebuginfo is perf's vmlinux_path search for the running kernel.
+func findKernelDebuginfo() (string, []string) {
+	rel := kernelRelease()
+	cands := []string{"vmlinux", "/boot/vmlinux"}
+	if rel != "" {
+		cands = append(cands,
+			"/boot/vmlinux-"+rel,
+			"/usr/lib/debug/boot/vmlinux-"+rel,
+			"/lib/modules/"+rel+"/build/vmlinux",
+			"/usr/lib/debug/lib/modules/"+rel+"/vmlinux",
+			"/usr/lib/debug/boot/vmlinux-"+rel+".debug")
+	}
+	for _, p := range cands {
+		f, err := dwarfinfo.Open(p)
+		if err != nil {
+			continue
+		}
+		ok := f.HasDWARF()
+		f.Close()
+		if ok {
+			return p, cands
+		}
+	}
+	return "", cands
+}
+
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (a *app) warnFunc(c *cli.Context) func(string) {
+	return func(s string) {
+		if !c.Bool("quiet") {
+			fmt.Fprintln(a.stderr, s)
+		}
+	}
+}
+
+// showDefinitions implements -D: resolve every definition first, then
+// print them all (perf prints nothing if one fails).
+func (a *app) showDefinitions(c *cli.Context, defs []string) int {
+	var parsed []*spec.Probe
+	for _, d := range defs {
+		p, err := spec.ParseProbe(d)
+		if err != nil {
+			return a.parseFailed(err, "-D")
+		}
+		parsed = append(parsed, p)
+	}
+	t, err := a.openTarget(c)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
+		return exitENOENT
+	}
+	defer t.file.Close()
+	r, err := resolve.New(t.file, t.user, resolve.Options{
+		NoInlines:    c.Bool("no-inlines"),
+		MaxProbes:    c.Int("max-probes"),
+		Features:     kernelFeatures(),
+		Warn:         a.warnFunc(c),
+		SourcePrefix: c.String("source"),
+	})
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
+		return exitENOENT
+	}
+	var all []probe.Probe
+	for _, p := range parsed {
+		ps, err := r.Probes(p)
+		if err != nil {
+			return a.resolveFailed(c, err, "  Error: Failed to add events.")
+		}
+		all = append(all, ps...)
+	}
+	for _, p := range all {
+		fmt.Fprintln(a.stdout, p.String())
+	}
+	return exitOK
+}
+
+func (a *app) parseFailed(err error, option string) int {
+	var se *spec.SyntaxError
+	if errors.As(err, &se) && se.Perf != "" {
+		fmt.Fprintln(a.stderr, se.Perf)
+	} else {
+		fmt.Fprintln(a.stderr, err)
+	}
+	fmt.Fprintln(a.stderr)
+	fmt.Fprint(a.stderr, usageText)
+	return exitUsage
+}
+
+func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
+	var re *resolve.Error
+	if errors.As(err, &re) {
+		if re.Msg != "" && !c.Bool("quiet") {
+			fmt.Fprintln(a.stderr, re.Msg)
+		}
+	} else {
+		fmt.Fprintln(a.stderr, err)
+	}
+	fmt.Fprintln(a.stderr, trailer)
+	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
+		return exitEINVAL
+	}
+	if errors.Is(err, resolve.ErrUnsupportedRange) {
+		return exitEOPNOTSUPP
+	}
+	return exitENOENT
+}
+
+// showLines implements -L.
+func (a *app) showLines(c *cli.Context, desc string) int {
+	lr, err := spec.ParseLineRange(desc)
+	if err != nil {
+		return a.parseFailed(err, "-L")
+	}
+	const trailer = "  Error: Failed to show lines."
+	t, err := a.openTarget(c)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, trailer)
+		return exitENOENT
+	}
+	defer t.file.Close()
+	r, err := resolve.New(t.file, t.user, resolve.Options{NoInlines: c.Bool("no-inlines"), Warn: a.warnFunc(c), SourcePrefix: c.String("source")})
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, trailer)
+		return exitENOENT
+	}
+	l, err := r.LineRange(lr)
+	if err != nil {
+		return a.resolveFailed(c, err, trailer)
+	}
+	path, err := lines.SourcePath(l.Path, l.CompDir, c.String("source"))
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, trailer)
+		return exitENOENT
+	}
+	if err := lines.Render(a.stdout, l, path, isTerminal(a.stdout)); err != nil {
+		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, trailer)
+		return exitENOENT
+	}
+	return exitOK
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// kernelFeatures reads the probe-event features the running kernel
+// advertises in tracefs README, as perf does.
+func kernelFeatures() resolve.Features {
+	var f resolve.Features
+	for _, p := range []string{"/sys/kernel/tracing/README", "/sys/kernel/debug/tracing/README"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if lines.GlobMatch(line, "*Create/append/*") {
+				f.MultiProbe = true
+			}
+			if lines.GlobMatch(line, "*type: * x8/16/32/64,*") {
+				f.HexTypes = true
+			}
+			if lines.GlobMatch(line, "*place (kretprobe): *") {
+				f.KretprobeOffset = true
+			}
+		}
+		break
+	}
+	return f
+}

@@ -1,0 +1,37 @@
+// Command gprobe is a perf-probe compatible tool: it resolves probe points
+// through DWARF into kprobe/uprobe event definitions.
+//
+//	gprobe -k vmlinux -L do_sys_open            # probe-able source lines
+//	gprobe -k vmlinux -D 'do_sys_open:9'        # kprobe_events definition(s)
+//
+// The root command takes perf probe's flags; subcommands are aliases and
+// the later capabilities (add, record, analyze).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+func main() {
+	// gprobe's heap is mostly short-lived unit decodes: collecting earlier
+	// keeps peak memory well below perf's for a little CPU.
+	debug.SetGCPercent(40)
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run executes gprobe with args (args[0] is the program name) and returns
+// the exit status. Exit statuses follow perf probe: 0 success, 129 usage
+// errors, 234 (-EINVAL) parse errors of positional definitions, 254
+// (-ENOENT) probe points or lines not found.
+func run(args []string, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "gprobe: internal error: %v\n", r)
+			status = 70
+		}
+	}()
+	return newApp(stdout, stderr).main(args)
+}

@@ -1,0 +1,142 @@
+package dwarfinfo
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/gprobe/gprobe/lines"
+)
+
+// UnitsWithFile returns, in order, the units whose line table names a file
+// whose path ends with tail (perf's cu_find_realpath filter).
+func (f *File) UnitsWithFile(tail string) ([]int, error) {
+	units, err := f.unitHeaders()
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	s := scanner{f: f, big: f.Order == binary.BigEndian, str: f.Section(".debug_str"),
+		lineStr: f.Section(".debug_line_str"), strOffs: f.Section(".debug_str_offsets")}
+	secs := lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
+		LineStr: f.Section(".debug_line_str"), Order: f.Order}
+	for i := range units {
+		u := &units[i]
+		if u.unitType != utCompile && u.unitType != utPartial {
+			continue
+		}
+		ua, ok, err := s.unitDIE(u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !ua.hasStmt {
+			continue
+		}
+		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.addrSize))
+		if err != nil {
+			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
+		}
+		for _, name := range files {
+			if lines.TailCmp(name, tail) {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// unitDIE reads just the attributes of a unit's DIE.
+func (s *scanner) unitDIE(u *unitHeader) (unitAttrs, bool, error) {
+	var ua unitAttrs
+	s.u, s.strOffBase = u, 0
+	if err := s.tab.parse(s.f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
+		return ua, false, fmt.Errorf("%s: unit at %#x: %w", s.f.Path, u.off, err)
+	}
+	end := u.end
+	if end-u.off > 4096 {
+		end = u.off + 4096 // a unit DIE is small; read a page of it
+	}
+	var err error
+	if s.info, err = s.f.readSection(".debug_info", u.off, end, s.info); err != nil {
+		return ua, false, err
+	}
+	r := reader{b: s.info, pos: int(u.dieOff - u.off)}
+	a := s.tab.get(r.uleb())
+	if a == nil {
+		return ua, false, nil
+	}
+	for _, sp := range a.attrs {
+		form := sp.form
+		if form == formIndirect {
+			form = uint32(r.uleb())
+			sp.form = form
+		}
+		v := s.value(&r, sp)
+		switch sp.attr {
+		case atName:
+			ua.name = string(s.strBytes(form, v))
+		case atCompDir:
+			ua.compDir = string(s.strBytes(form, v))
+		case atStmtList:
+			ua.stmtList, ua.hasStmt = v, true
+		case atStrOffsetsBase:
+			s.strOffBase = v
+		}
+	}
+	if r.bad {
+		return ua, false, s.bad(r.pos, "truncated unit DIE")
+	}
+	// Names read through strx before str_offsets_base was seen.
+	return ua, true, nil
+}
+
+// UnitForAddr returns the unit whose .debug_aranges entry covers addr
+// (libdw's dwarf_addrdie), or -1.
+func (f *File) UnitForAddr(addr uint64) (int, error) {
+	units, err := f.unitHeaders()
+	if err != nil {
+		return -1, err
+	}
+	sec := f.Section(".debug_aranges")
+	big := f.Order == binary.BigEndian
+	r := reader{b: sec}
+	for r.pos < len(sec) && !r.bad {
+		start := r.pos
+		n := r.uint(4, big)
+		offSize := 4
+		if n == 0xffffffff {
+			n, offSize = r.uint(8, big), 8
+		}
+		next := r.pos + int(n)
+		if n > uint64(len(sec)) || next > len(sec) || next < r.pos {
+			return -1, fmt.Errorf("%s: %w: bad .debug_aranges set at %#x", f.Path, ErrBadDWARF, start)
+		}
+		r.uint(2, big) // version
+		cuOff := r.uint(offSize, big)
+		addrSize := int(r.u8())
+		r.u8() // segment selector size
+		if addrSize != 4 && addrSize != 8 {
+			return -1, fmt.Errorf("%s: %w: bad address size in .debug_aranges", f.Path, ErrBadDWARF)
+		}
+		// Tuples start at a multiple of twice the address size.
+		if rem := (r.pos - start) % (2 * addrSize); rem != 0 {
+			r.pos += 2*addrSize - rem
+		}
+		for r.pos+2*addrSize <= next {
+			lo, ln := r.uint(addrSize, big), r.uint(addrSize, big)
+			if lo == 0 && ln == 0 {
+				break
+			}
+			if addr >= lo && addr < lo+ln {
+				i := sort.Search(len(units), func(i int) bool { return units[i].off >= cuOff })
+				if i < len(units) && units[i].off == cuOff {
+					return i, nil
+				}
+				return -1, nil
+			}
+		}
+		r.pos = next
+	}
+	return -1, nil
+}

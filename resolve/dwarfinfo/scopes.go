@@ -1,0 +1,444 @@
+package dwarfinfo
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gprobe/gprobe/lines"
+)
+
+// unitAttrs are the unit DIE attributes the scope decoder needs.
+type unitAttrs struct {
+	name, compDir          string
+	stmtList               uint64
+	hasStmt                bool
+	lowPC                  uint64
+	addrBase, rnglistsBase uint64
+	language               int64
+}
+
+// scopeAttrs are the attributes of one scope DIE.
+type scopeAttrs struct {
+	name, link           string
+	declFile, declLine   int64
+	callFile, callLine   int64
+	hasDeclFile          bool
+	origin, spec         uint64 // positions in the unit buffer, 0 if none
+	sibling              uint64
+	declaration, inline  bool
+	lowPC, highPC        uint64
+	hasLow, highIsOffset bool
+	hasHigh              bool
+	entryPC              uint64
+	hasEntry, entryAddr  bool
+	rangesForm           uint32
+	ranges               uint64
+	hasRanges            bool
+}
+
+// decodeScopes builds the lines.Unit of unit u (line table and scope tree)
+// with the allocation-light scanner instead of debug/dwarf, which is an
+// order of magnitude slower on kernel-sized units.
+func (f *File) decodeScopes(idx int, u *unitHeader) (*CU, error) {
+	s := &scanner{f: f, big: f.Order == binary.BigEndian, str: f.Section(".debug_str"),
+		lineStr: f.Section(".debug_line_str"), strOffs: f.Section(".debug_str_offsets")}
+	s.u = u
+	if err := s.tab.parse(f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
+		return nil, fmt.Errorf("%s: unit at %#x: %w", f.Path, u.off, err)
+	}
+	var err error
+	if s.info, err = f.readSection(".debug_info", u.off, u.end, nil); err != nil {
+		return nil, err
+	}
+	r := reader{b: s.info, pos: int(u.dieOff - u.off)}
+	cuPos := r.pos
+	code := r.uleb()
+	cuAbbrev := s.tab.get(code)
+	if code == 0 || cuAbbrev == nil {
+		return nil, s.bad(r.pos, "missing unit DIE")
+	}
+	var ua unitAttrs
+	var lowForm uint32
+	var lowVal uint64
+	for _, sp := range cuAbbrev.attrs {
+		form := sp.form
+		if form == formIndirect {
+			form = uint32(r.uleb())
+			sp.form = form
+		}
+		v := s.value(&r, sp)
+		switch sp.attr {
+		case atName:
+			ua.name = string(s.strBytes(form, v))
+		case atCompDir:
+			ua.compDir = string(s.strBytes(form, v))
+		case atStmtList:
+			ua.stmtList, ua.hasStmt = v, true
+		case atLowPC:
+			lowForm, lowVal = form, v
+		case atStrOffsetsBase:
+			s.strOffBase = v
+		case atAddrBase:
+			ua.addrBase = v
+		case atRnglistsBase:
+			ua.rnglistsBase = v
+		case atLanguage:
+			ua.language = int64(v)
+		}
+	}
+	if r.bad {
+		return nil, s.bad(r.pos, "truncated unit DIE")
+	}
+	d := scopeDecoder{s: s, ua: &ua}
+	if lowForm != 0 {
+		ua.lowPC = d.addr(lowForm, lowVal) // addr_base is known only now
+	}
+	cu := &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.addrSize), Language: ua.language}
+	lu := &lines.Unit{Offset: u.off + uint64(cuPos), Name: ua.name, CompDir: ua.compDir}
+	cu.Lines = lu
+	if ua.hasStmt {
+		t, err := lines.ReadTable(lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
+			LineStr: f.Section(".debug_line_str"), Order: f.Order}, ua.stmtList, ua.compDir, int(u.addrSize))
+		if err != nil {
+			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
+		}
+		lu.Files, lu.Rows = t.Files, t.Rows
+		lines.SortRows(lu.Rows)
+	}
+	if !cuAbbrev.children {
+		return cu, nil
+	}
+	d.cu = cu
+	if err := d.children(&r, nil); err != nil {
+		return nil, err
+	}
+	d.integrate()
+	return cu, nil
+}
+
+func isAddrx(form uint32) bool {
+	switch form {
+	case formAddrx, formAddrx1, formAddrx2, formAddrx3, formAddrx4, formGNUAddrIndex:
+		return true
+	}
+	return false
+}
+
+type scopeDecoder struct {
+	s       *scanner
+	ua      *unitAttrs
+	cu      *CU
+	origins []originLink
+}
+
+type originLink struct {
+	s      *lines.Scope
+	target uint64 // absolute offset
+	isSpec bool
+}
+
+// children decodes the children of a DIE until its terminating null entry.
+// parent is nil at unit level.
+func (d *scopeDecoder) children(r *reader, parent *lines.Scope) error {
+	s := d.s
+	for {
+		pos := r.pos
+		code := r.uleb()
+		if r.bad {
+			return s.bad(r.pos, "truncated DIE tree")
+		}
+		if code == 0 {
+			return nil
+		}
+		a := s.tab.get(code)
+		if a == nil {
+			return s.bad(pos, "unknown abbrev code %d", code)
+		}
+		var kind lines.ScopeKind
+		switch a.tag {
+		case tagSubprogram:
+			kind = lines.Subprogram
+		case tagInlinedSubroutine:
+			kind = lines.Inlined
+		case tagLexicalBlock:
+			kind = lines.Lexical
+		}
+		if kind == 0 || (parent == nil && kind != lines.Subprogram) {
+			if err := s.skipDIE(r, a); err != nil {
+				return err
+			}
+			continue
+		}
+		var at scopeAttrs
+		d.readScope(r, a, &at)
+		if r.bad {
+			return s.bad(pos, "truncated scope DIE")
+		}
+		sc, err := d.scope(kind, uint64(pos), &at)
+		if err != nil {
+			return err
+		}
+		d.cu.Scopes[sc.Offset] = sc
+		if parent != nil {
+			parent.Children = append(parent.Children, sc)
+		} else {
+			d.cu.Lines.Funcs = append(d.cu.Lines.Funcs, sc)
+		}
+		if a.children {
+			if err := d.children(r, sc); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (d *scopeDecoder) readScope(r *reader, a *abbrev, at *scopeAttrs) {
+	s := d.s
+	for _, sp := range a.attrs {
+		form := sp.form
+		if form == formIndirect {
+			form = uint32(r.uleb())
+			sp.form = form
+		}
+		v := s.value(r, sp)
+		switch sp.attr {
+		case atName:
+			at.name = string(s.strBytes(form, v))
+		case atLinkageName, atMIPSLinkage:
+			at.link = string(s.strBytes(form, v))
+		case atDeclFile:
+			at.declFile, at.hasDeclFile = int64(v), true
+		case atDeclLine:
+			at.declLine = int64(v)
+		case atCallFile:
+			at.callFile = int64(v)
+		case atCallLine:
+			at.callLine = int64(v)
+		case atAbstractOrigin:
+			at.origin = s.ref(form, v)
+		case atSpecification:
+			at.spec = s.ref(form, v)
+		case atDeclaration:
+			at.declaration = form == formFlagPresent || v != 0
+		case atInline:
+			at.inline = true
+		case atLowPC:
+			at.lowPC, at.hasLow = d.addr(form, v), true
+		case atHighPC:
+			at.highPC, at.hasHigh = v, true
+			at.highIsOffset = form != formAddr && !isAddrx(form)
+			if isAddrx(form) {
+				at.highPC = d.addr(form, v)
+			}
+		case atEntryPC:
+			at.hasEntry = true
+			if form == formAddr || isAddrx(form) {
+				at.entryPC, at.entryAddr = d.addr(form, v), true
+			}
+		case atRanges:
+			at.rangesForm, at.ranges, at.hasRanges = form, v, true
+		}
+	}
+}
+
+// addr resolves an address attribute (DW_FORM_addr or an addrx index).
+func (d *scopeDecoder) addr(form uint32, v uint64) uint64 {
+	if !isAddrx(form) {
+		return v
+	}
+	sec := d.s.f.Section(".debug_addr")
+	size := uint64(d.s.u.addrSize)
+	p := d.ua.addrBase + v*size
+	if p+size > uint64(len(sec)) {
+		return 0
+	}
+	r := reader{b: sec, pos: int(p)}
+	return r.uint(int(size), d.s.big)
+}
+
+func (d *scopeDecoder) scope(kind lines.ScopeKind, pos uint64, at *scopeAttrs) (*lines.Scope, error) {
+	u := d.s.u
+	sc := &lines.Scope{Kind: kind, Offset: u.off + pos, Name: at.name, Linkage: at.link,
+		DeclFile: -1, CallFile: -1, OriginDeclFile: -1,
+		DeclLine: int(at.declLine), CallLine: int(at.callLine),
+		Declaration: at.declaration, HasInline: at.inline, HasRanges: at.hasRanges}
+	if at.hasDeclFile {
+		sc.DeclFile = int(at.declFile)
+	}
+	if at.callLine != 0 || at.callFile != 0 {
+		sc.CallFile = int(at.callFile)
+	}
+	// libdw's dwarf_entrypc: DW_AT_entry_pc when present (and an address),
+	// else DW_AT_low_pc.
+	switch {
+	case at.hasEntry:
+		sc.EntryPC, sc.HasEntryPC = at.entryPC, at.entryAddr
+	case at.hasLow:
+		sc.EntryPC, sc.HasEntryPC = at.lowPC, true
+	}
+	if at.hasLow && at.hasHigh {
+		high := at.highPC
+		if at.highIsOffset {
+			high += at.lowPC
+		}
+		sc.HighPC = high
+		if at.lowPC < high {
+			sc.Ranges = [][2]uint64{{at.lowPC, high}}
+		}
+	} else if at.hasRanges {
+		rs, err := d.ranges(at.rangesForm, at.ranges)
+		if err != nil {
+			return nil, err
+		}
+		sc.Ranges = rs
+	}
+	if at.origin != 0 {
+		sc.Origin = u.off + at.origin
+		d.origins = append(d.origins, originLink{s: sc, target: sc.Origin})
+	} else if at.spec != 0 {
+		d.origins = append(d.origins, originLink{s: sc, target: u.off + at.spec, isSpec: true})
+	}
+	return sc, nil
+}
+
+// DWARF 5 range list entry kinds.
+const (
+	rleEndOfList    = 0
+	rleBaseAddressx = 1
+	rleStartxEndx   = 2
+	rleStartxLength = 3
+	rleOffsetPair   = 4
+	rleBaseAddress  = 5
+	rleStartEnd     = 6
+	rleStartLength  = 7
+)
+
+// ranges decodes a DW_AT_ranges value: .debug_ranges (DWARF < 5) or
+// .debug_rnglists, with the unit's low_pc as base address. Empty ranges
+// are dropped.
+func (d *scopeDecoder) ranges(form uint32, v uint64) ([][2]uint64, error) {
+	s := d.s
+	u := s.u
+	big := s.big
+	size := int(u.addrSize)
+	base := d.ua.lowPC
+	var out [][2]uint64
+	add := func(lo, hi uint64) {
+		if lo < hi {
+			out = append(out, [2]uint64{lo, hi})
+		}
+	}
+	if u.version < 5 {
+		sec := s.f.Section(".debug_ranges")
+		if v >= uint64(len(sec)) {
+			return nil, s.bad(0, "range list offset %#x out of range", v)
+		}
+		r := reader{b: sec, pos: int(v)}
+		maxAddr := uint64(1)<<(8*uint(size)) - 1
+		if size == 8 {
+			maxAddr = ^uint64(0)
+		}
+		for !r.bad {
+			lo, hi := r.uint(size, big), r.uint(size, big)
+			switch {
+			case lo == 0 && hi == 0:
+				return out, nil
+			case lo == maxAddr:
+				base = hi
+			default:
+				add(base+lo, base+hi)
+			}
+		}
+		return nil, s.bad(0, "truncated range list at %#x", v)
+	}
+	sec := s.f.Section(".debug_rnglists")
+	off := v
+	if form == formRnglistx {
+		offSize := uint64(4)
+		if u.dwarf64 {
+			offSize = 8
+		}
+		p := d.ua.rnglistsBase + v*offSize
+		if p+offSize > uint64(len(sec)) {
+			return nil, s.bad(0, "rnglistx %d out of range", v)
+		}
+		r := reader{b: sec, pos: int(p)}
+		off = d.ua.rnglistsBase + r.uint(int(offSize), big)
+	}
+	if off >= uint64(len(sec)) {
+		return nil, s.bad(0, "range list offset %#x out of range", off)
+	}
+	r := reader{b: sec, pos: int(off)}
+	for !r.bad {
+		switch r.u8() {
+		case rleEndOfList:
+			return out, nil
+		case rleBaseAddressx:
+			base = d.addr(formAddrx, r.uleb())
+		case rleStartxEndx:
+			lo := d.addr(formAddrx, r.uleb())
+			add(lo, d.addr(formAddrx, r.uleb()))
+		case rleStartxLength:
+			lo := d.addr(formAddrx, r.uleb())
+			add(lo, lo+r.uleb())
+		case rleOffsetPair:
+			lo, hi := r.uleb(), r.uleb()
+			add(base+lo, base+hi)
+		case rleBaseAddress:
+			base = r.uint(size, big)
+		case rleStartEnd:
+			lo := r.uint(size, big)
+			add(lo, r.uint(size, big))
+		case rleStartLength:
+			lo := r.uint(size, big)
+			add(lo, lo+r.uleb())
+		default:
+			return nil, s.bad(0, "unknown range list entry at %#x", off)
+		}
+	}
+	return nil, s.bad(0, "truncated range list at %#x", off)
+}
+
+// integrate copies name and declaration attributes from abstract origins
+// and specifications, as libdw's dwarf_attr_integrate does.
+func (d *scopeDecoder) integrate() {
+	links := map[*lines.Scope]originLink{}
+	for _, l := range d.origins {
+		links[l.s] = l
+	}
+	done := map[*lines.Scope]bool{}
+	var walk func(s *lines.Scope, depth int)
+	walk = func(s *lines.Scope, depth int) {
+		if done[s] || depth > 16 {
+			return
+		}
+		done[s] = true
+		l, ok := links[s]
+		if !ok {
+			return
+		}
+		o := d.cu.Scopes[l.target]
+		if o == nil {
+			return
+		}
+		walk(o, depth+1)
+		if s.Name == "" {
+			s.Name = o.Name
+		}
+		if s.Linkage == "" {
+			s.Linkage = o.Linkage
+		}
+		if s.DeclFile < 0 {
+			s.DeclFile = o.DeclFile
+		}
+		if s.DeclLine == 0 {
+			s.DeclLine = o.DeclLine
+		}
+		if !l.isSpec {
+			s.OriginDeclFile, s.OriginDeclLine = o.DeclFile, o.DeclLine
+		}
+	}
+	for _, l := range d.origins {
+		walk(l.s, 0)
+	}
+}

@@ -1,0 +1,177 @@
+package resolve
+
+import (
+	"errors"
+
+	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
+)
+
+// ErrUnsupportedRange is perf's -EOPNOTSUPP from the alternative line-range
+// search: a SRC or FUNC@SRC range that matched nothing.
+var ErrUnsupportedRange = errors.New("line range search not supported")
+
+// LineRange finds the probe-able lines of a -L range the way perf's
+// debuginfo__find_line_range does: the first unit (in .debug_info order)
+// whose matching function yields lines, or, for SRC ranges, the first unit
+// containing the file that yields lines. It returns an error wrapping
+// ErrNotFound ("Specified source line is not found.") when nothing matches.
+func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
+	if !r.f.HasDWARF() {
+		return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
+	}
+	notFound := errorf(ErrNotFound, "Specified source line is not found.")
+	l, err := r.lineRange(lr)
+	if err != nil || l != nil {
+		return l, err
+	}
+	// perf's get_alternative_line_range: a symbol DWARF does not name. It
+	// refuses ranges without a function or with a file (-EOPNOTSUPP).
+	if !lr.HasFunction || lr.HasFile {
+		return nil, errorf(ErrUnsupportedRange, "Debuginfo analysis failed.")
+	}
+	{
+		if alt, ok := r.alternative(&spec.Point{Function: lr.Function, HasFunction: true, Line: lr.Start}); ok {
+			lr2 := *lr
+			lr2.Function, lr2.HasFunction = alt.Function, alt.Function != ""
+			lr2.File, lr2.HasFile = alt.File, alt.HasFile
+			lr2.Start = alt.Line
+			if lr.End != lines.OpenEnd {
+				lr2.End = lr2.Start + (lr.End - lr.Start)
+			}
+			if l, err := r.lineRange(&lr2); err != nil || l != nil {
+				return l, err
+			}
+		}
+	}
+	return nil, notFound
+}
+
+func (r *Resolver) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
+	if !lr.HasFunction || lr.Function == "" {
+		return r.fileLineRange(lr)
+	}
+	match := dwarfinfo.ExactName(lr.Function)
+	// Most functions have lines in the first unit that defines them: look
+	// there first and scan every unit only if that one has none.
+	refs, err := r.f.FindFuncs(match, true)
+	if err != nil {
+		return nil, err
+	}
+	start, end := lr.Start, lr.End
+	first := -1
+	if len(refs) > 0 {
+		first = refs[0].Unit
+		if l, err := r.lineRangeInUnit(lr, refs, &start, &end); l != nil || err != nil {
+			return l, err
+		}
+		if refs, err = r.f.FindFuncs(match, false); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < len(refs); {
+		if refs[i].Unit == first {
+			i++
+			continue
+		}
+		j := i
+		for j < len(refs) && refs[j].Unit == refs[i].Unit {
+			j++
+		}
+		l, err := r.lineRangeInUnit(lr, refs[i:j], &start, &end)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			return l, nil
+		}
+		i = j
+	}
+	return nil, nil
+}
+
+// fileLineRange is the SRC[:START[-END]] form: the first unit containing
+// the file that has probe-able lines in the range.
+func (r *Resolver) fileLineRange(lr *spec.LineRange) (*lines.Listing, error) {
+	units, err := r.f.UnitsWithFile(lr.File)
+	if err != nil {
+		return nil, err
+	}
+	for _, idx := range units {
+		cu, err := r.f.Unit(idx)
+		if err != nil {
+			return nil, err
+		}
+		fname := cuFindRealpath(cu.Lines, lr.File)
+		if fname == "" {
+			continue
+		}
+		l := &lines.Listing{CompDir: cu.Lines.CompDir, Start: lr.Start, End: lr.End}
+		if _, err := cu.Lines.CollectLines(nil, fname, lr.Start, lr.End, l); err != nil {
+			return nil, err
+		}
+		if len(l.Lines) > 0 {
+			return l, nil
+		}
+	}
+	return nil, nil
+}
+
+// lineRangeInUnit is perf's line_range_search_cb for one unit. Like perf,
+// it moves start/end by the function's declaration line when it finds the
+// function, even if no line is found there.
+func (r *Resolver) lineRangeInUnit(lr *spec.LineRange, refs []dwarfinfo.FuncRef, start, end *int) (*lines.Listing, error) {
+	cu, err := r.f.Unit(refs[0].Unit)
+	if err != nil {
+		return nil, err
+	}
+	u := cu.Lines
+	if lr.HasFile && cuFindRealpath(u, lr.File) == "" {
+		return nil, nil
+	}
+	for _, ref := range refs {
+		sp := cu.Scopes[ref.Offset]
+		if sp == nil {
+			continue
+		}
+		if lr.HasFile && !lines.TailCmp(lr.File, u.File(sp.DeclFile)) {
+			continue
+		}
+		if !sp.IsFuncDef() {
+			continue
+		}
+		fname := u.File(sp.DeclFile)
+		offset := sp.DeclLine
+		s, e := clampAdd(offset, *start), clampAdd(offset, *end)
+		*start, *end = s, e
+		l := &lines.Listing{Function: lr.Function, CompDir: u.CompDir, Start: s, End: e, Offset: offset}
+		if lr.End == lines.OpenEnd {
+			l.End = lines.OpenEnd
+		}
+		roots := []*lines.Scope{sp}
+		if !sp.IsFuncInstance() {
+			roots = u.Instances(sp)
+		}
+		for _, root := range roots {
+			if _, err := u.CollectLines(root, fname, s, e, l); err != nil {
+				return nil, err
+			}
+		}
+		if len(l.Lines) == 0 {
+			return nil, nil
+		}
+		return l, nil
+	}
+	return nil, nil
+}
+
+// clampAdd adds like perf's int arithmetic with its overflow check: a
+// negative result becomes INT_MAX.
+func clampAdd(a, b int) int {
+	s := int32(a) + int32(b)
+	if s < 0 {
+		return lines.OpenEnd
+	}
+	return int(s)
+}

@@ -1,0 +1,861 @@
+// Package resolve turns perf-probe style probe specs into probe.Probe
+// values, using an image's DWARF (or its symbol table) the way perf probe
+// 6.1 does, and refuses what the kernel would reject.
+//
+// Messages perf prints while it searches (warnings such as "This line is
+// sharing the address with other lines.") are passed to Options.Warn in
+// perf's order; the returned error carries the final reason.
+package resolve
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
+)
+
+// Sentinel errors; returned errors wrap one of them.
+var (
+	// ErrNotFound: the probe point does not exist in the image.
+	ErrNotFound = errors.New("probe point not found")
+	// ErrNotBoundary: the address is inside an instruction.
+	ErrNotBoundary = errors.New("probe address is not an instruction boundary")
+	// ErrUnsupported: a valid spec gprobe cannot resolve (yet).
+	ErrUnsupported = errors.New("not supported")
+	// ErrInvalid: the spec asks for something impossible (e.g. a return
+	// probe on an inlined function, an offset outside the function).
+	ErrInvalid = errors.New("invalid probe point")
+)
+
+// Error is a resolution failure with perf's message text.
+type Error struct {
+	Msg string // perf's warning/error line(s), without trailing newline
+	Err error  // sentinel
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+func errorf(sentinel error, format string, args ...any) error {
+	return &Error{Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+// Features are the kernel probe-event features perf reads from tracefs
+// README; they change perf's output.
+type Features struct {
+	MultiProbe bool // "Create/append/": all addresses of one probe share one event name
+	HexTypes   bool // x8/16/32/64 types
+	// KretprobeOffset: "place (kretprobe): " — return probes may be placed
+	// as _text+OFFSET.
+	KretprobeOffset bool
+}
+
+// Options tune resolution.
+type Options struct {
+	NoInlines bool
+	MaxProbes int // default 128 (perf's --max-probes)
+	Features  Features
+	// Warn receives perf's non-fatal messages, one line or block at a time.
+	Warn func(string)
+	// SourcePrefix is -s: where source files are looked up (lazy patterns).
+	SourcePrefix string
+	// AllowMidInsn disables the instruction-boundary check (never set by
+	// the CLI; for comparing with perf's raw answer in tests).
+	AllowMidInsn bool
+}
+
+// Resolver resolves probe specs against one image: a kernel (vmlinux) or a
+// user binary (uprobes).
+type Resolver struct {
+	f    *dwarfinfo.File
+	user bool // uprobes target
+	opts Options
+	syms *symbolMap
+	arch disasm.Arch
+}
+
+// New returns a resolver for f. user selects uprobes (-x).
+func New(f *dwarfinfo.File, user bool, opts Options) (*Resolver, error) {
+	if opts.MaxProbes <= 0 {
+		opts.MaxProbes = 128
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	arch, err := disasm.ArchForMachine(f.Machine)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return &Resolver{f: f, user: user, opts: opts, arch: arch}, nil
+}
+
+// tracePoint is perf's probe_trace_point before naming.
+type tracePoint struct {
+	addr     uint64 // address in the image
+	symbol   string
+	offset   uint64
+	realname string
+	retprobe bool
+	// rows are the line-table rows of the unit the point came from: known
+	// instruction starts for the boundary check (nil from the symbol table).
+	rows []lines.Row
+}
+
+func (r *Resolver) symbols() (*symbolMap, error) {
+	if r.syms == nil {
+		m, err := newSymbolMap(r.f)
+		if err != nil {
+			return nil, err
+		}
+		r.syms = m
+	}
+	return r.syms, nil
+}
+
+// needDWARF is perf's perf_probe_event_need_dwarf.
+func needDWARF(p *spec.Probe) bool {
+	pp := p.Point
+	if pp.HasFile || pp.Line != 0 || pp.HasLazy {
+		return true
+	}
+	for _, a := range p.Args {
+		if spec.IsCVarname(a.Var) || len(a.Fields) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Probes resolves one parsed probe definition into trace events, named and
+// grouped as perf names them for `perf probe -D`.
+func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
+	if len(p.Args) > 0 {
+		return nil, errorf(ErrUnsupported, "Probe arguments are not supported yet.")
+	}
+	pp := p.Point
+	if pp.IsAbs {
+		return nil, errorf(ErrUnsupported, "Absolute address probes are not supported yet.")
+	}
+	var tps []tracePoint
+	var err error
+	useSymbols := pp.Return
+	if !useSymbols {
+		if !r.f.HasDWARF() {
+			if needDWARF(p) {
+				return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
+			}
+			useSymbols = true
+		} else {
+			tps, err = r.findDWARF(&pp)
+			if err == nil && len(tps) == 0 {
+				if alt, ok := r.alternative(&pp); ok {
+					tps, err = r.findDWARF(alt)
+				}
+			}
+			if err == nil && len(tps) > 0 {
+				err = r.postProcess(tps)
+			}
+			// perf's try_to_find_probe_trace_events: any DWARF failure
+			// falls back to the symbol table when DWARF is not required.
+			switch {
+			case err == nil && len(tps) == 0:
+				return nil, errorf(ErrNotFound, "Probe point '%s' not found.", pp.String())
+			case err != nil && !needDWARF(p):
+				useSymbols = true
+			case err != nil:
+				return nil, err
+			}
+		}
+	}
+	if useSymbols {
+		if tps, err = r.findSymbols(&pp); err != nil {
+			return nil, err
+		}
+	}
+	if !r.opts.AllowMidInsn {
+		for _, tp := range tps {
+			if err := r.checkBoundary(tp); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r.name(p, tps)
+}
+
+// findDWARF is perf's debuginfo__find_probe_location.
+func (r *Resolver) findDWARF(pp *spec.Point) ([]tracePoint, error) {
+	f := &finder{r: r, pp: pp}
+	if !pp.HasFunction {
+		units, err := r.f.UnitsWithFile(pp.File)
+		if err != nil {
+			return nil, err
+		}
+		for _, idx := range units {
+			if err := f.searchFileUnit(idx); err != nil {
+				return nil, err
+			}
+		}
+		return f.tps, nil
+	}
+	if lines.IsGlob(pp.Function) {
+		return nil, errorf(ErrUnsupported, "Glob function names are not supported yet.")
+	}
+	refs, err := r.f.FindFuncs(dwarfinfo.ExactName(pp.Function), false)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(refs); {
+		j := i
+		for j < len(refs) && refs[j].Unit == refs[i].Unit {
+			j++
+		}
+		if err := f.searchUnit(refs[i:j]); err != nil {
+			return nil, err
+		}
+		i = j
+	}
+	return f.tps, nil
+}
+
+// searchFileUnit handles SRC:LINE and SRC;PTN in one unit.
+func (f *finder) searchFileUnit(idx int) error {
+	cu, err := f.r.f.Unit(idx)
+	if err != nil {
+		return err
+	}
+	f.cu = cu
+	fname := cuFindRealpath(cu.Lines, f.pp.File)
+	if fname == "" {
+		return nil
+	}
+	if f.pp.HasLazy {
+		return f.lazy(nil, fname)
+	}
+	return f.byLine(fname, f.pp.Line)
+}
+
+// lazy is perf's find_probe_point_lazy: the source lines matching the
+// pattern (read once per probe), then every address of those lines in
+// root (or the whole unit).
+func (f *finder) lazy(root *lines.Scope, fname string) error {
+	u := f.cu.Lines
+	if f.lazyLines == nil {
+		path, err := lines.SourcePath(fname, u.CompDir, f.r.opts.SourcePrefix)
+		if err != nil {
+			f.warn("Failed to find source file path.")
+			return errorf(ErrNotFound, "")
+		}
+		nums, err := lines.MatchLazy(path, f.pp.Lazy)
+		if err != nil {
+			f.warn("Failed to open %s: %v", path, err)
+			return errorf(ErrNotFound, "")
+		}
+		f.lazyLines = map[int]bool{}
+		for _, n := range nums {
+			f.lazyLines[n] = true
+		}
+		if len(nums) == 0 {
+			return nil
+		}
+	}
+	return u.WalkLines(root, func(file string, line int, addr uint64) error {
+		if !f.lazyLines[line] || !lines.TailCmp(file, fname) {
+			return nil
+		}
+		sc := f.bestScope(fname, line, addr)
+		if sc == nil {
+			f.warn("Failed to find scope of probe point.")
+			return errorf(ErrNotFound, "")
+		}
+		return f.callProbeFinder(sc, addr)
+	})
+}
+
+// alternative is perf's find_alternative_probe_point: a function name
+// that DWARF does not know (a .constprop/.isra clone, an alias) is looked up
+// in the symbol table and its address mapped back to a DWARF point.
+func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
+	if !pp.HasFunction || pp.HasFile {
+		return nil, false
+	}
+	m, err := r.symbols()
+	if err != nil {
+		return nil, false
+	}
+	var addr uint64
+	for _, s := range m.syms {
+		n := s.raw
+		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
+			n = n[:i]
+		}
+		if lines.GlobMatch(string(n), pp.Function) {
+			addr = s.start
+			break
+		}
+	}
+	if addr == 0 {
+		return nil, false
+	}
+	alt, ok := r.probePointAt(addr)
+	if !ok {
+		return nil, false
+	}
+	alt.Offset += pp.Offset
+	alt.Line += pp.Line
+	alt.Return = pp.Return
+	// perf does not carry a lazy pattern over: an unmatched FUNC;PTN ends
+	// up at the function's entry.
+	return alt, true
+}
+
+// probePointAt is perf's debuginfo__find_probe_point: the function (and
+// relative line, or offset) an address belongs to.
+func (r *Resolver) probePointAt(addr uint64) (*spec.Point, bool) {
+	idx, err := r.f.UnitForAddr(addr)
+	if err != nil || idx < 0 {
+		r.opts.Warn(fmt.Sprintf("Failed to find debug information for address %x", addr))
+		return nil, false
+	}
+	cu, err := r.f.Unit(idx)
+	if err != nil {
+		return nil, false
+	}
+	u := cu.Lines
+	fname, lineno, _ := u.LineInfo(addr)
+	var fn, basefunc string
+	var base uint64
+	baseline := 0
+	if sp := u.FindRealFunc(addr); sp != nil {
+		fn = sp.Linkage
+		if fn == "" {
+			fn = sp.Name
+		}
+		basefunc = fn
+		entry, ok := sp.LowestPC()
+		if fn == "" || !ok || sp.DeclLine == 0 {
+			lineno = 0
+		} else {
+			base, baseline = entry, sp.DeclLine
+			fname = u.File(sp.DeclFile)
+			if addr == entry {
+				lineno = baseline
+			} else {
+				cur := sp
+				for {
+					in := topInline(cur, addr)
+					if in == nil {
+						break
+					}
+					if e, ok := in.LowestPC(); ok && e == addr {
+						lineno, fname = in.CallLine, u.File(in.CallFile)
+						break
+					}
+					if in.Name == "" || in.DeclLine == 0 {
+						break
+					}
+					fn, baseline, cur = in.Name, in.DeclLine, in
+				}
+				if d := u.File(cur.DeclFile); d == "" || d != fname {
+					lineno = 0
+				}
+			}
+		}
+	}
+	p := &spec.Point{}
+	if lineno != 0 {
+		p.Line = lineno - baseline
+	} else if basefunc != "" {
+		p.Offset = addr - base
+		fn = basefunc
+	}
+	if fn != "" {
+		p.Function, p.HasFunction = fn, true
+	}
+	if fname != "" {
+		p.File, p.HasFile = fname, true
+	}
+	return p, fn != "" || fname != ""
+}
+
+// topInline is perf's die_find_top_inlinefunc.
+func topInline(s *lines.Scope, addr uint64) *lines.Scope {
+	for _, c := range s.Children {
+		if c.Kind == lines.Inlined && c.HasPC(addr) {
+			return c
+		}
+		if r := topInline(c, addr); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// finder carries perf's probe_finder state across units.
+type finder struct {
+	r         *Resolver
+	pp        *spec.Point
+	cu        *dwarfinfo.CU
+	tps       []tracePoint
+	lazyLines map[int]bool // source lines matching the lazy pattern
+}
+
+func (f *finder) warn(format string, args ...any) { f.r.opts.Warn(fmt.Sprintf(format, args...)) }
+
+// searchUnit is perf's probe_point_search_cb over the first matching
+// function of one unit.
+func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
+	cu, err := f.r.f.Unit(refs[0].Unit)
+	if err != nil {
+		return err
+	}
+	f.cu = cu
+	u := cu.Lines
+	pp := f.pp
+	if pp.HasFile && cuFindRealpath(u, pp.File) == "" {
+		return nil
+	}
+	for _, ref := range refs {
+		sp := cu.Scopes[ref.Offset]
+		if sp == nil || !sp.IsFuncDef() {
+			continue
+		}
+		if pp.HasFile && !lines.TailCmp(pp.File, u.File(sp.DeclFile)) {
+			continue
+		}
+		fname := u.File(sp.DeclFile)
+		switch {
+		case pp.Line != 0:
+			return f.byLine(fname, sp.DeclLine+pp.Line)
+		case sp.IsFuncInstance():
+			addr, _ := sp.LowestPC()
+			if addr == 0 {
+				return nil
+			}
+			if pp.HasLazy {
+				return f.lazy(sp, fname)
+			}
+			return f.callProbeFinder(sp, addr+pp.Offset)
+		case !f.r.opts.NoInlines:
+			for _, in := range u.Instances(sp) {
+				if pp.HasLazy {
+					if err := f.lazy(in, fname); err != nil {
+						if errors.Is(err, ErrNotFound) {
+							return nil
+						}
+						return err
+					}
+					continue
+				}
+				addr, ok := in.LowestPC()
+				if !ok {
+					f.warn("Failed to get entry address of %s.", in.Name)
+					return nil
+				}
+				if addr == 0 {
+					return nil
+				}
+				if err := f.callProbeFinder(in, addr+pp.Offset); err != nil {
+					if errors.Is(err, ErrNotFound) {
+						return nil
+					}
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// cuFindRealpath is perf's cu_find_realpath: the first file of the unit
+// whose path ends with fname.
+func cuFindRealpath(u *lines.Unit, fname string) string {
+	for _, f := range u.Files {
+		if lines.TailCmp(f, fname) {
+			return f
+		}
+	}
+	return ""
+}
+
+// byLine is perf's find_probe_point_by_line over the whole unit.
+func (f *finder) byLine(fname string, lno int) error {
+	u := f.cu.Lines
+	return u.WalkLines(nil, func(file string, line int, addr uint64) error {
+		if line != lno || !lines.TailCmp(file, fname) {
+			return nil
+		}
+		if err := f.verifyRepresentative(file, line, addr); err != nil {
+			return err
+		}
+		sc := f.bestScope(fname, lno, addr)
+		if sc == nil {
+			f.warn("Failed to find scope of probe point.")
+			return errorf(ErrNotFound, "")
+		}
+		return f.callProbeFinder(sc, addr)
+	})
+}
+
+// verifyRepresentative is perf's verify_representive_line.
+func (f *finder) verifyRepresentative(fname string, lineno int, addr uint64) error {
+	u := f.cu.Lines
+	rf, rl, ok := u.LineInfo(addr)
+	if !ok || fname != rf || lineno == rl {
+		return nil
+	}
+	f.warn("This line is sharing the address with other lines.")
+	name := ""
+	if f.pp.HasFunction {
+		if sc := f.bestScope(rf, rl, addr); sc != nil && lines.GlobMatch(sc.Name, f.pp.Function) && sc.DeclLine != 0 {
+			name = sc.Name
+			rl -= sc.DeclLine
+		}
+	}
+	if name == "" {
+		name = rf
+	}
+	f.warn("Please try to probe at %s:%d instead.", name, rl)
+	return errorf(ErrNotFound, "")
+}
+
+// bestScope is perf's find_best_scope for (file, line) at addr.
+func (f *finder) bestScope(fname string, line int, addr uint64) *lines.Scope {
+	u := f.cu.Lines
+	var best *lines.Scope
+	diff := int(^uint(0) >> 1)
+	hit := u.WalkFunctionsAt(addr, func(s *lines.Scope) bool {
+		if fname != "" && u.File(s.DeclFile) != fname {
+			return false
+		}
+		if f.pp.HasFunction {
+			if matchName(s, f.pp.Function) {
+				best = s
+				return true
+			}
+			return false
+		}
+		if s.DeclLine < line && diff > line-s.DeclLine {
+			diff = line - s.DeclLine
+			best = s
+		}
+		return false
+	})
+	if !hit && best == nil {
+		u.WalkFunctionsAt(addr, func(s *lines.Scope) bool { best = s; return true })
+	}
+	return best
+}
+
+// matchName is perf's die_match_name.
+func matchName(s *lines.Scope, glob string) bool {
+	return s.Name != "" && lines.GlobMatch(s.Name, glob) || s.Linkage != "" && lines.GlobMatch(s.Linkage, glob)
+}
+
+// callProbeFinder is perf's call_probe_finder + add_probe_trace_event.
+func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
+	u := f.cu.Lines
+	sp := sc
+	if !sc.IsFuncDef() {
+		sp = u.FindRealFunc(addr)
+		if sp == nil {
+			if t := u.FindTailFunc(addr); t != nil {
+				f.warn("Ignoring tail call from %s", t.Name)
+				return nil
+			}
+			f.warn("Failed to find probe point in any functions.")
+			return errorf(ErrNotFound, "")
+		}
+	}
+	for _, tp := range f.tps {
+		if tp.addr == addr {
+			return nil
+		}
+	}
+	if len(f.tps) == f.r.opts.MaxProbes {
+		f.warn("Too many( > %d) probe point found.", f.r.opts.MaxProbes)
+		return errorf(ErrInvalid, "")
+	}
+	tp, err := f.convertToTracePoint(sp, addr)
+	if err != nil {
+		return err
+	}
+	tp.realname = sc.Name
+	tp.rows = u.Rows
+	f.tps = append(f.tps, tp)
+	return nil
+}
+
+// convertToTracePoint is perf's convert_to_trace_point.
+func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (tracePoint, error) {
+	if !sp.HasPC(addr) {
+		f.warn("Specified offset is out of %s", sp.Name)
+		return tracePoint{}, errorf(ErrInvalid, "")
+	}
+	tp := tracePoint{addr: addr}
+	var entry uint64
+	if sp.HasEntryPC {
+		entry, tp.symbol = sp.EntryPC, sp.Name
+	} else {
+		m, err := f.r.symbols()
+		if err != nil {
+			return tracePoint{}, err
+		}
+		sym, ok := m.find(addr)
+		if !ok || (sym.typ != elf.STT_FUNC && sym.typ != elf.STT_GNU_IFUNC) {
+			f.warn("Failed to find symbol at 0x%x", addr)
+			return tracePoint{}, errorf(ErrNotFound, "")
+		}
+		entry, tp.symbol = sym.start, sym.name()
+	}
+	tp.offset = addr - entry
+	if f.pp.Return {
+		if entry != addr {
+			f.warn("Failed to find \"%s%%return\",\n because %s is an inlined function and has no return point.", f.pp.Function, f.pp.Function)
+			return tracePoint{}, errorf(ErrInvalid, "")
+		}
+		tp.retprobe = true
+	}
+	return tp, nil
+}
+
+// postProcess renames DWARF function names to the ELF symbols that hold the
+// addresses (perf's post_process_probe_trace_point): .isra/.constprop
+// clones, inline instances inside other functions.
+func (r *Resolver) postProcess(tps []tracePoint) error {
+	m, err := r.symbols()
+	if err != nil {
+		return err
+	}
+	for i := range tps {
+		sym, ok := m.find(tps[i].addr)
+		if !ok {
+			if r.user {
+				return errorf(ErrNotFound, "Failed to find symbol at 0x%x", tps[i].addr)
+			}
+			continue
+		}
+		if name := sym.name(); name != tps[i].symbol {
+			if tps[i].realname == "" {
+				tps[i].realname = tps[i].symbol
+			}
+			tps[i].symbol = name
+		}
+		tps[i].offset = tps[i].addr - sym.start
+	}
+	return nil
+}
+
+// findSymbols is perf's find_probe_trace_events_from_map: FUNC[+OFF] and
+// FUNC%return from the symbol table.
+func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
+	m, err := r.symbols()
+	if err != nil {
+		return nil, err
+	}
+	cut := !strings.Contains(pp.Function, "@")
+	var matched []symbol
+	if lines.IsGlob(pp.Function) || strings.Contains(pp.Function, "\\") {
+		matched = m.byName(func(n []byte) bool { return lines.GlobMatch(string(n), pp.Function) }, cut)
+	} else {
+		want := []byte(pp.Function)
+		matched = m.byName(func(n []byte) bool { return bytes.Equal(n, want) }, cut)
+	}
+	target := "kernel"
+	if r.user {
+		target = r.f.Path
+	}
+	if len(matched) == 0 {
+		return nil, errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
+	}
+	if len(matched) > r.opts.MaxProbes {
+		return nil, errorf(ErrInvalid, "Too many functions matched in %s", target)
+	}
+	// perf rebases kernel symbol-table probes on the relocation symbol
+	// (_text) unless they are return probes on a kernel whose README does
+	// not offer "place (kretprobe)" offsets.
+	var reloc *symbol
+	if !r.user && (!pp.Return || r.opts.Features.KretprobeOffset) {
+		reloc = r.relocSymbol()
+	}
+	var tps []tracePoint
+	seen := map[uint64]bool{}
+	for _, s := range matched {
+		if s.typ != elf.STT_FUNC || seen[s.start] {
+			continue
+		}
+		seen[s.start] = true
+		if pp.Offset > s.end-s.start {
+			return nil, errorf(ErrInvalid, "Offset %d is bigger than the size of %s", pp.Offset, s.name())
+		}
+		tp := tracePoint{addr: s.start + pp.Offset, symbol: s.name(), offset: pp.Offset,
+			realname: s.name(), retprobe: pp.Return}
+		if reloc != nil {
+			tp.symbol, tp.offset = reloc.name(), tp.addr-reloc.start
+		}
+		tps = append(tps, tp)
+	}
+	if len(tps) == 0 {
+		return nil, errorf(ErrNotFound, "Probe point '%s' not found.", pp.String())
+	}
+	return tps, nil
+}
+
+// checkBoundary refuses an address inside an instruction, which the kernel
+// would reject with EILSEQ (perf emits it anyway).
+func (r *Resolver) checkBoundary(tp tracePoint) error {
+	start, size, ok := r.functionBounds(tp.addr)
+	if !ok {
+		return nil // not in a known function: nothing to check against
+	}
+	code := r.f.Code(start, size)
+	if code == nil {
+		return nil
+	}
+	known := knownBoundaries(tp.rows, start, size)
+	m, err := disasm.Boundaries(r.arch, code, known)
+	if err != nil {
+		return fmt.Errorf("decode %s+%d: %w", tp.symbol, tp.offset, err)
+	}
+	off := int(tp.addr - start)
+	if err := m.Check(off); err != nil {
+		if errors.Is(err, disasm.ErrNotBoundary) {
+			is, n, text, _ := m.Insn(off)
+			sym, _ := r.syms.find(start)
+			return errorf(ErrNotBoundary, "%s+%d is not an instruction boundary: it is inside the %d-byte instruction at %s+%d (%s); the kernel would reject it with EILSEQ.",
+				tp.symbol, tp.offset, n, sym.name(), is, text)
+		}
+		return fmt.Errorf("%s+%d: %w", tp.symbol, tp.offset, err)
+	}
+	return nil
+}
+
+// functionBounds finds the sized function symbol containing addr.
+func (r *Resolver) functionBounds(addr uint64) (uint64, uint64, bool) {
+	m, err := r.symbols()
+	if err != nil {
+		return 0, 0, false
+	}
+	s, ok := m.find(addr)
+	if !ok || s.end <= s.start || (s.typ != elf.STT_FUNC && s.typ != elf.STT_GNU_IFUNC) {
+		return 0, 0, false
+	}
+	return s.start, s.end - s.start, true
+}
+
+// knownBoundaries lists offsets in [start, start+size) that the line table
+// says begin an instruction, to resynchronise decoding.
+func knownBoundaries(rows []lines.Row, start, size uint64) []int {
+	known := []int{0}
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr >= start })
+	for ; i < len(rows) && rows[i].Addr < start+size; i++ {
+		if !rows[i].EndSeq {
+			known = append(known, int(rows[i].Addr-start))
+		}
+	}
+	return known
+}
+
+// name assigns group and event names as perf's show_probe_trace_events.
+func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) {
+	pp := p.Point
+	group := "probe"
+	if r.user {
+		group = spec.UprobeGroup(r.f.Path)
+	}
+	if pp.Group != "" {
+		group = pp.Group
+	}
+	used := map[string]bool{}
+	var out []probe.Probe
+	for _, tp := range tps {
+		base := pp.Event
+		if base == "" {
+			if pp.HasFunction && !strings.HasPrefix(pp.Function, "0x") && !lines.IsGlob(pp.Function) {
+				base = pp.Function
+			} else {
+				base = tp.realname
+			}
+		}
+		ev, err := newEventName(base, tp.retprobe && pp.Event == "", used)
+		if err != nil {
+			return nil, err
+		}
+		if !r.opts.Features.MultiProbe {
+			used[ev] = true
+		}
+		pr := probe.Probe{Group: group, Event: ev, Return: tp.retprobe}
+		if r.user {
+			pr.Target = probe.Location{Path: r.f.Path, Offset: r.fileOffset(tp.addr)}
+		} else {
+			pr.Target = probe.Location{Symbol: tp.symbol, Offset: tp.offset}
+		}
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+// newEventName is perf's get_new_event_name with suffixes allowed.
+func newEventName(base string, ret bool, used map[string]bool) (string, error) {
+	base = strings.TrimPrefix(base, ".")
+	if i := strings.IndexAny(base, ".@"); i > 0 {
+		base = base[:i]
+	}
+	name := base
+	if ret {
+		name += "__return"
+	}
+	if used[name] {
+		found := false
+		for i := 1; i < 1024; i++ {
+			name = fmt.Sprintf("%s_%d", base, i)
+			if !used[name] {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "", errorf(ErrInvalid, "Too many events are on the same function.")
+		}
+	}
+	if len(name) >= 64 {
+		return "", errorf(ErrInvalid, "Event name %q is too long (the kernel allows 63 characters).", name)
+	}
+	if !spec.IsCFuncName(name) {
+		return "", errorf(ErrInvalid, "Internal error: \"%s\" is an invalid event name.", name)
+	}
+	return name, nil
+}
+
+// fileOffset converts an address of a user binary to the file offset
+// uprobes take, as perf does: relative to .text's address-offset delta.
+func (r *Resolver) fileOffset(addr uint64) uint64 {
+	if s := r.f.ELF.Section(".text"); s != nil {
+		return addr - (s.Addr - s.Offset)
+	}
+	return addr
+}
+
+// relocSymbol is perf's ref_reloc_sym: the image's _text (or _stext).
+func (r *Resolver) relocSymbol() *symbol {
+	var found [2]*symbol
+	_ = r.f.Symbols(func(s dwarfinfo.Symbol) {
+		for i, name := range []string{"_text", "_stext"} {
+			if found[i] == nil && string(s.RawName) == name && s.Sect != elf.SHN_UNDEF {
+				found[i] = &symbol{raw: []byte(name), start: s.Value}
+			}
+		}
+	})
+	if found[0] != nil {
+		return found[0]
+	}
+	return found[1]
+}
