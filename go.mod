@@ -3,6 +3,7 @@ module github.com/gprobe/gprobe
 go 1.26.0
 
 require (
+	github.com/go-delve/delve v1.27.2
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/arch v0.32.0
 )

@@ -55,6 +55,8 @@ type Scope struct {
 	HasRanges bool
 	// Ranges are the [low, high) address ranges, in DWARF order.
 	Ranges [][2]uint64
+	// FrameBaseCFA reports DW_AT_frame_base = DW_OP_call_frame_cfa.
+	FrameBaseCFA bool
 	// HighPC is the end of a DW_AT_low_pc/DW_AT_high_pc scope (0 otherwise);
 	// it identifies tail-call sites the way libdw's dwarf_highpc does.
 	HighPC uint64

@@ -22,7 +22,10 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 		return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
 	}
 	notFound := errorf(ErrNotFound, "Specified source line is not found.")
-	l, err := r.lineRange(lr)
+	// Like perf, the search moves the range by the declaration line of any
+	// function it matched, and the alternative search starts from there.
+	cur := *lr
+	l, err := r.lineRange(&cur)
 	if err != nil || l != nil {
 		return l, err
 	}
@@ -32,13 +35,13 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 		return nil, errorf(ErrUnsupportedRange, "Debuginfo analysis failed.")
 	}
 	{
-		if alt, ok := r.alternative(&spec.Point{Function: lr.Function, HasFunction: true, Line: lr.Start}); ok {
-			lr2 := *lr
+		if alt, ok := r.alternative(&spec.Point{Function: cur.Function, HasFunction: true, Line: cur.Start}); ok {
+			lr2 := cur
 			lr2.Function, lr2.HasFunction = alt.Function, alt.Function != ""
 			lr2.File, lr2.HasFile = alt.File, alt.HasFile
 			lr2.Start = alt.Line
-			if lr.End != lines.OpenEnd {
-				lr2.End = lr2.Start + (lr.End - lr.Start)
+			if cur.End != lines.OpenEnd {
+				lr2.End = lr2.Start + (cur.End - cur.Start)
 			}
 			if l, err := r.lineRange(&lr2); err != nil || l != nil {
 				return l, err
@@ -59,11 +62,11 @@ func (r *Resolver) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, end := lr.Start, lr.End
+	start, end := &lr.Start, &lr.End
 	first := -1
 	if len(refs) > 0 {
 		first = refs[0].Unit
-		if l, err := r.lineRangeInUnit(lr, refs, &start, &end); l != nil || err != nil {
+		if l, err := r.lineRangeInUnit(lr, refs, start, end); l != nil || err != nil {
 			return l, err
 		}
 		if refs, err = r.f.FindFuncs(match, false); err != nil {
@@ -79,7 +82,7 @@ func (r *Resolver) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
 		for j < len(refs) && refs[j].Unit == refs[i].Unit {
 			j++
 		}
-		l, err := r.lineRangeInUnit(lr, refs[i:j], &start, &end)
+		l, err := r.lineRangeInUnit(lr, refs[i:j], start, end)
 		if err != nil {
 			return nil, err
 		}

@@ -575,6 +575,18 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 			return errorf(ErrNotFound, "")
 		}
 	}
+	// perf resolves a DW_OP_call_frame_cfa frame base through CFI and
+	// gives up on addresses no FDE covers (before any other check).
+	if sp.FrameBaseCFA && f.r.f.HasCFI() {
+		ok, err := f.r.f.CFICovers(addr)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			f.warn("Failed to get call frame on 0x%x", addr)
+			return errorf(ErrNotFound, "")
+		}
+	}
 	for _, tp := range f.tps {
 		if tp.addr == addr {
 			return nil
@@ -694,7 +706,7 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 		}
 		seen[s.start] = true
 		if pp.Offset > s.end-s.start {
-			return nil, errorf(ErrInvalid, "Offset %d is bigger than the size of %s", pp.Offset, s.name())
+			return nil, errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, s.name())
 		}
 		tp := tracePoint{addr: s.start + pp.Offset, symbol: s.name(), offset: pp.Offset,
 			realname: s.name(), retprobe: pp.Return}

@@ -12,6 +12,7 @@ import (
 // symbol is one entry of perf's symbol map for a DSO.
 type symbol struct {
 	raw        []byte // aliases the mapped file
+	exec       bool   // in an executable section
 	start, end uint64 // [start, end)
 	typ        elf.SymType
 	bind       elf.SymBind
@@ -49,11 +50,11 @@ func newSymbolMap(f *dwarfinfo.File) (*symbolMap, error) {
 			return
 		}
 		n := s.RawName
-		if (f.Machine == elf.EM_AARCH64 || f.Machine == elf.EM_ARM) && len(n) >= 2 && n[0] == '$' &&
-			strings.IndexByte("adtx", n[1]) >= 0 && (len(n) == 2 || n[2] == '.') {
+		if isMappingSymbol(f.Machine, n) {
 			return
 		}
-		out = append(out, symbol{raw: n, start: s.Value, end: s.Value + s.Size, typ: s.Type, bind: s.Bind})
+		out = append(out, symbol{raw: n, start: s.Value, end: s.Value + s.Size, typ: s.Type, bind: s.Bind,
+			exec: sec.Flags&elf.SHF_EXECINSTR != 0})
 	})
 	if err != nil {
 		return nil, err
@@ -149,4 +150,12 @@ func (m *symbolMap) byName(match func([]byte) bool, cutVersion bool) []symbol {
 		}
 	}
 	return out
+}
+
+// isMappingSymbol reports ARM ELF mapping symbols ($a, $d, $t, $x, and
+// their ".suffix" forms), which perf drops: they mark code/data, not
+// functions.
+func isMappingSymbol(m elf.Machine, n []byte) bool {
+	return (m == elf.EM_AARCH64 || m == elf.EM_ARM) && len(n) >= 2 && n[0] == '$' &&
+		strings.IndexByte("adtx", n[1]) >= 0 && (len(n) == 2 || n[2] == '.')
 }

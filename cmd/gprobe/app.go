@@ -170,8 +170,8 @@ func (a *app) cliApp() *cli.App {
 				Flags: targetFlags(), Action: func(c *cli.Context) error {
 					return a.set(a.showLines(c, strings.Join(c.Args().Slice(), " ")))
 				}},
-			{Name: "funcs", Usage: "list functions (same as -F)", Flags: targetFlags(), Action: func(c *cli.Context) error {
-				return a.set(a.notYet("funcs"))
+			{Name: "funcs", Usage: "list functions (same as -F)", ArgsUsage: "[FILTER]", Flags: targetFlags(), Action: func(c *cli.Context) error {
+				return a.set(a.showFuncs(c, c.Args().First()))
 			}},
 			{Name: "add", Usage: "add probe events to tracefs (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("add")) }},
 			{Name: "del", Usage: "delete probe events (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("del")) }},
@@ -230,7 +230,7 @@ func (a *app) rootAction(c *cli.Context) error {
 	case c.IsSet("vars"):
 		return a.set(a.notYet("-V"))
 	case c.IsSet("funcs"):
-		return a.set(a.notYet("-F"))
+		return a.set(a.showFuncs(c, c.Args().First()))
 	case c.IsSet("add") || c.IsSet("del") || c.IsSet("list") || c.NArg() > 0:
 		return a.set(a.notYet("installing probes"))
 	}
@@ -248,7 +248,7 @@ type target struct {
 // openTarget opens -x BINARY, -k VMLINUX, or the running kernel's
 // debuginfo found where distributions put it (perf's vmlinux path list).
 func (a *app) openTarget(c *cli.Context) (*target, error) {
-	if x := c.String("exec"); x != "" {
+	if x := str(c, "exec"); x != "" {
 		// perf names the binary by its real path in uprobe_events.
 		if abs, err := filepath.Abs(x); err == nil {
 			if real, err := filepath.EvalSymlinks(abs); err == nil {
@@ -261,10 +261,10 @@ func (a *app) openTarget(c *cli.Context) (*target, error) {
 		}
 		return &target{file: f, user: true, path: x}, nil
 	}
-	if c.String("module") != "" {
+	if str(c, "module") != "" {
 		return nil, errors.New("kernel modules (-m) are not supported yet")
 	}
-	path := c.String("vmlinux")
+	path := str(c, "vmlinux")
 	if path == "" {
 		var tried []string
 		path, tried = findKernelDebuginfo()
@@ -318,7 +318,7 @@ func kernelRelease() string {
 
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
-		if !c.Bool("quiet") {
+		if !boolean(c, "quiet") {
 			fmt.Fprintln(a.stderr, s)
 		}
 	}
@@ -343,11 +343,11 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	defer t.file.Close()
 	r, err := resolve.New(t.file, t.user, resolve.Options{
-		NoInlines:    c.Bool("no-inlines"),
+		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     kernelFeatures(),
 		Warn:         a.warnFunc(c),
-		SourcePrefix: c.String("source"),
+		SourcePrefix: str(c, "source"),
 	})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
@@ -381,15 +381,18 @@ func (a *app) parseFailed(err error, option string) int {
 }
 
 func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
-	var re *resolve.Error
-	if errors.As(err, &re) {
-		if re.Msg != "" && !c.Bool("quiet") {
-			fmt.Fprintln(a.stderr, re.Msg)
+	// -q silences perf's error lines too (pr_err), not only warnings.
+	if !boolean(c, "quiet") {
+		var re *resolve.Error
+		if errors.As(err, &re) {
+			if re.Msg != "" {
+				fmt.Fprintln(a.stderr, re.Msg)
+			}
+		} else {
+			fmt.Fprintln(a.stderr, err)
 		}
-	} else {
-		fmt.Fprintln(a.stderr, err)
+		fmt.Fprintln(a.stderr, trailer)
 	}
-	fmt.Fprintln(a.stderr, trailer)
 	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
 		return exitEINVAL
 	}
@@ -413,7 +416,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return exitENOENT
 	}
 	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{NoInlines: c.Bool("no-inlines"), Warn: a.warnFunc(c), SourcePrefix: c.String("source")})
+	r, err := resolve.New(t.file, t.user, resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
@@ -423,7 +426,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	if err != nil {
 		return a.resolveFailed(c, err, trailer)
 	}
-	path, err := lines.SourcePath(l.Path, l.CompDir, c.String("source"))
+	path, err := lines.SourcePath(l.Path, l.CompDir, str(c, "source"))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
@@ -469,4 +472,58 @@ func kernelFeatures() resolve.Features {
 		break
 	}
 	return f
+}
+
+// showFuncs implements -F [FILTER] (default "!_*"): the image's function
+// symbols, sorted.
+func (a *app) showFuncs(c *cli.Context, filter string) int {
+	if filter == "" {
+		filter = "!_*"
+	}
+	flt, err := resolve.ParseFilter(filter)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
+		return exitEINVAL
+	}
+	t, err := a.openTarget(c)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return exitENOENT
+	}
+	defer t.file.Close()
+	r, err := resolve.New(t.file, t.user, resolve.Options{})
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return exitENOENT
+	}
+	names, err := r.Functions(flt)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return exitENOENT
+	}
+	for _, n := range names {
+		fmt.Fprintln(a.stdout, n)
+	}
+	return exitOK
+}
+
+// str returns a string flag set on this command or any parent: target
+// flags may come before or after a subcommand name.
+func str(c *cli.Context, name string) string {
+	for _, x := range c.Lineage() {
+		if x.IsSet(name) {
+			return x.String(name)
+		}
+	}
+	return ""
+}
+
+// boolean is str for boolean flags.
+func boolean(c *cli.Context, name string) bool {
+	for _, x := range c.Lineage() {
+		if x.IsSet(name) {
+			return x.Bool(name)
+		}
+	}
+	return false
 }

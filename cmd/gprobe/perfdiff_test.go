@@ -130,7 +130,11 @@ type checker struct {
 
 func (c *checker) check(args ...string) {
 	c.t.Helper()
-	g := runGprobe(args...)
+	c.compare(args, runGprobe(args...))
+}
+
+func (c *checker) compare(args []string, g result) {
+	c.t.Helper()
 	p := runPerf(c.perf, args...)
 	if same(p, g) {
 		c.stats.add(&c.stats.same, "")
@@ -289,6 +293,58 @@ func functionSpecs(fn, listing string) [][]string {
 	return specs
 }
 
+// checkAll compares specs (each a list of arguments after base). perf
+// spends ~0.1 s per run loading its libraries and kallsyms, so -D specs
+// that gprobe answers successfully are batched into one perf run with
+// several -D options (perf prints their definitions in order); a batch
+// that differs is re-checked spec by spec. Everything else runs alone.
+func (c *checker) checkAll(base []string, specs [][]string) {
+	var jobs []func()
+	var batch [][]string
+	var batchOut []result
+	flush := func(batch [][]string, outs []result) {
+		if len(batch) == 0 {
+			return
+		}
+		jobs = append(jobs, func() {
+			var args []string
+			var want result
+			args = append(args, base...)
+			for i, s := range batch {
+				args = append(args, s...)
+				want.stdout += outs[i].stdout
+				want.stderr += outs[i].stderr
+			}
+			if same(runPerf(c.perf, args...), want) {
+				c.stats.add(&c.stats.same, "")
+				c.stats.mu.Lock()
+				c.stats.same += len(batch) - 1
+				c.stats.mu.Unlock()
+				return
+			}
+			for i, s := range batch {
+				c.compare(append(append([]string{}, base...), s...), outs[i])
+			}
+		})
+	}
+	for _, s := range specs {
+		args := append(append([]string{}, base...), s...)
+		g := runGprobe(args...)
+		if len(s) == 2 && s[0] == "-D" && g.code == 0 {
+			batch = append(batch, s)
+			batchOut = append(batchOut, g)
+			if len(batch) == 40 {
+				flush(batch, batchOut)
+				batch, batchOut = nil, nil
+			}
+			continue
+		}
+		jobs = append(jobs, func() { c.compare(args, g) })
+	}
+	flush(batch, batchOut)
+	runParallel(2, jobs)
+}
+
 func runParallel(n int, jobs []func()) {
 	ch := make(chan func())
 	var wg sync.WaitGroup
@@ -335,15 +391,12 @@ func TestPerfDiffFixtures(t *testing.T) {
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: img, stats: stats}
 			base := []string{"-k", img, "-s", src}
-			var jobs []func()
+			var specs [][]string
 			for _, fn := range perfFuncs(t, perf, "-k", img) {
 				listing := runGprobe(append(base, "-L", fn)...).stdout
-				for _, s := range functionSpecs(fn, listing) {
-					args := append(append([]string{}, base...), s...)
-					jobs = append(jobs, func() { c.check(args...) })
-				}
+				specs = append(specs, functionSpecs(fn, listing)...)
 			}
-			for _, s := range [][]string{
+			specs = append(specs, [][]string{
 				{"-L", "fs/open.c:10-40"}, {"-L", "fs/read_write.c:1+30"}, {"-L", "nosuch.c:1-5"},
 				{"-D", "fs/open.c:20"}, {"-D", "fs/read_write.c:40"}, {"-D", "include/linux/err.h:30"},
 				{"-D", "fs/read_write.c;*count*"}, {"-D", "vfs_read@fs/read_write.c"}, {"-D", "vfs_read@nosuch.c"},
@@ -351,11 +404,10 @@ func TestPerfDiffFixtures(t *testing.T) {
 				{"-D", "vfs_read", "-D", "vfs_write%return"}, {"-D", "vfs_read+100000"},
 				{"--no-inlines", "-D", "select_task_rq_fair"}, {"-D", "IS_ERR"}, {"-L", "IS_ERR"},
 				{"-D", "vfs_read:4", "-q"}, {"-L", "do_sys_open:3-1"}, {"-D", "vfs_read:x"},
-			} {
-				args := append(append([]string{}, base...), s...)
-				jobs = append(jobs, func() { c.check(args...) })
-			}
-			runParallel(2, jobs)
+				{"-F"}, {"-F", "*"}, {"-F", "(sys_*|ksys_*)&!*write*"},
+				{"-L"}, {"-D", "vfs_read", "-L", "vfs_read"}, {"-L", "vfs_read", "-F"},
+			}...)
+			c.checkAll(base, specs)
 			stats.report(t)
 		})
 	}
@@ -396,19 +448,13 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: bin, user: true, stats: stats}
 			base := []string{"-x", bin, "-s", "testdata/uprobe"}
-			var jobs []func()
+			var specs [][]string
 			for _, fn := range []string{"work", "add_item", "drop_item", "twice", "main", "walk"} {
 				listing := runGprobe(append(base, "-L", fn)...).stdout
-				for _, s := range functionSpecs(fn, listing) {
-					args := append(append([]string{}, base...), s...)
-					jobs = append(jobs, func() { c.check(args...) })
-				}
+				specs = append(specs, functionSpecs(fn, listing)...)
 			}
-			for _, s := range [][]string{{"-D", "prog.c:20"}, {"-D", "prog.c;*total*"}, {"-L", "prog.c:1-30"}} {
-				args := append(append([]string{}, base...), s...)
-				jobs = append(jobs, func() { c.check(args...) })
-			}
-			runParallel(2, jobs)
+			specs = append(specs, [][]string{{"-D", "prog.c:20"}, {"-D", "prog.c;*total*"}, {"-L", "prog.c:1-30"}}...)
+			c.checkAll(base, specs)
 			stats.report(t)
 		})
 	}

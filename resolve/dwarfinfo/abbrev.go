@@ -35,6 +35,8 @@ const (
 	atRnglistsBase   = 0x74
 	atMIPSLinkage    = 0x2007
 	atStmtList       = 0x10
+	atFrameBase      = 0x40
+	opCallFrameCFA   = 0x9c
 
 	formAddr          = 0x01
 	formBlock2        = 0x03

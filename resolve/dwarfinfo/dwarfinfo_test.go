@@ -307,3 +307,39 @@ func FuzzUnit(f *testing.F) {
 		}
 	})
 }
+
+// TestScopesMatchStdlibVmlinux runs the fast/stdlib comparison on a sample
+// of the real Debian vmlinux's units (every 25th), when it is there.
+func TestScopesMatchStdlibVmlinux(t *testing.T) {
+	path := os.Getenv("GPROBE_VMLINUX")
+	if path == "" {
+		path = "/var/cache/gprobe/6.1.0-56-cloud-amd64/vmlinux"
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	f := open(t, path)
+	units, err := f.unitHeaders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := 0; i < len(units); i += 25 {
+		fast, err := f.decodeScopes(i, &units[i])
+		if err != nil {
+			t.Fatalf("unit %d: %v", i, err)
+		}
+		slow, err := f.decodeUnit(i, &units[i])
+		if err != nil {
+			t.Fatalf("unit %d (stdlib): %v", i, err)
+		}
+		if a, b := dumpUnit(fast.Lines), dumpUnit(slow.Lines); a != b {
+			t.Fatalf("unit %d (%s) differs from debug/dwarf:\n%s", i, fast.Lines.Name, firstDiff(a, b))
+		}
+		n++
+	}
+	t.Logf("%d of %d units identical", n, len(units))
+}

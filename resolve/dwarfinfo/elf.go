@@ -48,6 +48,9 @@ type File struct {
 
 	fd *os.File // kept open for pread-based scans
 
+	cfiOnce sync.Once
+	cfi     cfiRanges
+	cfiErr  error
 }
 
 // Open maps path and parses its ELF headers. Returns an error wrapping

@@ -31,6 +31,7 @@ type scopeAttrs struct {
 	hasHigh              bool
 	entryPC              uint64
 	hasEntry, entryAddr  bool
+	frameBaseCFA         bool
 	rangesForm           uint32
 	ranges               uint64
 	hasRanges            bool
@@ -237,6 +238,10 @@ func (d *scopeDecoder) readScope(r *reader, a *abbrev, at *scopeAttrs) {
 			}
 		case atRanges:
 			at.rangesForm, at.ranges, at.hasRanges = form, v, true
+		case atFrameBase:
+			// value() skipped the block; look back at its one opcode.
+			at.frameBaseCFA = (form == formExprloc || form == formBlock1) && r.pos >= 2 &&
+				s.info[r.pos-2] == 1 && s.info[r.pos-1] == opCallFrameCFA
 		}
 	}
 }
@@ -261,7 +266,7 @@ func (d *scopeDecoder) scope(kind lines.ScopeKind, pos uint64, at *scopeAttrs) (
 	sc := &lines.Scope{Kind: kind, Offset: u.off + pos, Name: at.name, Linkage: at.link,
 		DeclFile: -1, CallFile: -1, OriginDeclFile: -1,
 		DeclLine: int(at.declLine), CallLine: int(at.callLine),
-		Declaration: at.declaration, HasInline: at.inline, HasRanges: at.hasRanges}
+		Declaration: at.declaration, HasInline: at.inline, HasRanges: at.hasRanges, FrameBaseCFA: at.frameBaseCFA}
 	if at.hasDeclFile {
 		sc.DeclFile = int(at.declFile)
 	}

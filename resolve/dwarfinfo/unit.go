@@ -208,6 +208,9 @@ func (f *File) scopeFromEntry(d *dwarf.Data, cu *CU, e *dwarf.Entry, kind lines.
 		s.Declaration = v
 	}
 	s.HasInline = e.AttrField(dwarf.AttrInline) != nil
+	if fb, ok := e.Val(dwarf.AttrFrameBase).([]byte); ok {
+		s.FrameBaseCFA = len(fb) == 1 && fb[0] == opCallFrameCFA
+	}
 	s.HasRanges = e.AttrField(dwarf.AttrRanges) != nil
 	// libdw's dwarf_entrypc: DW_AT_entry_pc if present, else DW_AT_low_pc,
 	// and only an address-class value counts.

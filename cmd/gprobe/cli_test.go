@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixture = fixtureDir + "/x86_64-dwarf5-O2.elf"
+
+func TestAliases(t *testing.T) {
+	for _, c := range [][2][]string{
+		{{"-k", fixture, "-s", fixtureDir + "/src", "line", "vfs_read"}, {"-k", fixture, "-s", fixtureDir + "/src", "-L", "vfs_read"}},
+		{{"-k", fixture, "funcs", "vfs_*"}, {"-k", fixture, "-F", "vfs_*"}},
+	} {
+		a, b := runGprobe(c[0]...), runGprobe(c[1]...)
+		if a != b || a.code != 0 || a.stdout == "" {
+			t.Errorf("%q and %q differ:\n%s\n%s", c[0], c[1], a, b)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-L"}, " Error: switch `L' requires a value"},
+		{[]string{"-D", "vfs_read", "-L", "vfs_read"}, " Error: switch `L' cannot be used with switch `D'"},
+		{[]string{"-k", fixture, "-L", "vfs_read:3-1"}, "Semantic error :Start line must be smaller than end line."},
+		{[]string{"-k", fixture, "-D", "vfs_read:x"}, "Semantic error :There is non-digit char in line number."},
+	} {
+		r := runGprobe(c.args...)
+		if r.code != exitUsage || firstLine(r.stderr) != c.want {
+			t.Errorf("%q: %s\nwant exit %d and %q", c.args, r, exitUsage, c.want)
+		}
+	}
+}
+
+// TestBadImages: truncated, random and non-ELF files give a clear error
+// and a non-zero exit, never a panic (run() turns a panic into status 70).
+func TestBadImages(t *testing.T) {
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rnd := make([]byte, 4096)
+	for i := range rnd {
+		rnd[i] = byte(i*7 + i/13)
+	}
+	files := map[string][]byte{
+		"text":       []byte("not an ELF\n"),
+		"random":     rnd,
+		"truncated1": data[:100],
+		"truncated2": data[:len(data)/4],
+		"truncated3": data[:len(data)*3/4],
+		"noDWARF":    stripDebug(t, data),
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"-k", p, "-D", "vfs_read:3"}, {"-k", p, "-L", "vfs_read"}, {"-k", p, "-D", "vfs_read"}} {
+			r := runGprobe(args...)
+			if r.code == 70 {
+				t.Errorf("%s %q panicked: %s", name, args, r)
+			}
+			if r.code == 0 && name != "noDWARF" && name != "truncated3" {
+				t.Errorf("%s %q succeeded on a broken image: %s", name, args, r)
+			}
+			if r.code != 0 && strings.TrimSpace(r.stderr) == "" {
+				t.Errorf("%s %q failed without a message", name, args)
+			}
+		}
+	}
+	r := runGprobe("-k", filepath.Join(dir, "does-not-exist"), "-D", "vfs_read")
+	if r.code == 0 || !strings.Contains(r.stderr, "does-not-exist") {
+		t.Errorf("missing file: %s", r)
+	}
+}
+
+// stripDebug zeroes the name of .debug_info so the image has no DWARF.
+func stripDebug(t *testing.T, data []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), data...)
+	i := strings.Index(string(out), ".debug_info")
+	if i < 0 {
+		t.Fatal("no .debug_info name")
+	}
+	copy(out[i:], ".xxxxx_info")
+	return out
+}
+
+func TestNoKernelDebuginfo(t *testing.T) {
+	path, tried := findKernelDebuginfo()
+	if path != "" {
+		t.Skipf("this machine has kernel debuginfo at %s", path)
+	}
+	if len(tried) < 7 {
+		t.Errorf("tried %d paths, perf tries 7", len(tried))
+	}
+	r := runGprobe("-D", "vfs_read:3")
+	if r.code != exitENOENT || !strings.Contains(r.stderr, "/usr/lib/debug/boot/vmlinux-") {
+		t.Errorf("without -k and without debuginfo: %s", r)
+	}
+}

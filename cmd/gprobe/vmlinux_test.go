@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// vmlinuxPath returns Debian's 6.1 cloud vmlinux (DWARF 5, 590 MB) cached
+// by scripts/provision.sh. The test is opt-in: it runs when the file is
+// there, and GPROBE_REQUIRE_VMLINUX=1 (CI) makes its absence fatal.
+func vmlinuxPath(t *testing.T) (vmlinux, src string) {
+	t.Helper()
+	vmlinux = os.Getenv("GPROBE_VMLINUX")
+	if vmlinux == "" {
+		vmlinux = "/var/cache/gprobe/6.1.0-56-cloud-amd64/vmlinux"
+	}
+	src = os.Getenv("GPROBE_KSRC")
+	if src == "" {
+		src = "/var/cache/gprobe/6.1.0-56-cloud-amd64/src"
+	}
+	if _, err := os.Stat(vmlinux); err != nil {
+		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
+			t.Fatalf("Debian vmlinux not found (%v); run scripts/provision.sh", err)
+		}
+		t.Skipf("Debian vmlinux not found (%v); run scripts/provision.sh", err)
+	}
+	return vmlinux, src
+}
+
+// TestPerfDiffDebianVmlinux compares gprobe and perf probe on the real
+// Debian 6.1 kernel: line probes in large functions, header inlines found
+// in hundreds of units, clones, return probes, lazy patterns, file forms,
+// -L listings and error cases.
+func TestPerfDiffDebianVmlinux(t *testing.T) {
+	perf := requirePerf(t)
+	vmlinux, src := vmlinuxPath(t)
+	stats := &diffStats{}
+	c := &checker{t: t, perf: perf, image: vmlinux, stats: stats}
+	base := []string{"-k", vmlinux, "-s", src}
+	var specs [][]string
+	for _, s := range []string{
+		"do_sys_openat2", "do_sys_openat2:3", "do_sys_openat2:4", "do_sys_openat2:8", "do_sys_openat2:10",
+		"do_sys_openat2:14", "do_sys_openat2:16", "do_sys_openat2:21", "do_sys_openat2:25",
+		"vfs_read", "vfs_read%return", "vfs_read:5", "vfs_read:12", "vfs_write:10", "ksys_read:5",
+		"build_open_how", "build_open_how:3", "getname_flags:20", "tcp_sendmsg", "tcp_sendmsg:5",
+		"schedule:3", "copy_process:30", "IS_ERR", "kmalloc", "vfs_read+3", "vfs_read+5",
+		"do_sys_openat2;*getname*", "fs/open.c:1210", "fs/read_write.c:470", "nosuch_function",
+		"do_sys_openat2@fs/open.c", "do_sys_openat2@fs/namei.c", "__x64_sys_openat", "do_filp_open%return",
+	} {
+		specs = append(specs, []string{"-D", s})
+	}
+	for _, s := range []string{"do_sys_openat2", "vfs_read", "build_open_how", "tcp_sendmsg:1-20", "getname_flags", "fs/open.c:1200-1230"} {
+		specs = append(specs, []string{"-L", s})
+	}
+	c.checkAll(base, specs)
+	stats.report(t)
+}

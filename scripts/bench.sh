@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bench.sh measures gprobe against perf probe on Debian's 6.1 vmlinux
+# (590 MB, DWARF 5), side by side in one run: each command is a fresh
+# process (a cold one-shot run), page cache warm for both, repeated and
+# reported as the median wall time and the largest peak RSS. It prints the
+# ratios gprobe/perf (below 1.00 means gprobe is faster or smaller).
+#
+#   scripts/bench.sh [REPEAT]        (default 5)
+#
+# Needs scripts/provision.sh to have run (perf, the vmlinux and source).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPEAT=${1:-5}
+CACHE=${GPROBE_CACHE:-/var/cache/gprobe}
+VMLINUX=${GPROBE_VMLINUX:-$CACHE/6.1.0-56-cloud-amd64/vmlinux}
+KSRC=${GPROBE_KSRC:-$CACHE/6.1.0-56-cloud-amd64/src}
+BIN=$(mktemp -d)/gprobe
+trap 'rm -rf "$(dirname "$BIN")"' EXIT
+go build -o "$BIN" ./cmd/gprobe
+
+specs=(
+	"-D do_sys_openat2:16"
+	"-D vfs_read"
+	"-D vfs_read%return"
+	"-D build_open_how"
+	"-D tcp_sendmsg:10"
+	"-D getname_flags:20"
+	"-D kmalloc"
+	"-L do_sys_openat2"
+	"-L vfs_read"
+	"-L tcp_sendmsg"
+	"-L build_open_how"
+)
+
+# measure CMD... prints "median_seconds max_rss_kb"
+measure() {
+	local times=() rss=0 out
+	for _ in $(seq "$REPEAT"); do
+		out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+		times+=("${out% *}")
+		[ "${out#* }" -gt "$rss" ] && rss=${out#* }
+	done
+	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$rss"
+}
+
+printf '%-28s %9s %9s %7s   %9s %9s %7s\n' spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
+worst_t=0 worst_m=0
+for s in "${specs[@]}"; do
+	read -r pt pm < <(measure perf probe -k "$VMLINUX" -s "$KSRC" $s)
+	read -r gt gm < <(measure "$BIN" -k "$VMLINUX" -s "$KSRC" $s)
+	rt=$(awk -v a="$gt" -v b="$pt" 'BEGIN{printf "%.2f", a/b}')
+	rm=$(awk -v a="$gm" -v b="$pm" 'BEGIN{printf "%.2f", a/b}')
+	printf '%-28s %9s %9s %7s   %9.0f %9.0f %7s\n' "$s" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
+	worst_t=$(awk -v a="$rt" -v b="$worst_t" 'BEGIN{print (a>b)?a:b}')
+	worst_m=$(awk -v a="$rm" -v b="$worst_m" 'BEGIN{print (a>b)?a:b}')
+done
+echo "worst ratio gprobe/perf: time $worst_t, peak memory $worst_m"
