@@ -117,10 +117,26 @@ type Unit struct {
 	// Files holds the line table's file names, built as libdw builds them
 	// (directory + "/" + name, no cleaning). Index 0 is the primary file.
 	Files []string
-	// Rows are the line table rows sorted as libdw sorts them.
-	Rows []Row
+	// Rows are the line table rows sorted as libdw sorts them. When
+	// LoadRows is set, Rows is filled on first use (see AllRows): most
+	// searches for a function's entry never need them.
+	Rows     []Row
+	LoadRows func() ([]Row, error)
+	rowsErr  error
 	// Funcs are the unit's subprograms (top level and nested), in DIE order.
 	Funcs []*Scope
+}
+
+// AllRows returns the line rows, decoding them on first use.
+func (u *Unit) AllRows() ([]Row, error) {
+	if u.LoadRows != nil {
+		u.Rows, u.rowsErr = u.LoadRows()
+		u.LoadRows = nil
+		if u.rowsErr == nil {
+			SortRows(u.Rows)
+		}
+	}
+	return u.Rows, u.rowsErr
 }
 
 // File returns Files[i], or "" when i is out of range.

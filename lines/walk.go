@@ -16,7 +16,11 @@ func (u *Unit) WalkLines(root *Scope, fn WalkFunc) error {
 	if root != nil {
 		decl, declFile = root.DeclLine, root.DeclFile
 	}
-	for _, r := range u.Rows {
+	rows, err := u.AllRows()
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
 		if r.EndSeq || !r.IsStmt {
 			continue
 		}
@@ -122,8 +126,8 @@ func (u *Unit) LineInfo(addr uint64) (file string, line int, ok bool) {
 // at exactly addr (failing when that walks off the front of the table),
 // then the first is_stmt row not beyond addr.
 func (u *Unit) stmtRowAt(addr uint64) *Row {
-	rows := u.Rows
-	if len(rows) == 0 {
+	rows, err := u.AllRows()
+	if err != nil || len(rows) == 0 {
 		return nil
 	}
 	l, h := 0, len(rows)-1

@@ -55,43 +55,13 @@ func (r *Resolver) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if !lr.HasFunction || lr.Function == "" {
 		return r.fileLineRange(lr)
 	}
-	match := dwarfinfo.ExactName(lr.Function)
-	// Most functions have lines in the first unit that defines them: look
-	// there first and scan every unit only if that one has none.
-	refs, err := r.f.FindFuncs(match, true)
-	if err != nil {
-		return nil, err
-	}
-	start, end := &lr.Start, &lr.End
-	first := -1
-	if len(refs) > 0 {
-		first = refs[0].Unit
-		if l, err := r.lineRangeInUnit(lr, refs, start, end); l != nil || err != nil {
-			return l, err
-		}
-		if refs, err = r.f.FindFuncs(match, false); err != nil {
-			return nil, err
-		}
-	}
-	for i := 0; i < len(refs); {
-		if refs[i].Unit == first {
-			i++
-			continue
-		}
-		j := i
-		for j < len(refs) && refs[j].Unit == refs[i].Unit {
-			j++
-		}
-		l, err := r.lineRangeInUnit(lr, refs[i:j], start, end)
-		if err != nil {
-			return nil, err
-		}
-		if l != nil {
-			return l, nil
-		}
-		i = j
-	}
-	return nil, nil
+	var found *lines.Listing
+	err := r.f.EachFuncs(nameMatcher(lr.Function), func(refs []dwarfinfo.FuncRef) (bool, error) {
+		l, err := r.lineRangeInUnit(lr, refs, &lr.Start, &lr.End)
+		found = l
+		return l != nil, err
+	})
+	return found, err
 }
 
 // fileLineRange is the SRC[:START[-END]] form: the first unit containing

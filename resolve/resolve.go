@@ -104,9 +104,9 @@ type tracePoint struct {
 	offset   uint64
 	realname string
 	retprobe bool
-	// rows are the line-table rows of the unit the point came from: known
+	// unit is the unit the point came from: its line-table rows are known
 	// instruction starts for the boundary check (nil from the symbol table).
-	rows []lines.Row
+	unit *lines.Unit
 }
 
 func (r *Resolver) symbols() (*symbolMap, error) {
@@ -205,22 +205,13 @@ func (r *Resolver) findDWARF(pp *spec.Point) ([]tracePoint, error) {
 		}
 		return f.tps, nil
 	}
-	if lines.IsGlob(pp.Function) {
-		return nil, errorf(ErrUnsupported, "Glob function names are not supported yet.")
-	}
-	refs, err := r.f.FindFuncs(dwarfinfo.ExactName(pp.Function), false)
+	// Units are searched in order while later ones are still being
+	// scanned, so an error (perf stops at the first) ends the work early.
+	err := r.f.EachFuncs(nameMatcher(pp.Function), func(refs []dwarfinfo.FuncRef) (bool, error) {
+		return false, f.searchUnit(refs)
+	})
 	if err != nil {
 		return nil, err
-	}
-	for i := 0; i < len(refs); {
-		j := i
-		for j < len(refs) && refs[j].Unit == refs[i].Unit {
-			j++
-		}
-		if err := f.searchUnit(refs[i:j]); err != nil {
-			return nil, err
-		}
-		i = j
 	}
 	return f.tps, nil
 }
@@ -422,6 +413,7 @@ func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
 	if pp.HasFile && cuFindRealpath(u, pp.File) == "" {
 		return nil
 	}
+	glob := lines.IsGlob(pp.Function)
 	for _, ref := range refs {
 		sp := cu.Scopes[ref.Offset]
 		if sp == nil || !sp.IsFuncDef() {
@@ -430,47 +422,56 @@ func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
 		if pp.HasFile && !lines.TailCmp(pp.File, u.File(sp.DeclFile)) {
 			continue
 		}
-		fname := u.File(sp.DeclFile)
-		switch {
-		case pp.Line != 0:
-			return f.byLine(fname, sp.DeclLine+pp.Line)
-		case sp.IsFuncInstance():
-			addr, _ := sp.LowestPC()
-			if addr == 0 {
-				return nil
-			}
+		if err := f.searchFunc(sp); err != nil || !glob {
+			return err // perf stops at the first function of a unit unless FUNC is a glob
+		}
+	}
+	return nil
+}
+
+// searchFunc is the body of perf's probe_point_search_cb for one function.
+func (f *finder) searchFunc(sp *lines.Scope) error {
+	u := f.cu.Lines
+	pp := f.pp
+	fname := u.File(sp.DeclFile)
+	switch {
+	case pp.Line != 0:
+		return f.byLine(fname, sp.DeclLine+pp.Line)
+	case sp.IsFuncInstance():
+		addr, _ := sp.LowestPC()
+		if addr == 0 {
+			return nil
+		}
+		if pp.HasLazy {
+			return f.lazy(sp, fname)
+		}
+		return f.callProbeFinder(sp, addr+pp.Offset)
+	case !f.r.opts.NoInlines:
+		for _, in := range u.Instances(sp) {
 			if pp.HasLazy {
-				return f.lazy(sp, fname)
-			}
-			return f.callProbeFinder(sp, addr+pp.Offset)
-		case !f.r.opts.NoInlines:
-			for _, in := range u.Instances(sp) {
-				if pp.HasLazy {
-					if err := f.lazy(in, fname); err != nil {
-						if errors.Is(err, ErrNotFound) {
-							return nil
-						}
-						return err
-					}
-					continue
-				}
-				addr, ok := in.LowestPC()
-				if !ok {
-					f.warn("Failed to get entry address of %s.", in.Name)
-					return nil
-				}
-				if addr == 0 {
-					return nil
-				}
-				if err := f.callProbeFinder(in, addr+pp.Offset); err != nil {
+				if err := f.lazy(in, fname); err != nil {
 					if errors.Is(err, ErrNotFound) {
 						return nil
 					}
 					return err
 				}
+				continue
+			}
+			addr, ok := in.LowestPC()
+			if !ok {
+				f.warn("Failed to get entry address of %s.", in.Name)
+				return nil
+			}
+			if addr == 0 {
+				return nil
+			}
+			if err := f.callProbeFinder(in, addr+pp.Offset); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					return nil
+				}
+				return err
 			}
 		}
-		return nil
 	}
 	return nil
 }
@@ -601,7 +602,7 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 		return err
 	}
 	tp.realname = sc.Name
-	tp.rows = u.Rows
+	tp.unit = u
 	f.tps = append(f.tps, tp)
 	return nil
 }
@@ -698,13 +699,25 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 	if !r.user && (!pp.Return || r.opts.Features.KretprobeOffset) {
 		reloc = r.relocSymbol()
 	}
+	// perf's kprobe_warn_out_range: kernel probes must lie strictly after
+	// the start of the kernel text map and not beyond its end.
+	var textLo, textHi uint64
+	if t := r.f.ELF.Section(".text"); t != nil && !r.user {
+		textLo, textHi = t.Addr, t.Addr+t.Size
+	}
 	var tps []tracePoint
 	seen := map[uint64]bool{}
+	skipped := 0
 	for _, s := range matched {
 		if s.typ != elf.STT_FUNC || seen[s.start] {
 			continue
 		}
 		seen[s.start] = true
+		if textHi != 0 && (s.start+pp.Offset <= textLo || textHi < s.start+pp.Offset) {
+			r.opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", s.name()))
+			skipped++
+			continue
+		}
 		if pp.Offset > s.end-s.start {
 			return nil, errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, s.name())
 		}
@@ -732,8 +745,13 @@ func (r *Resolver) checkBoundary(tp tracePoint) error {
 	if code == nil {
 		return nil
 	}
-	known := knownBoundaries(tp.rows, start, size)
-	m, err := disasm.Boundaries(r.arch, code, known)
+	m, err := disasm.Boundaries(r.arch, code, nil)
+	if err == nil && len(m.Undecodable()) > 0 && tp.unit != nil {
+		// Resynchronise at the line table's instruction starts.
+		if rows, rerr := tp.unit.AllRows(); rerr == nil {
+			m, err = disasm.Boundaries(r.arch, code, knownBoundaries(rows, start, size))
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("decode %s+%d: %w", tp.symbol, tp.offset, err)
 	}
@@ -870,4 +888,13 @@ func (r *Resolver) relocSymbol() *symbol {
 		return found[0]
 	}
 	return found[1]
+}
+
+// nameMatcher matches DWARF names like perf's die_match_name: a glob when
+// the name has glob characters, else exactly.
+func nameMatcher(name string) dwarfinfo.NameMatcher {
+	if !lines.IsGlob(name) {
+		return dwarfinfo.ExactName(name)
+	}
+	return func(n []byte) bool { return lines.GlobMatch(string(n), name) }
 }

@@ -2,7 +2,9 @@ package resolve
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +33,7 @@ type symbolMap struct {
 
 func newSymbolMap(f *dwarfinfo.File) (*symbolMap, error) {
 	sections := f.ELF.Sections
-	var out []symbol
+	out := make([]symbol, 0, f.SymbolCount())
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
 		if len(s.RawName) == 0 || s.Sect == elf.SHN_UNDEF || s.Sect == elf.SHN_ABS || int(s.Sect) >= len(sections) {
 			return
@@ -59,7 +61,7 @@ func newSymbolMap(f *dwarfinfo.File) (*symbolMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	slices.SortStableFunc(out, func(a, b symbol) int { return cmp.Compare(a.start, b.start) })
 	// One symbol per start address.
 	dedup := out[:0]
 	for _, s := range out {

@@ -35,12 +35,15 @@ specs=(
 
 # measure CMD... prints "median_seconds max_rss_kb"
 measure() {
-	local times=() rss=0 out
+	local times=() rss=0 out tf
+	tf=$(mktemp)
 	for _ in $(seq "$REPEAT"); do
-		out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+		/usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>&1 || true
+		out=$(tail -n 1 "$tf")
 		times+=("${out% *}")
 		[ "${out#* }" -gt "$rss" ] && rss=${out#* }
 	done
+	rm -f "$tf"
 	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$rss"
 }
 

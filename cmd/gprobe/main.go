@@ -13,12 +13,22 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 )
 
 func main() {
 	// gprobe's heap is mostly short-lived unit decodes: collecting earlier
 	// keeps peak memory well below perf's for a little CPU.
 	debug.SetGCPercent(40)
+	if p := os.Getenv("GPROBE_CPUPROFILE"); p != "" { // for benchmarking gprobe itself
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			st := run(os.Args, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(st)
+		}
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

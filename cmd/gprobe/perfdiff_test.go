@@ -171,7 +171,6 @@ func (c *checker) verifyPerfMidInsn(args []string, perfOut string) {
 		c.t.Fatal(err)
 	}
 	defer img.Close()
-	starts := objdumpStarts(c.t, c.image, img.Machine)
 	syms, _ := img.Symbols()
 	bad := 0
 	for _, line := range strings.Split(strings.TrimSpace(perfOut), "\n") {
@@ -199,7 +198,15 @@ func (c *checker) verifyPerfMidInsn(args []string, perfOut string) {
 			text := img.Section(".text")
 			addr = off + text.Addr - text.Offset
 		}
-		if !starts[addr] {
+		// Disassemble just the function around the address.
+		lo, hi := addr, addr+1
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value <= addr && addr < s.Value+s.Size {
+				lo, hi = s.Value, s.Value+s.Size
+				break
+			}
+		}
+		if !objdumpStarts(c.t, c.image, img.Machine, lo, hi)[addr] {
 			bad++
 		}
 	}
@@ -213,20 +220,22 @@ var (
 	objdumpCache = map[string]map[uint64]bool{}
 )
 
-// objdumpStarts returns the instruction start addresses of an image
-// according to binutils objdump.
-func objdumpStarts(t *testing.T, path string, m elf.Machine) map[uint64]bool {
+// objdumpStarts returns the instruction start addresses in [lo, hi) of
+// an image according to binutils objdump.
+func objdumpStarts(t *testing.T, path string, m elf.Machine, lo, hi uint64) map[uint64]bool {
 	t.Helper()
 	objdumpMu.Lock()
 	defer objdumpMu.Unlock()
-	if s, ok := objdumpCache[path]; ok {
+	key := fmt.Sprintf("%s@%x-%x", path, lo, hi)
+	if s, ok := objdumpCache[key]; ok {
 		return s
 	}
 	tool := "objdump"
 	if m == elf.EM_AARCH64 {
 		tool = "aarch64-linux-gnu-objdump"
 	}
-	out, err := exec.Command(tool, "-d", "-w", "--insn-width=16", path).Output()
+	out, err := exec.Command(tool, "-d", "-w", "--insn-width=16",
+		fmt.Sprintf("--start-address=%#x", lo), fmt.Sprintf("--stop-address=%#x", hi), path).Output()
 	if err != nil {
 		t.Fatalf("%s -d %s: %v", tool, path, err)
 	}
@@ -239,7 +248,7 @@ func objdumpStarts(t *testing.T, path string, m elf.Machine) map[uint64]bool {
 			starts[a] = true
 		}
 	}
-	objdumpCache[path] = starts
+	objdumpCache[key] = starts
 	return starts
 }
 

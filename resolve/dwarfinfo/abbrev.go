@@ -111,6 +111,15 @@ type abbrevTable struct {
 	dense  []abbrev // by code, when codes are small
 	sparse map[uint64]*abbrev
 	attrs  []attrSpec
+	spans  []abbrevSpan // scratch for parse
+}
+
+// abbrevSpan is a parsed abbreviation whose attributes are
+// attrs[start:end] (slices are taken once attrs stops growing).
+type abbrevSpan struct {
+	code       uint64
+	a          abbrev
+	start, end int
 }
 
 func (t *abbrevTable) get(code uint64) *abbrev {
@@ -132,13 +141,7 @@ func (t *abbrevTable) parse(sec []byte, off uint64, u *unitHeader) error {
 	for i := range t.dense {
 		t.dense[i] = abbrev{}
 	}
-	t.dense, t.sparse, t.attrs = t.dense[:0], nil, t.attrs[:0]
-	type span struct {
-		code       uint64
-		a          abbrev
-		start, end int
-	}
-	var spans []span
+	t.dense, t.sparse, t.attrs, t.spans = t.dense[:0], nil, t.attrs[:0], t.spans[:0]
 	r := reader{b: sec, pos: int(off)}
 	for {
 		code := r.uleb()
@@ -168,13 +171,13 @@ func (t *abbrevTable) parse(sec []byte, off uint64, u *unitHeader) error {
 			}
 		}
 		a.fixed = fixed
-		spans = append(spans, span{code, a, start, len(t.attrs)})
+		t.spans = append(t.spans, abbrevSpan{code, a, start, len(t.attrs)})
 	}
 	if r.bad {
 		return fmt.Errorf("%w: truncated abbrev table at %#x", ErrBadDWARF, off)
 	}
 	// Slices into t.attrs are taken only now that it stopped growing.
-	for _, sp := range spans {
+	for _, sp := range t.spans {
 		a := sp.a
 		a.attrs = t.attrs[sp.start:sp.end:sp.end]
 		if sp.code < 1<<16 {

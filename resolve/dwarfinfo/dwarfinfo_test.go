@@ -68,7 +68,8 @@ func TestScopesMatchStdlib(t *testing.T) {
 
 func dumpUnit(u *lines.Unit) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "unit %s dir %s files %q rows %d\n", u.Name, u.CompDir, u.Files, len(u.Rows))
+	rows, err := u.AllRows()
+	fmt.Fprintf(&b, "unit %s dir %s files %q rows %d %v %v\n", u.Name, u.CompDir, u.Files, len(rows), err, rows)
 	var dump func(s *lines.Scope, depth int)
 	dump = func(s *lines.Scope, depth int) {
 		fmt.Fprintf(&b, "%*s%d %#x %q %q decl %d:%d call %d:%d origin %#x/%d:%d decl=%v inline=%v entry=%v:%#x ranges=%v %x high %#x\n",

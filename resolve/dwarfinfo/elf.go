@@ -222,6 +222,19 @@ func (f *File) Symbols(fn func(Symbol)) error {
 	return f.readSymbols(fn)
 }
 
+// SymbolCount returns the number of entries of the symbol table Symbols
+// walks (a capacity hint).
+func (f *File) SymbolCount() int {
+	for _, want := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		for _, s := range f.ELF.Sections {
+			if s.Type == want && s.Entsize > 0 {
+				return int(s.Size / s.Entsize)
+			}
+		}
+	}
+	return 0
+}
+
 func (f *File) readSymbols(fn func(Symbol)) error {
 	var sec *elf.Section
 	for _, want := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {

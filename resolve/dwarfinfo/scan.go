@@ -140,9 +140,22 @@ func ExactName(name string) NameMatcher {
 // GNU C nested function definitions (subprograms inside subprograms) are
 // not searched; the kernel has none.
 func (f *File) FindFuncs(match NameMatcher, firstUnitOnly bool) ([]FuncRef, error) {
+	var out []FuncRef
+	err := f.EachFuncs(match, func(refs []FuncRef) (bool, error) {
+		out = append(out, refs...)
+		return firstUnitOnly, nil
+	})
+	return out, err
+}
+
+// EachFuncs is the streaming form of FindFuncs: fn receives the matches of
+// each unit that has some, in unit order, while later units are still being
+// scanned in the background. fn returning stop (or an error) ends the walk
+// early; the error is returned.
+func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, err error)) error {
 	units, err := f.unitHeaders()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 8 {
@@ -152,14 +165,15 @@ func (f *File) FindFuncs(match NameMatcher, firstUnitOnly bool) ([]FuncRef, erro
 		workers = 1
 	}
 	var (
-		results  = make([][]FuncRef, len(units))
-		next     atomic.Int64
-		firstHit atomic.Int64
-		errMu    sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
+		results = make([][]FuncRef, len(units))
+		errs    = make([]error, len(units))
+		done    = make([]bool, len(units))
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		next    atomic.Int64
+		cancel  atomic.Bool
+		wg      sync.WaitGroup
 	)
-	firstHit.Store(int64(len(units)))
 	const batch = 16
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -167,49 +181,49 @@ func (f *File) FindFuncs(match NameMatcher, firstUnitOnly bool) ([]FuncRef, erro
 			defer wg.Done()
 			s := scanner{f: f, big: f.Order == binary.BigEndian,
 				str: f.Section(".debug_str"), lineStr: f.Section(".debug_line_str"), strOffs: f.Section(".debug_str_offsets")}
-			for {
+			for !cancel.Load() {
 				start := int(next.Add(batch)) - batch
 				if start >= len(units) {
 					return
 				}
 				for i := start; i < start+batch && i < len(units); i++ {
-					if firstUnitOnly && int64(i) > firstHit.Load() {
-						return
+					var refs []FuncRef
+					var err error
+					if !cancel.Load() {
+						refs, err = s.scanUnit(i, &units[i], match)
 					}
-					refs, err := s.scanUnit(i, &units[i], match)
-					if err != nil {
-						errMu.Lock()
-						if firstErr == nil {
-							firstErr = err
-						}
-						errMu.Unlock()
-						return
-					}
-					results[i] = refs
-					if len(refs) > 0 && firstUnitOnly {
-						for {
-							cur := firstHit.Load()
-							if int64(i) >= cur || firstHit.CompareAndSwap(cur, int64(i)) {
-								break
-							}
-						}
-					}
+					mu.Lock()
+					results[i], errs[i], done[i] = refs, err, true
+					cond.Broadcast()
+					mu.Unlock()
 				}
 			}
 		}()
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	var out []FuncRef
-	for _, r := range results {
-		out = append(out, r...)
-		if firstUnitOnly && len(out) > 0 {
-			break
+	defer func() {
+		cancel.Store(true)
+		wg.Wait()
+	}()
+	for i := range units {
+		mu.Lock()
+		for !done[i] {
+			cond.Wait()
+		}
+		refs, err := results[i], errs[i]
+		results[i] = nil
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if len(refs) == 0 {
+			continue
+		}
+		stop, err := fn(refs)
+		if err != nil || stop {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // scanner decodes just enough of each DIE to find subprogram definitions.

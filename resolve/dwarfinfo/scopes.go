@@ -98,13 +98,21 @@ func (f *File) decodeScopes(idx int, u *unitHeader) (*CU, error) {
 	lu := &lines.Unit{Offset: u.off + uint64(cuPos), Name: ua.name, CompDir: ua.compDir}
 	cu.Lines = lu
 	if ua.hasStmt {
-		t, err := lines.ReadTable(lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
-			LineStr: f.Section(".debug_line_str"), Order: f.Order}, ua.stmtList, ua.compDir, int(u.addrSize))
+		secs := lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
+			LineStr: f.Section(".debug_line_str"), Order: f.Order}
+		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.addrSize))
 		if err != nil {
 			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
 		}
-		lu.Files, lu.Rows = t.Files, t.Rows
-		lines.SortRows(lu.Rows)
+		lu.Files = files
+		stmt, compDir, addrSize, name := ua.stmtList, ua.compDir, int(u.addrSize), ua.name
+		lu.LoadRows = func() ([]lines.Row, error) {
+			t, err := lines.ReadTable(secs, stmt, compDir, addrSize)
+			if err != nil {
+				return nil, fmt.Errorf("%s: unit %s: %w", f.Path, name, err)
+			}
+			return t.Rows, nil
+		}
 	}
 	if !cuAbbrev.children {
 		return cu, nil

@@ -15,7 +15,7 @@ import (
 
 // PerfELF is the kernel image the differential test gives to `perf probe -k`.
 // The environment variable GPROBE_SPEC_ELF overrides it.
-var PerfELF = "/tmp/exp/k.elf"
+var PerfELF = "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf"
 
 func perfSetup(t *testing.T) (perf, elf string) {
 	t.Helper()
@@ -25,6 +25,9 @@ func perfSetup(t *testing.T) (perf, elf string) {
 	}
 	perf, err := exec.LookPath("perf")
 	if err != nil {
+		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
+			t.Fatal("perf not on PATH (run scripts/provision.sh)")
+		}
 		t.Skip("perf not on PATH")
 	}
 	if _, err := os.Stat(elf); err != nil {
