@@ -107,3 +107,21 @@ func TestNoKernelDebuginfo(t *testing.T) {
 		t.Errorf("without -k and without debuginfo: %s", r)
 	}
 }
+
+// FuzzDefinitionAndLine runs arbitrary -D and -L arguments through the
+// whole resolver on a fixture: any input gets an answer or an error, never
+// a panic (run() reports a panic as status 70).
+func FuzzDefinitionAndLine(f *testing.F) {
+	for _, s := range []string{"vfs_read", "vfs_read:3", "do_sys_open%return", "fs/open.c:20", "vfs_*;*ret*",
+		"vfs_read+3", "account_io@fs/read_write.c", "x=vfs_read:1", "0x10", "%sdt_a:b", "vfs_read:-1", "fs/open.c;*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		for _, mode := range []string{"-D", "-L"} {
+			r := runGprobe("-k", fixture, "-s", fixtureDir+"/src", mode, spec)
+			if r.code == 70 {
+				t.Fatalf("%s %q: %s", mode, spec, r)
+			}
+		}
+	})
+}
