@@ -6,6 +6,8 @@
 # ratios gprobe/perf (below 1.00 means gprobe is faster or smaller).
 #
 #   scripts/bench.sh [REPEAT]        (default 5)
+#   COLD=1 scripts/bench.sh          drop the page cache before every run
+#                                    (root), so both read the vmlinux from disk
 #
 # Needs scripts/provision.sh to have run (perf, the vmlinux and source).
 set -euo pipefail
@@ -38,6 +40,7 @@ measure() {
 	local times=() rss=0 out tf
 	tf=$(mktemp)
 	for _ in $(seq "$REPEAT"); do
+		if [ "${COLD:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi
 		/usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>&1 || true
 		out=$(tail -n 1 "$tf")
 		times+=("${out% *}")

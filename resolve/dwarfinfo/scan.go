@@ -173,8 +173,12 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 		next    atomic.Int64
 		cancel  atomic.Bool
 		wg      sync.WaitGroup
+		// consumed is the next unit fn will see; workers stay at most
+		// window units ahead of it, so a walk that stops early has not
+		// read (from disk, when the cache is cold) much more than it used.
+		consumed int
 	)
-	const batch = 16
+	const batch, window = 16, 64
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -186,6 +190,11 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 				if start >= len(units) {
 					return
 				}
+				mu.Lock()
+				for start > consumed+window && !cancel.Load() {
+					cond.Wait()
+				}
+				mu.Unlock()
 				for i := start; i < start+batch && i < len(units); i++ {
 					var refs []FuncRef
 					var err error
@@ -202,6 +211,9 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 	}
 	defer func() {
 		cancel.Store(true)
+		mu.Lock()
+		cond.Broadcast()
+		mu.Unlock()
 		wg.Wait()
 	}()
 	for i := range units {
@@ -211,6 +223,8 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 		}
 		refs, err := results[i], errs[i]
 		results[i] = nil
+		consumed = i + 1
+		cond.Broadcast()
 		mu.Unlock()
 		if err != nil {
 			return err
