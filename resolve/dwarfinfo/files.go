@@ -66,28 +66,10 @@ func (s *scanner) unitDIE(u *unitHeader) (unitAttrs, bool, error) {
 	if a == nil {
 		return ua, false, nil
 	}
-	for _, sp := range a.attrs {
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(r.uleb())
-			sp.form = form
-		}
-		v := s.value(&r, sp)
-		switch sp.attr {
-		case atName:
-			ua.name = string(s.strBytes(form, v))
-		case atCompDir:
-			ua.compDir = string(s.strBytes(form, v))
-		case atStmtList:
-			ua.stmtList, ua.hasStmt = v, true
-		case atStrOffsetsBase:
-			s.strOffBase = v
-		}
-	}
+	ua, _, _ = s.unitAttributes(&r, a)
 	if r.bad {
 		return ua, false, s.bad(r.pos, "truncated unit DIE")
 	}
-	// Names read through strx before str_offsets_base was seen.
 	return ua, true, nil
 }
 

@@ -7,6 +7,48 @@ import (
 	"github.com/gprobe/gprobe/lines"
 )
 
+// unitAttributes reads a unit DIE's attributes. Strings are resolved
+// after all attributes are read, because DW_AT_str_offsets_base may follow
+// a DW_FORM_strx name. DW_AT_low_pc is returned raw (form, value): an
+// addrx index can be resolved only once DW_AT_addr_base is known.
+func (s *scanner) unitAttributes(r *reader, a *abbrev) (ua unitAttrs, lowForm uint32, lowVal uint64) {
+	var nameForm, dirForm uint32
+	var nameVal, dirVal uint64
+	for _, sp := range a.attrs {
+		form := sp.form
+		if form == formIndirect {
+			form = uint32(r.uleb())
+			sp.form = form
+		}
+		v := s.value(r, sp)
+		switch sp.attr {
+		case atName:
+			nameForm, nameVal = form, v
+		case atCompDir:
+			dirForm, dirVal = form, v
+		case atStmtList:
+			ua.stmtList, ua.hasStmt = v, true
+		case atLowPC:
+			lowForm, lowVal = form, v
+		case atStrOffsetsBase:
+			s.strOffBase = v
+		case atAddrBase:
+			ua.addrBase = v
+		case atRnglistsBase:
+			ua.rnglistsBase = v
+		case atLanguage:
+			ua.language = int64(v)
+		}
+	}
+	if nameForm != 0 {
+		ua.name = string(s.strBytes(nameForm, nameVal))
+	}
+	if dirForm != 0 {
+		ua.compDir = string(s.strBytes(dirForm, dirVal))
+	}
+	return ua, lowForm, lowVal
+}
+
 // unitAttrs are the unit DIE attributes the scope decoder needs.
 type unitAttrs struct {
 	name, compDir          string
@@ -58,35 +100,7 @@ func (f *File) decodeScopes(idx int, u *unitHeader) (*CU, error) {
 	if code == 0 || cuAbbrev == nil {
 		return nil, s.bad(r.pos, "missing unit DIE")
 	}
-	var ua unitAttrs
-	var lowForm uint32
-	var lowVal uint64
-	for _, sp := range cuAbbrev.attrs {
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(r.uleb())
-			sp.form = form
-		}
-		v := s.value(&r, sp)
-		switch sp.attr {
-		case atName:
-			ua.name = string(s.strBytes(form, v))
-		case atCompDir:
-			ua.compDir = string(s.strBytes(form, v))
-		case atStmtList:
-			ua.stmtList, ua.hasStmt = v, true
-		case atLowPC:
-			lowForm, lowVal = form, v
-		case atStrOffsetsBase:
-			s.strOffBase = v
-		case atAddrBase:
-			ua.addrBase = v
-		case atRnglistsBase:
-			ua.rnglistsBase = v
-		case atLanguage:
-			ua.language = int64(v)
-		}
-	}
+	ua, lowForm, lowVal := s.unitAttributes(&r, cuAbbrev)
 	if r.bad {
 		return nil, s.bad(r.pos, "truncated unit DIE")
 	}
