@@ -212,4 +212,3 @@ func (f *File) scopeFromEntry(d *dwarf.Data, cu *CU, e *dwarf.Entry, kind lines.
 	}
 	return s
 }
-
