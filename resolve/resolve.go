@@ -815,7 +815,7 @@ func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) 
 				base = tp.realname
 			}
 		}
-		ev, err := newEventName(base, tp.retprobe && pp.Event == "", used)
+		ev, err := newEventName(base, tp.retprobe, used)
 		if err != nil {
 			return nil, err
 		}
