@@ -368,6 +368,15 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	return exitOK
 }
 
+// optionHelp is the help perf prints after the usage block for the option
+// whose value failed to parse.
+var optionHelp = map[string]string{
+	"-D": "    -D, --definition <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
+		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
+	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
+		"                          Show source code lines.\n",
+}
+
 func (a *app) parseFailed(err error, option string) int {
 	var se *spec.SyntaxError
 	if errors.As(err, &se) && se.Perf != "" {
@@ -377,6 +386,9 @@ func (a *app) parseFailed(err error, option string) int {
 	}
 	fmt.Fprintln(a.stderr)
 	fmt.Fprint(a.stderr, usageText)
+	if h, ok := optionHelp[option]; ok {
+		fmt.Fprint(a.stderr, "\n"+h)
+	}
 	return exitUsage
 }
 
