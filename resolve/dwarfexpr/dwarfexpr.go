@@ -1,0 +1,528 @@
+// Package dwarfexpr translates a DWARF location expression, valid at one probe
+// address, into a kprobe fetch argument, the way perf 6.1's probe-finder.c
+// convert_variable_location() does.
+//
+// This is a translator, not an evaluator. Like perf, it decodes the whole
+// expression (as libdw's __libdw_intern_expression does, so a malformed
+// expression is rejected) but looks only at the FIRST operation:
+//
+//	DW_OP_addr A          → @SYM           (address; the caller names SYM — perf uses the DIE's name)
+//	DW_OP_fbreg N         → frame base reg + (fb offset + N), address
+//	DW_OP_breg0..31 N     → +N(%reg), address
+//	DW_OP_bregx R N       → +N(%reg), address
+//	DW_OP_reg0..31        → %reg, value
+//	DW_OP_regx R          → %reg, value
+//	anything else         → "Sorry, we don't support this variable location yet."
+//
+// The caller handles what perf decides before the expression: DW_AT_external
+// ([StaticVar], "@name" whatever the location says), DW_AT_const_value
+// ([ConstValue], "\N"), selecting the location-list entry for the address
+// (perf retries later addresses up to high_pc for a formal parameter probed
+// at the function's entry pc), and resolving DW_OP_call_frame_cfa frame
+// bases through CFI ([ParseFrameBase]).
+//
+// Operations after the first are ignored, exactly as perf ignores them, so
+// "DW_OP_breg5 0; DW_OP_stack_value" gives +0(%di) and
+// "DW_OP_reg5; DW_OP_piece 4; ..." gives %di. [Location.Ops] tells the caller
+// how many operations there were.
+package dwarfexpr
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/emit/probe"
+)
+
+// Sentinel errors. Their text is perf's.
+var (
+	// ErrUnsupported: perf's -ENOTSUP from convert_variable_location, which
+	// convert_variable prints as this message.
+	ErrUnsupported = errors.New("Sorry, we don't support this variable location yet.")
+	// ErrOptimizedOut: perf's -ENOENT (no location at the address, an empty
+	// expression, or one libdw refuses to parse). perf prints
+	// [NotFoundMessage] with the variable's name.
+	ErrOptimizedOut = errors.New("Failed to find the location of the variable at this address.")
+	// ErrMalformed marks an expression libdw would refuse to decode
+	// (truncated operand, unknown opcode). Such errors also match
+	// ErrOptimizedOut, which is how perf ends up reporting them.
+	ErrMalformed = errors.New("malformed DWARF expression")
+)
+
+// NotFoundMessage is perf's print_var_not_found() text for varname.
+func NotFoundMessage(varname string) string {
+	return fmt.Sprintf("Failed to find the location of the '%s' variable at this address.\n"+
+		" Perhaps it has been optimized out.\n"+
+		" Use -V with the --range option to show '%s' location range.", varname, varname)
+}
+
+// UnsupportedError is a location perf does not support. Error() is always
+// perf's user-visible message; Detail is perf's pr_debug line for it.
+type UnsupportedError struct {
+	Op     byte   // the first operation's opcode (or the frame base's)
+	Detail string // e.g. "DW_OP a3 is not supported."
+}
+
+func (e *UnsupportedError) Error() string { return ErrUnsupported.Error() }
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// RegisterError is a register number with no kprobe name on the arch. perf
+// prints this text as a warning and then ErrUnsupported's message; the error
+// matches both ErrUnsupported and disasm.ErrUnknownRegister.
+type RegisterError struct {
+	Reg uint32
+	Err error // from disasm.KprobeRegister
+}
+
+func (e *RegisterError) Error() string   { return e.Err.Error() }
+func (e *RegisterError) Unwrap() []error { return []error{e.Err, ErrUnsupported} }
+
+// MalformedError is an expression libdw would refuse to parse.
+type MalformedError struct {
+	Off    int // byte offset of the offending operation
+	Op     byte
+	Reason string
+}
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("malformed DWARF expression: %s at offset %d (opcode 0x%02x)", e.Reason, e.Off, e.Op)
+}
+func (e *MalformedError) Unwrap() []error { return []error{ErrMalformed, ErrOptimizedOut} }
+
+// Frame base kinds.
+const (
+	// FrameBaseNone: no usable DW_AT_frame_base at the address (absent,
+	// empty, undefined CFA, or a first operation perf cannot use). fbreg
+	// then fails with ErrUnsupported, as perf does with fb_ops == NULL.
+	FrameBaseNone = iota
+	// FrameBaseReg: DW_OP_regN/DW_OP_bregN/regx/bregx: register + offset
+	// (offset 0 for the regN forms).
+	FrameBaseReg
+	// FrameBaseCFA: DW_OP_call_frame_cfa, resolved by the caller through
+	// CFI to register + offset (libdw's dwarf_frame_cfa gives
+	// DW_OP_bregx reg off for a def_cfa rule).
+	FrameBaseCFA
+)
+
+// FrameBase describes DW_AT_frame_base at the probe address.
+type FrameBase struct {
+	Kind   int
+	Reg    int
+	Offset int64
+}
+
+// Location is the translation of one expression.
+type Location struct {
+	Fetch probe.Fetch // probe.Reg("di"), probe.Mem{Off: -16, Inner: probe.Reg("bp")}, probe.Symbol{}
+	// IsAddress: the expression yields the variable's address (fbreg, breg,
+	// bregx, addr); callers add a dereference level (perf: ref = true).
+	// For the register forms Fetch is then a probe.Mem; for DW_OP_addr it
+	// is a probe.Symbol.
+	IsAddress bool
+	// Symbol is the name for DW_OP_addr, empty until the caller calls
+	// SetSymbol (perf uses the variable DIE's own name: "@name").
+	Symbol string
+	Addr   uint64 // DW_OP_addr operand
+	Op     byte   // first opcode
+	Ops    int    // number of operations in the expression; perf ignores all but the first
+}
+
+// SetSymbol names a DW_OP_addr location: Symbol and Fetch become "@name".
+func (l *Location) SetSymbol(name string) {
+	l.Symbol = name
+	if _, ok := l.Fetch.(probe.Symbol); ok {
+		l.Fetch = probe.Symbol{Name: name}
+	}
+}
+
+// StaticVar is perf's translation of a variable with DW_AT_external, which
+// convert_variable_location checks before looking at DW_AT_location at all:
+// "@name" (address class; perf prints "@name+0" once the caller's deref level
+// is folded in).
+func StaticVar(name string) *Location {
+	return &Location{Fetch: probe.Symbol{Name: name}, IsAddress: true, Symbol: name, Op: opAddr}
+}
+
+// ConstValue is perf's translation of DW_AT_const_value (checked before
+// DW_AT_location, only when the kernel supports immediates): "\N".
+func ConstValue(v int64) *Location {
+	return &Location{Fetch: probe.Imm(v)}
+}
+
+// Format renders the fetch part ("%di", "-16(%bp)", "@sym").
+func Format(l *Location) string {
+	if l == nil || l.Fetch == nil {
+		return ""
+	}
+	return l.Fetch.String()
+}
+
+// DWARF opcodes used here (DWARF 5 + GNU extensions that libdw decodes).
+const (
+	opAddr              = 0x03
+	opDeref             = 0x06
+	opConst1u           = 0x08
+	opConst1s           = 0x09
+	opConst2u           = 0x0a
+	opConst2s           = 0x0b
+	opConst4u           = 0x0c
+	opConst4s           = 0x0d
+	opConst8u           = 0x0e
+	opConst8s           = 0x0f
+	opConstu            = 0x10
+	opConsts            = 0x11
+	opDup               = 0x12
+	opPick              = 0x15
+	opPlusUconst        = 0x23
+	opBra               = 0x28
+	opNe                = 0x2e
+	opSkip              = 0x2f
+	opLit0              = 0x30
+	opReg0              = 0x50
+	opReg31             = 0x6f
+	opBreg0             = 0x70
+	opBreg31            = 0x8f
+	opRegx              = 0x90
+	opFbreg             = 0x91
+	opBregx             = 0x92
+	opPiece             = 0x93
+	opDerefSize         = 0x94
+	opXderefSize        = 0x95
+	opNop               = 0x96
+	opPushObjectAddress = 0x97
+	opCall2             = 0x98
+	opCall4             = 0x99
+	opCallRef           = 0x9a
+	opFormTLSAddress    = 0x9b
+	opCallFrameCFA      = 0x9c
+	opBitPiece          = 0x9d
+	opImplicitValue     = 0x9e
+	opStackValue        = 0x9f
+	opImplicitPointer   = 0xa0
+	opAddrx             = 0xa1
+	opConstx            = 0xa2
+	opEntryValue        = 0xa3
+	opConstType         = 0xa4
+	opRegvalType        = 0xa5
+	opDerefType         = 0xa6
+	opXderefType        = 0xa7
+	opConvert           = 0xa8
+	opReinterpret       = 0xa9
+	opGNUPushTLSAddress = 0xe0
+	opGNUUninit         = 0xf0
+	opGNUImplicitPtr    = 0xf2
+	opGNUEntryValue     = 0xf3
+	opGNUConstType      = 0xf4
+	opGNURegvalType     = 0xf5
+	opGNUDerefType      = 0xf6
+	opGNUConvert        = 0xf7
+	opGNUReinterpret    = 0xf9
+	opGNUParameterRef   = 0xfa
+	opGNUAddrIndex      = 0xfb
+	opGNUConstIndex     = 0xfc
+	opGNUVariableValue  = 0xfd
+)
+
+// Op is one decoded operation (libdw's Dwarf_Op).
+type Op struct {
+	Atom    byte
+	Number  uint64
+	Number2 uint64
+	Offset  int // byte offset in the expression
+}
+
+// RefSize is the size of DW_FORM_ref_addr-style operands
+// (DW_OP_call_ref, DW_OP_implicit_pointer): 32-bit DWARF is assumed.
+const RefSize = 4
+
+// Decode splits expr into operations with libdw's rules. addrSize is the CU
+// address size (4 or 8) used by DW_OP_addr.
+func Decode(expr []byte, addrSize int) ([]Op, error) {
+	var ops []Op
+	d := decoder{b: expr}
+	for d.p < len(expr) {
+		start := d.p
+		atom := expr[d.p]
+		d.p++
+		o := Op{Atom: atom, Offset: start}
+		bad := func(reason string) error {
+			return &MalformedError{Off: start, Op: atom, Reason: reason}
+		}
+		var ok = true
+		switch {
+		case atom == opAddr:
+			if addrSize != 4 && addrSize != 8 {
+				return nil, bad(fmt.Sprintf("address size %d", addrSize))
+			}
+			o.Number, ok = d.fixed(addrSize)
+		case atom == opCallRef || atom == opGNUVariableValue:
+			o.Number, ok = d.fixed(RefSize)
+		case atom == opDeref || (atom >= opDup && atom <= 0x14) || // dup drop over
+			(atom >= 0x16 && atom <= 0x22) || // swap rot xderef abs and div minus mod mul neg not or plus
+			(atom >= 0x24 && atom <= 0x27) || // shl shr shra xor
+			(atom >= 0x29 && atom <= opNe) || // eq ge gt le lt ne
+			(atom >= opLit0 && atom <= opReg31) ||
+			atom == opNop || atom == opPushObjectAddress || atom == opCallFrameCFA ||
+			atom == opFormTLSAddress || atom == opGNUPushTLSAddress ||
+			atom == opStackValue || atom == opGNUUninit:
+			// no operand
+		case atom == opConst1u || atom == opPick || atom == opDerefSize || atom == opXderefSize:
+			o.Number, ok = d.fixed(1)
+		case atom == opConst1s:
+			var v uint64
+			v, ok = d.fixed(1)
+			o.Number = uint64(int64(int8(v)))
+		case atom == opConst2u:
+			o.Number, ok = d.fixed(2)
+		case atom == opConst2s || atom == opSkip || atom == opBra || atom == opCall2:
+			var v uint64
+			v, ok = d.fixed(2)
+			o.Number = uint64(int64(int16(v)))
+		case atom == opConst4u:
+			o.Number, ok = d.fixed(4)
+		case atom == opConst4s || atom == opCall4 || atom == opGNUParameterRef:
+			var v uint64
+			v, ok = d.fixed(4)
+			o.Number = uint64(int64(int32(v)))
+		case atom == opConst8u || atom == opConst8s:
+			o.Number, ok = d.fixed(8)
+		case atom == opConstu || atom == opPlusUconst || atom == opRegx || atom == opPiece ||
+			atom == opConvert || atom == opGNUConvert || atom == opReinterpret ||
+			atom == opGNUReinterpret || atom == opAddrx || atom == opGNUAddrIndex ||
+			atom == opConstx || atom == opGNUConstIndex:
+			o.Number, ok = d.uleb()
+		case atom == opConsts || (atom >= opBreg0 && atom <= opBreg31) || atom == opFbreg:
+			var v int64
+			v, ok = d.sleb()
+			o.Number = uint64(v)
+		case atom == opBregx:
+			o.Number, ok = d.uleb()
+			if ok {
+				var v int64
+				v, ok = d.sleb()
+				o.Number2 = uint64(v)
+			}
+		case atom == opBitPiece || atom == opRegvalType || atom == opGNURegvalType:
+			o.Number, ok = d.uleb()
+			if ok {
+				o.Number2, ok = d.uleb()
+			}
+		case atom == opImplicitValue || atom == opEntryValue || atom == opGNUEntryValue:
+			o.Number, ok = d.uleb()
+			if ok {
+				ok = d.skip(o.Number)
+			}
+		case atom == opImplicitPointer || atom == opGNUImplicitPtr:
+			o.Number, ok = d.fixed(RefSize)
+			if ok {
+				var v int64
+				v, ok = d.sleb()
+				o.Number2 = uint64(v)
+			}
+		case atom == opDerefType || atom == opGNUDerefType || atom == opXderefType:
+			o.Number, ok = d.fixed(1)
+			if ok {
+				o.Number2, ok = d.uleb()
+			}
+		case atom == opConstType || atom == opGNUConstType:
+			o.Number, ok = d.uleb()
+			if ok {
+				var n uint64
+				n, ok = d.fixed(1)
+				if ok {
+					ok = d.skip(n)
+				}
+			}
+		default:
+			return nil, bad("unknown opcode")
+		}
+		if !ok {
+			return nil, bad("truncated operand")
+		}
+		ops = append(ops, o)
+	}
+	return ops, nil
+}
+
+type decoder struct {
+	b []byte
+	p int
+}
+
+func (d *decoder) fixed(n int) (uint64, bool) {
+	if len(d.b)-d.p < n {
+		return 0, false
+	}
+	var v uint64
+	switch n {
+	case 1:
+		v = uint64(d.b[d.p])
+	case 2:
+		v = uint64(binary.LittleEndian.Uint16(d.b[d.p:]))
+	case 4:
+		v = uint64(binary.LittleEndian.Uint32(d.b[d.p:]))
+	case 8:
+		v = binary.LittleEndian.Uint64(d.b[d.p:])
+	}
+	d.p += n
+	return v, true
+}
+
+func (d *decoder) skip(n uint64) bool {
+	if uint64(len(d.b)-d.p) < n {
+		return false
+	}
+	d.p += int(n)
+	return true
+}
+
+// uleb decodes like libdw's __libdw_get_uleb128: at least one byte must be
+// present; at most 10 bytes are read; an unterminated number is UINT64_MAX.
+func (d *decoder) uleb() (uint64, bool) {
+	if d.p >= len(d.b) {
+		return 0, false
+	}
+	max := min(10, len(d.b)-d.p)
+	var acc uint64
+	for i := 0; i < max; i++ {
+		c := d.b[d.p]
+		d.p++
+		acc |= uint64(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			return acc, true
+		}
+	}
+	return math.MaxUint64, true
+}
+
+// sleb decodes like libdw's __libdw_get_sleb128: at most 9 bytes; an
+// unterminated number is INT64_MAX.
+func (d *decoder) sleb() (int64, bool) {
+	if d.p >= len(d.b) {
+		return 0, false
+	}
+	max := min(9, len(d.b)-d.p)
+	var acc int64
+	for i := 0; i < max; i++ {
+		c := d.b[d.p]
+		d.p++
+		if c&0x80 == 0 {
+			s := int64(int8(c<<1)) >> 1 // 7-bit signed field
+			acc |= s * (int64(1) << (7 * i))
+			return acc, true
+		}
+		acc |= int64(c&0x7f) << (7 * i)
+	}
+	return math.MaxInt64, true
+}
+
+// ParseFrameBase turns a DW_AT_frame_base expression (already selected for
+// the probe address) into a FrameBase the way perf's call_probe_finder keeps
+// fb_ops. A single DW_OP_call_frame_cfa gives Kind FrameBaseCFA with needCFA
+// set: the caller resolves the CFA through CFI and fills Reg/Offset (or
+// uses FrameBaseNone when CFI has no rule). Anything perf cannot base an
+// fbreg on gives FrameBaseNone.
+func ParseFrameBase(expr []byte, addrSize int) (fb FrameBase, needCFA bool, err error) {
+	ops, err := Decode(expr, addrSize)
+	if err != nil {
+		return FrameBase{}, false, err
+	}
+	if len(ops) == 0 {
+		return FrameBase{}, false, nil
+	}
+	o := ops[0]
+	switch {
+	case o.Atom >= opReg0 && o.Atom <= opReg31:
+		return FrameBase{Kind: FrameBaseReg, Reg: int(o.Atom - opReg0)}, false, nil
+	case o.Atom >= opBreg0 && o.Atom <= opBreg31:
+		return FrameBase{Kind: FrameBaseReg, Reg: int(o.Atom - opBreg0), Offset: int64(o.Number)}, false, nil
+	case o.Atom == opRegx:
+		return FrameBase{Kind: FrameBaseReg, Reg: int(uint32(o.Number))}, false, nil
+	case o.Atom == opBregx:
+		return FrameBase{Kind: FrameBaseReg, Reg: int(uint32(o.Number)), Offset: int64(o.Number2)}, false, nil
+	case o.Atom == opCallFrameCFA && len(ops) == 1:
+		return FrameBase{Kind: FrameBaseCFA}, true, nil
+	}
+	return FrameBase{}, false, nil
+}
+
+// Translate converts expr, the location expression of a variable at the probe
+// address, into a fetch argument for arch. fb is the function's frame base at
+// that address; addrSize is the CU address size.
+//
+// Result: (loc, nil) or (nil, err) where err matches ErrUnsupported,
+// ErrOptimizedOut (and ErrMalformed), or is an arch error from disasm.
+func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Location, error) {
+	ops, err := Decode(expr, addrSize)
+	if err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		// perf: nops == 0 → -ENOENT.
+		return nil, ErrOptimizedOut
+	}
+	o := ops[0]
+	loc := &Location{Op: o.Atom, Ops: len(ops)}
+	if o.Atom == opAddr {
+		loc.IsAddress = true
+		loc.Addr = o.Number
+		loc.Fetch = probe.Symbol{}
+		return loc, nil
+	}
+
+	var (
+		offs int64
+		ref  bool
+		regn uint32
+	)
+	atom, num, num2 := o.Atom, o.Number, o.Number2
+	if atom == opFbreg {
+		ref = true
+		offs = int64(num)
+		switch fb.Kind {
+		case FrameBaseReg, FrameBaseCFA:
+			// libdw hands perf DW_OP_bregx reg off (CFA) or the frame
+			// base's own breg/reg op; a reg op with offset 0 behaves the
+			// same since ref is already set.
+			atom, num, num2 = opBregx, uint64(fb.Reg), uint64(fb.Offset)
+			if fb.Reg < 0 {
+				return nil, &UnsupportedError{Op: opFbreg, Detail: "frame base register unknown"}
+			}
+		default:
+			return nil, &UnsupportedError{Op: opFbreg, Detail: "no frame base"}
+		}
+	}
+	switch {
+	case atom >= opBreg0 && atom <= opBreg31:
+		regn = uint32(atom - opBreg0)
+		offs += int64(num)
+		ref = true
+	case atom >= opReg0 && atom <= opReg31:
+		regn = uint32(atom - opReg0)
+	case atom == opBregx:
+		regn = uint32(num)
+		offs += int64(num2)
+		ref = true
+	case atom == opRegx:
+		regn = uint32(num)
+	default:
+		return nil, &UnsupportedError{Op: atom, Detail: fmt.Sprintf("DW_OP %x is not supported.", atom)}
+	}
+	name, err := disasm.KprobeRegister(arch, int(regn))
+	if err != nil {
+		if errors.Is(err, disasm.ErrUnknownRegister) {
+			return nil, &RegisterError{Reg: regn, Err: err}
+		}
+		return nil, err
+	}
+	if ref {
+		loc.IsAddress = true
+		loc.Fetch = probe.Mem{Off: offs, Inner: probe.Reg(name)}
+	} else {
+		loc.Fetch = probe.Reg(name)
+	}
+	return loc, nil
+}
