@@ -283,6 +283,9 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
 	}
 	var addr uint64
 	for _, s := range m.syms {
+		if !s.exec {
+			continue // perf looks in the kernel text map
+		}
 		n := s.raw
 		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
 			n = n[:i]
@@ -675,13 +678,14 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 		return nil, err
 	}
 	cut := !strings.Contains(pp.Function, "@")
-	var matched []symbol
-	if lines.IsGlob(pp.Function) || strings.Contains(pp.Function, "\\") {
-		matched = m.byName(func(n []byte) bool { return lines.GlobMatch(string(n), pp.Function) }, cut)
-	} else {
+	// The kernel's symbol map holds only text; a user binary's holds data
+	// objects too (perf then skips them as non-functions).
+	match := func(n []byte) bool { return lines.GlobMatch(string(n), pp.Function) }
+	if !lines.IsGlob(pp.Function) && !strings.Contains(pp.Function, "\\") {
 		want := []byte(pp.Function)
-		matched = m.byName(func(n []byte) bool { return bytes.Equal(n, want) }, cut)
+		match = func(n []byte) bool { return bytes.Equal(n, want) }
 	}
+	matched := m.byName(match, cut, !r.user)
 	target := "kernel"
 	if r.user {
 		target = r.f.Path
@@ -707,19 +711,17 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 	}
 	var tps []tracePoint
 	seen := map[uint64]bool{}
-	skipped := 0
 	for _, s := range matched {
 		if s.typ != elf.STT_FUNC || seen[s.start] {
 			continue
 		}
 		seen[s.start] = true
-		if textHi != 0 && (s.start+pp.Offset <= textLo || textHi < s.start+pp.Offset) {
-			r.opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", s.name()))
-			skipped++
-			continue
-		}
 		if pp.Offset > s.end-s.start {
 			return nil, errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, s.name())
+		}
+		if textHi != 0 && (s.start+pp.Offset <= textLo || textHi < s.start+pp.Offset) {
+			r.opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", s.name()))
+			continue
 		}
 		tp := tracePoint{addr: s.start + pp.Offset, symbol: s.name(), offset: pp.Offset,
 			realname: s.name(), retprobe: pp.Return}
@@ -729,7 +731,9 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 		tps = append(tps, tp)
 	}
 	if len(tps) == 0 {
-		return nil, errorf(ErrNotFound, "Probe point '%s' not found.", pp.String())
+		// perf fails silently when every match was skipped or none was a
+		// function symbol.
+		return nil, errorf(ErrNotFound, "")
 	}
 	return tps, nil
 }

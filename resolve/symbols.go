@@ -137,10 +137,13 @@ func (m *symbolMap) find(addr uint64) (symbol, bool) {
 
 // byName lists the symbols whose name, with any @VERSION cut off unless
 // the pattern has one, matches (perf's find_probe_functions), in address
-// order.
-func (m *symbolMap) byName(match func([]byte) bool, cutVersion bool) []symbol {
+// order; textOnly keeps only symbols of executable sections.
+func (m *symbolMap) byName(match func([]byte) bool, cutVersion, textOnly bool) []symbol {
 	var out []symbol
 	for _, s := range m.syms {
+		if textOnly && !s.exec {
+			continue
+		}
 		n := s.raw
 		if cutVersion {
 			if i := bytes.IndexByte(n, '@'); i >= 0 {

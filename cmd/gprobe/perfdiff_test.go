@@ -417,6 +417,7 @@ func TestPerfDiffFixtures(t *testing.T) {
 				{"-L"}, {"-D", "vfs_read", "-L", "vfs_read"}, {"-L", "vfs_read", "-F"},
 				{"-D", "myev=vfs_read"}, {"-D", "grp:ev=vfs_read:3"}, {"-D", "x=vfs_read%return"}, {"-D", "g:e=fs/open.c:20"},
 				{"-D", `e\:x=vfs_read`}, {"-D", "vfs_read@read_write.c;*ret*"}, {"-D", "account_io@fs/namei.c"},
+				{"-D", "jiffies"}, {"-D", "init_task%return"}, {"-D", "init_task+0"},
 				{"-D", "vfs_*"}, {"-D", "*open*"}, {"-D", "ksys_[rw]*:2"}, {"-D", "vfs_*%return"}, {"-L", "vfs_*"},
 			}...)
 			c.checkAll(base, specs)
