@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -465,6 +466,7 @@ func isTerminal(w io.Writer) bool {
 // advertises in tracefs README, as perf does.
 func kernelFeatures() resolve.Features {
 	var f resolve.Features
+	mountTracefs()
 	for _, p := range []string{"/sys/kernel/tracing/README", "/sys/kernel/debug/tracing/README"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -538,4 +540,18 @@ func boolean(c *cli.Context, name string) bool {
 		}
 	}
 	return false
+}
+
+// mountTracefs mounts tracefs on /sys/kernel/tracing when nothing is
+// mounted there, as perf does before it reads README (the features it
+// finds change perf's output). Failures (not root, no tracefs) are ignored:
+// the features then stay off, as in perf.
+func mountTracefs() {
+	if _, err := os.Stat("/sys/kernel/tracing/README"); err == nil {
+		return
+	}
+	if _, err := os.Stat("/sys/kernel/debug/tracing/README"); err == nil {
+		return
+	}
+	_ = syscall.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, "")
 }

@@ -1,0 +1,110 @@
+package resolve
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
+)
+
+const fixture = "../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf"
+
+func resolver(t *testing.T, opts Options) *Resolver {
+	t.Helper()
+	f, err := dwarfinfo.Open(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r, err := New(f, false, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func definitions(t *testing.T, r *Resolver, def string) ([]string, error) {
+	t.Helper()
+	p, err := spec.ParseProbe(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := r.Probes(p)
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out, err
+}
+
+// Without the kernel's multi-probe support perf gives every address of one
+// probe its own event name.
+func TestEventNamesWithoutMultiProbe(t *testing.T) {
+	for _, multi := range []bool{true, false} {
+		got, err := definitions(t, resolver(t, Options{Features: Features{MultiProbe: multi}}), "do_sys_open")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"p:probe/do_sys_open sys_openat+5", "p:probe/do_sys_open sys_open+5", "p:probe/do_sys_open do_sys_open+0"}
+		if !multi {
+			want = []string{"p:probe/do_sys_open sys_openat+5", "p:probe/do_sys_open_1 sys_open+5", "p:probe/do_sys_open_2 do_sys_open+0"}
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("multiprobe=%v:\n%s\nwant\n%s", multi, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+func TestMidInstructionRefused(t *testing.T) {
+	r := resolver(t, Options{})
+	_, err := definitions(t, r, "vfs_read+1")
+	if !errors.Is(err, ErrNotBoundary) {
+		t.Fatalf("vfs_read+1: err = %v, want ErrNotBoundary", err)
+	}
+	if !strings.Contains(err.Error(), "inside the 5-byte instruction at vfs_read+0") {
+		t.Errorf("message does not name the instruction: %v", err)
+	}
+	if got, err := definitions(t, r, "vfs_read+5"); err != nil || len(got) != 1 {
+		t.Errorf("vfs_read+5 (after the 5-byte call) = %v, %v", got, err)
+	}
+	r = resolver(t, Options{AllowMidInsn: true})
+	if got, err := definitions(t, r, "vfs_read+1"); err != nil || len(got) != 1 || got[0] != "p:probe/vfs_read vfs_read+1" {
+		t.Errorf("AllowMidInsn: %v, %v", got, err)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	for _, c := range []struct {
+		filter string
+		match  []string
+		miss   []string
+	}{
+		{"!_*", []string{"vfs_read"}, []string{"_start", "__x"}},
+		{"vfs_* | do_*", []string{"vfs_read", "do_x"}, []string{"ksys_read"}},
+		{"(sys_*|ksys_*)&!*write*", []string{"sys_read", "ksys_read"}, []string{"sys_write", "vfs_read"}},
+		{"!(a*|b*)", []string{"c"}, []string{"a", "b1"}},
+		{"x[!a]z", []string{"xbz"}, []string{"xaz"}},
+	} {
+		f, err := ParseFilter(c.filter)
+		if err != nil {
+			t.Fatalf("%q: %v", c.filter, err)
+		}
+		for _, m := range c.match {
+			if !f.Match(m) {
+				t.Errorf("%q should match %q", c.filter, m)
+			}
+		}
+		for _, m := range c.miss {
+			if f.Match(m) {
+				t.Errorf("%q should not match %q", c.filter, m)
+			}
+		}
+	}
+	for _, bad := range []string{"", "(a", "a|", "&a", "a)"} {
+		if _, err := ParseFilter(bad); err == nil {
+			t.Errorf("ParseFilter(%q) accepted", bad)
+		}
+	}
+}
