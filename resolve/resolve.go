@@ -56,6 +56,8 @@ type Features struct {
 	// KretprobeOffset: "place (kretprobe): " — return probes may be placed
 	// as _text+OFFSET.
 	KretprobeOffset bool
+	// Immediates: "\imm-value," — immediate fetch args (\123).
+	Immediates bool
 }
 
 // Options tune resolution.
@@ -137,15 +139,15 @@ func needDWARF(p *spec.Probe) bool {
 // Probes resolves one parsed probe definition into trace events, named and
 // grouped as perf names them for `perf probe -D`.
 func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
-	if len(p.Args) > 0 {
-		return nil, errorf(ErrUnsupported, "Probe arguments are not supported yet.")
+	args, err := rawArgs(p)
+	if err != nil {
+		return nil, err
 	}
 	pp := p.Point
 	if pp.IsAbs {
 		return nil, errorf(ErrUnsupported, "Absolute address probes are not supported yet.")
 	}
 	var tps []tracePoint
-	var err error
 	useSymbols := pp.Return
 	if !useSymbols {
 		if !r.f.HasDWARF() {
@@ -155,6 +157,12 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			useSymbols = true
 		} else {
 			tps, err = r.findDWARF(&pp)
+			if err == nil && len(tps) == 0 && len(p.Args) > 0 && r.opts.Features.Immediates {
+				// perf's fill_empty_trace_arg: with arguments (and kernel
+				// immediates) finding no point is an error, reported
+				// without a message and without the alternative search.
+				err = errorf(ErrNotFound, "")
+			}
 			if err == nil && len(tps) == 0 {
 				if alt, ok := r.alternative(&pp); ok {
 					tps, err = r.findDWARF(alt)
@@ -187,7 +195,37 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			}
 		}
 	}
-	return r.name(p, tps)
+	probes, err := r.name(p, tps)
+	for i := range probes {
+		probes[i].Args = args
+	}
+	return probes, err
+}
+
+// rawArgs converts arguments that are fetch expressions already (perf's
+// "raw" arguments: not a C variable name, such as %ax, $retval, $comm,
+// +0(%di), @sym, \123) into fetch args, passed through as perf does. C
+// variables and $vars/$params need the DWARF argument support of issue 3.
+func rawArgs(p *spec.Probe) ([]probe.FetchArg, error) {
+	var out []probe.FetchArg
+	for _, a := range p.Args {
+		if spec.IsCVarname(a.Var) || len(a.Fields) > 0 || a.Var == "$vars" || a.Var == "$params" {
+			return nil, errorf(ErrUnsupported, "Variable arguments (%s) are not supported yet; raw fetch arguments such as %%di, $retval or +0(%%di) are.", a.Raw)
+		}
+		if strings.HasPrefix(a.Var, "$retval") && !p.Point.Return {
+			// perf emits it; the kernel then refuses the definition.
+			return nil, errorf(ErrInvalid, "%s is only available on a return probe (FUNC%%return); the kernel rejects it on an entry probe.", a.Var)
+		}
+		fa := probe.FetchArg{Expr: probe.Raw(a.Var)}
+		if a.HasName {
+			fa.Name = a.Name
+		}
+		if a.HasType {
+			fa.Type = a.Type
+		}
+		out = append(out, fa)
+	}
+	return out, nil
 }
 
 // findDWARF is perf's debuginfo__find_probe_location.

@@ -482,6 +482,9 @@ func kernelFeatures() resolve.Features {
 			if lines.GlobMatch(line, "*place (kretprobe): *") {
 				f.KretprobeOffset = true
 			}
+			if lines.GlobMatch(line, `*\\imm-value,*`) {
+				f.Immediates = true
+			}
 		}
 		break
 	}
