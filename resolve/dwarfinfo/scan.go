@@ -396,12 +396,7 @@ func (s *scanner) skipChildren(r *reader, d *dieAttrs) error {
 
 func (s *scanner) readAttrs(r *reader, a *abbrev, d *dieAttrs) {
 	for _, sp := range a.attrs {
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(r.uleb())
-			sp.form = form
-		}
-		v := s.value(r, sp)
+		form, v := s.attrValue(r, sp)
 		switch sp.attr {
 		case atName:
 			d.nameForm, d.name = form, v
@@ -435,6 +430,15 @@ func (s *scanner) ref(form uint32, v uint64) uint64 {
 		}
 	}
 	return 0
+}
+
+// attrValue resolves DW_FORM_indirect and decodes one attribute value,
+// returning the effective form with it.
+func (s *scanner) attrValue(r *reader, sp attrSpec) (uint32, uint64) {
+	if sp.form == formIndirect {
+		sp.form = uint32(r.uleb())
+	}
+	return sp.form, s.value(r, sp)
 }
 
 // value decodes one attribute value. Strings yield their offset, index or

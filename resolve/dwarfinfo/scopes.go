@@ -15,12 +15,7 @@ func (s *scanner) unitAttributes(r *reader, a *abbrev) (ua unitAttrs, lowForm ui
 	var nameForm, dirForm uint32
 	var nameVal, dirVal uint64
 	for _, sp := range a.attrs {
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(r.uleb())
-			sp.form = form
-		}
-		v := s.value(r, sp)
+		form, v := s.attrValue(r, sp)
 		switch sp.attr {
 		case atName:
 			nameForm, nameVal = form, v
@@ -218,12 +213,7 @@ func (d *scopeDecoder) children(r *reader, parent *lines.Scope) error {
 func (d *scopeDecoder) readScope(r *reader, a *abbrev, at *scopeAttrs) {
 	s := d.s
 	for _, sp := range a.attrs {
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(r.uleb())
-			sp.form = form
-		}
-		v := s.value(r, sp)
+		form, v := s.attrValue(r, sp)
 		switch sp.attr {
 		case atName:
 			at.name = string(s.strBytes(form, v))
