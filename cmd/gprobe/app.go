@@ -174,12 +174,12 @@ func (a *app) cliApp() *cli.App {
 			{Name: "funcs", Usage: "list functions (same as -F)", ArgsUsage: "[FILTER]", Flags: targetFlags(), Action: func(c *cli.Context) error {
 				return a.set(a.showFuncs(c, c.Args().First()))
 			}},
-			{Name: "add", Usage: "add probe events to tracefs (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("add")) }},
-			{Name: "del", Usage: "delete probe events (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("del")) }},
-			{Name: "list", Usage: "list probe events (issue 4)", Action: func(*cli.Context) error { return a.set(a.notYet("list")) }},
-			{Name: "vars", Usage: "show accessible variables (issue 3)", Action: func(*cli.Context) error { return a.set(a.notYet("vars")) }},
-			{Name: "record", Usage: "record probe events into trace.out (issue 5)", Action: func(*cli.Context) error { return a.set(a.notYet("record")) }},
-			{Name: "analyze", Usage: "latency and refcount reports from a recording (issue 6)", Action: func(*cli.Context) error { return a.set(a.notYet("analyze")) }},
+			a.addCommand(),
+			a.delCommand(),
+			a.listCommand(),
+			a.varsCommand(),
+			a.recordCommand(),
+			a.analyzeCommand(),
 		},
 	}
 }
@@ -229,11 +229,11 @@ func (a *app) rootAction(c *cli.Context) error {
 	case c.IsSet("definition"):
 		return a.set(a.showDefinitions(c, c.StringSlice("definition")))
 	case c.IsSet("vars"):
-		return a.set(a.notYet("-V"))
+		return a.set(a.showVars(c, c.String("vars")))
 	case c.IsSet("funcs"):
 		return a.set(a.showFuncs(c, c.Args().First()))
 	case c.IsSet("add") || c.IsSet("del") || c.IsSet("list") || c.NArg() > 0:
-		return a.set(a.notYet("installing probes"))
+		return a.set(a.rootProbes(c))
 	}
 	cli.ShowAppHelp(c)
 	return a.set(exitUsage)
