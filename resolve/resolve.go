@@ -461,7 +461,7 @@ func topInline(s *lines.Scope, addr uint64) *lines.Scope {
 type finder struct {
 	r         *Resolver
 	pp        *spec.Point
-	args      []spec.Arg // the probe's arguments, converted at each address
+	args      []spec.Arg     // the probe's arguments, converted at each address
 	vars      *varsCollector // -V: collect variables instead of trace points
 	cu        *dwarfinfo.CU
 	tps       []tracePoint

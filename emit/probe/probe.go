@@ -147,12 +147,12 @@ func (s Stack) String() string {
 	}
 	return "$stack" + strconv.Itoa(int(s))
 }
-func (Retval) String() string { return "$retval" }
-func (Comm) String() string   { return "$comm" }
-func (a Arg) String() string  { return "$arg" + strconv.Itoa(int(a)) }
-func (i Imm) String() string  { return "\\" + strconv.FormatInt(int64(i), 10) }
+func (Retval) String() string   { return "$retval" }
+func (Comm) String() string     { return "$comm" }
+func (a Arg) String() string    { return "$arg" + strconv.Itoa(int(a)) }
+func (i Imm) String() string    { return "\\" + strconv.FormatInt(int64(i), 10) }
 func (s Symbol) String() string { return fmt.Sprintf("@%s%+d", s.Name, s.Off) }
-func (r Raw) String() string { return string(r) }
+func (r Raw) String() string    { return string(r) }
 
 func (Reg) isFetch()    {}
 func (Mem) isFetch()    {}
