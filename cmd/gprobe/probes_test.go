@@ -1,0 +1,368 @@
+package main
+
+// Tests of -a/-d/-l and add/del/list on this machine's real kernel
+// (uprobes on C programs compiled here), and differential tests against
+// perf probe 6.1 doing the same installs. Every test uses its own binary
+// name, hence its own group probe_<bin>, and removes what it created.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gprobe/gprobe/emit/tracefs"
+)
+
+// liveFS is this machine's tracefs, or a skip (fatal under
+// GPROBE_REQUIRE_PERF=1, as in CI).
+func liveFS(t *testing.T) *tracefs.FS {
+	t.Helper()
+	fs, err := tracefs.Open()
+	if err == nil && fs.Has(tracefs.Uprobe) && os.Geteuid() == 0 {
+		return fs
+	}
+	msg := fmt.Sprintf("needs root and tracefs with uprobe_events (%v)", err)
+	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return nil
+}
+
+// uprobeTarget compiles testdata/uprobe/prog.c under a name unique to the
+// test, so its events land in a group no one else uses, and removes every
+// event of that group when the test ends (disabling enabled ones first).
+func uprobeTarget(t *testing.T, fs *tracefs.FS) (bin, group string) {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
+			t.Fatal("gcc is not installed")
+		}
+		t.Skip("gcc is not installed")
+	}
+	name := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(strings.TrimPrefix(t.Name(), "Test"), ""))
+	if len(name) > 24 {
+		name = name[:24]
+	}
+	name = fmt.Sprintf("g%s%d", name, os.Getpid())
+	bin = filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("gcc", "-O2", "-g", "-o", bin, "testdata/uprobe/prog.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	bin = absPath(bin)
+	group = "probe_" + name
+	t.Cleanup(func() { removeGroup(t, fs, group) })
+	return bin, group
+}
+
+func removeGroup(t *testing.T, fs *tracefs.FS, group string) {
+	evs, err := fs.List()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, e := range evs {
+		if e.Group != group {
+			continue
+		}
+		_ = fs.Enable(e.Group, e.Name, false)
+		_ = fs.Delete(e.Kind, e.Group, e.Name)
+	}
+	evs, _ = fs.List()
+	for _, e := range evs {
+		if e.Group == group {
+			t.Errorf("left behind: %s", e.Line)
+		}
+	}
+}
+
+// installed lists the group's lines as the kernel shows them.
+func installed(t *testing.T, fs *tracefs.FS, group string) []string {
+	t.Helper()
+	evs, err := fs.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Group == group {
+			out = append(out, e.Line)
+		}
+	}
+	return out
+}
+
+func expect(t *testing.T, what string, got result, code int, stdout, stderr string) {
+	t.Helper()
+	if got.code != code || got.stdout != stdout || got.stderr != stderr {
+		t.Errorf("%s:\ngot  %s\nwant exit %d\n--- stdout\n%s--- stderr\n%s", what, got, code, stdout, stderr)
+	}
+}
+
+func footer(group, event string) string {
+	return "\nYou can now use it in all perf tools, such as:\n\n\tperf record -e " + group + ":" + event + " -aR sleep 1\n\n"
+}
+
+func TestAddListDel(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	r := runGprobe("-x", bin, "-a", "work", "-a", "add_item %di")
+	expect(t, "add", r, 0, "", "Added new events:\n"+
+		fmt.Sprintf("  %-20s (on work in %s)\n", g+":work", bin)+
+		fmt.Sprintf("  %-20s (on add_item in %s with %%di)\n", g+":add_item", bin)+
+		fmt.Sprintf("  %-20s (on add_item in %s with %%di)\n", g+":add_item", bin)+
+		footer(g, "add_item"))
+	lines := installed(t, fs, g)
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "p:"+g+"/work "+bin+":0x") || !strings.HasSuffix(lines[2], " arg1=%di") {
+		t.Errorf("kernel lists %q", lines)
+	}
+	// -l: DWARF maps the addresses back (add_item is also inlined in main).
+	r = runGprobe("-l", g+":*")
+	expect(t, "list", r, 0,
+		fmt.Sprintf("  %-20s (on main:5@testdata/uprobe/prog.c in %s with arg1)\n", g+":add_item", bin)+
+			fmt.Sprintf("  %-20s (on add_item@testdata/uprobe/prog.c in %s with arg1)\n", g+":add_item", bin)+
+			fmt.Sprintf("  %-20s (on work@testdata/uprobe/prog.c in %s)\n", g+":work", bin), "")
+	if r := runGprobe("list", "nomatch_"+g); r.code != 0 || r.stdout != "" {
+		t.Errorf("list with no match: %s", r)
+	}
+	r = runGprobe("-d", g+":*")
+	expect(t, "del", r, 0, "", "Removed event: "+g+":add_item\nRemoved event: "+g+":work\n")
+	if l := installed(t, fs, g); len(l) != 0 {
+		t.Errorf("left after -d: %q", l)
+	}
+	r = runGprobe("-d", g+":*")
+	expect(t, "del again", r, 254, "", `"`+g+`:*" does not hit any event.`+"\n  Error: Failed to delete events.\n")
+}
+
+func TestDuplicateNamesAndForce(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	if r := runGprobe("-q", "-x", bin, "-a", "work"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("quiet add: %s", r)
+	}
+	r := runGprobe("-x", bin, "-a", "work")
+	expect(t, "duplicate", r, 239, "", "Error: event \"work\" already exists.\n"+
+		" Hint: Remove existing event by 'perf probe -d'\n"+
+		"       or force duplicates by 'perf probe -f'\n"+
+		"       or set 'force=yes' in BPF source.\n"+
+		"  Error: Failed to add events.\n")
+	r = runGprobe("-x", bin, "-f", "-a", "work")
+	expect(t, "-f", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work in %s)\n", g+":work_1", bin)+footer(g, "work_1"))
+	// perf 6.1 drops __return from suffixed names: the next is work_2.
+	r = runGprobe("-x", bin, "-f", "-a", "work%return $retval")
+	if r.code != 0 || !strings.Contains(r.stderr, g+":work__return (on work%return in "+bin+" with $retval)") {
+		t.Errorf("return probe: %s", r)
+	}
+	r = runGprobe("-x", bin, "-f", "-a", "work%return $retval")
+	if r.code != 0 || !strings.Contains(r.stderr, g+":work_2") {
+		t.Errorf("second return probe: %s", r)
+	}
+	// A glob is a glob: work_* also matches work__return.
+	r = runGprobe("-d", g+":work_*", "-d", g+":nosuch")
+	expect(t, "glob del", r, 0, "", "Removed event: "+g+":work_1\nRemoved event: "+g+":work_2\nRemoved event: "+g+":work__return\n")
+	if l := installed(t, fs, g); len(l) != 1 {
+		t.Errorf("after deleting work_*: %q", l)
+	}
+	r = runGprobe("del", "nosuch*", "!*")
+	expect(t, "del no hit", r, 254, "", "\"nosuch*|(!*)\" does not hit any event.\n  Error: Failed to delete events.\n")
+}
+
+func TestDryRun(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	r := runGprobe("-n", "-x", bin, "-a", "main")
+	expect(t, "dry run", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on main in %s)\n", g+":main", bin)+footer(g, "main"))
+	if l := installed(t, fs, g); len(l) != 0 {
+		t.Errorf("-n installed %q", l)
+	}
+}
+
+// TestAddFrom installs what -D printed, the cross-machine workflow, and raw
+// definitions given as arguments.
+func TestAddFrom(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	d := runGprobe("-x", bin, "-D", "work %di:s32 n=%si", "-D", "add_item")
+	if d.code != 0 {
+		t.Fatal(d)
+	}
+	file := filepath.Join(t.TempDir(), "defs")
+	if err := os.WriteFile(file, []byte("# from -D\n"+d.stdout+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runGprobe("add", "--from", file)
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "Added new events:\n") {
+		t.Fatalf("add --from: %s", r)
+	}
+	got := installed(t, fs, g)
+	want := strings.Split(strings.TrimSpace(d.stdout), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("installed %q from %q", got, want)
+	}
+	for i := range want {
+		// The kernel lists offsets as 16 hex digits and names every argument.
+		w := regexp.MustCompile(`:0x([0-9a-f]+)`).ReplaceAllStringFunc(want[i], func(s string) string {
+			var v uint64
+			fmt.Sscanf(s, ":0x%x", &v)
+			return fmt.Sprintf(":0x%016x", v)
+		})
+		w = strings.Replace(w, " %di:s32", " arg1=%di:s32", 1)
+		if got[i] != w {
+			t.Errorf("installed %q, want %q", got[i], w)
+		}
+	}
+	// Again: the names are taken.
+	r = runGprobe("add", "--from", file)
+	if r.code != 239 || !strings.Contains(r.stderr, `Error: event "work" already exists.`) {
+		t.Errorf("second --from: %s", r)
+	}
+	// -f: suffixes, as perf gives them; the two add_item lines share one name.
+	r = runGprobe("add", "-f", "--from", file)
+	if r.code != 0 || !strings.Contains(r.stderr, g+":work_1") || strings.Count(r.stderr, g+":add_item_1 (on") != 2 {
+		t.Errorf("--from -f: %s", r)
+	}
+	// A raw definition as an argument, with the place written by hand.
+	off := regexp.MustCompile(`:0x[0-9a-f]+`).FindString(want[0])
+	raw := fmt.Sprintf("p:%s/handmade %s%s cnt=%%si:u32", g, bin, off)
+	r = runGprobe("-a", raw)
+	expect(t, "raw", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work@testdata/uprobe/prog.c in %s with cnt)\n", g+":handmade", bin)+footer(g, "handmade"))
+	if r := runGprobe("-d", g+":*"); r.code != 0 {
+		t.Error(r)
+	}
+}
+
+// TestRefusedBeforeWriting: a bad raw definition is refused with the
+// kernel's message and position, and nothing is written.
+func TestRefusedBeforeWriting(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	line := fmt.Sprintf("p:%s/bad %s:0x1000 x=%%none", g, bin)
+	r := runGprobe("add", line)
+	expect(t, "bad register", r, 234, "", fmt.Sprintf("uprobe_events %q: Invalid register name (argument 1 \"x=^%%none\")\n  Error: Failed to add events.\n", line))
+	line = fmt.Sprintf("p:%s/bad %s:0x10z0", g, bin)
+	r = runGprobe("add", line)
+	expect(t, "bad offset", r, 234, "", fmt.Sprintf("uprobe_events %q: Invalid uprobe offset (probe place \"%s:^0x10z0\")\n  Error: Failed to add events.\n", line, bin))
+	if l := installed(t, fs, g); len(l) != 0 {
+		t.Errorf("installed %q", l)
+	}
+}
+
+// TestAllOrNothing: the second line passes the checks but the kernel refuses
+// it (it would append to the event the first line created, with other
+// argument names); the first event must be gone again, and the message is
+// the kernel's, read from error_log.
+func TestAllOrNothing(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	d := runGprobe("-x", bin, "-D", "work", "-D", "main")
+	defs := strings.Split(strings.TrimSpace(d.stdout), "\n")
+	if d.code != 0 || len(defs) != 2 {
+		t.Fatal(d)
+	}
+	first := defs[0] + " a=%di"
+	second := strings.Replace(defs[1], "/main ", "/work ", 1) + " b=%si"
+	r := runGprobe("add", first, second)
+	want := fmt.Sprintf("uprobe_events refused %q: Argument type or name is different from existing probe (argument 1 \"^b=%%si\")\n  Error: Failed to add events.\n", second)
+	expect(t, "rollback", r, 239, "", want)
+	if l := installed(t, fs, g); len(l) != 0 {
+		t.Errorf("half-installed: %q", l)
+	}
+}
+
+func TestDeleteEnabled(t *testing.T) {
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	if r := runGprobe("-q", "-x", bin, "-a", "work"); r.code != 0 {
+		t.Fatal(r)
+	}
+	if err := fs.Enable(g, "work", true); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel itself refuses: EBUSY.
+	if err := fs.Delete(tracefs.Uprobe, g, "work"); err == nil {
+		t.Fatal("the kernel deleted an enabled event")
+	}
+	r := runGprobe("-d", g+":work")
+	expect(t, "del enabled", r, 0, "", "Removed event: "+g+":work\n")
+	if l := installed(t, fs, g); len(l) != 0 {
+		t.Errorf("still installed: %q", l)
+	}
+}
+
+// TestNoKprobesHere: this kernel has no kprobe_events; adding a kernel
+// probe ends with one line saying so.
+func TestNoKprobesHere(t *testing.T) {
+	fs := liveFS(t)
+	if fs.Has(tracefs.Kprobe) {
+		t.Skip("this kernel has kprobe_events")
+	}
+	want := "/sys/kernel/tracing/kprobe_events does not exist: this kernel was built without CONFIG_KPROBE_EVENTS, so kernel probes cannot be installed here: " + tracefs.ErrNoKprobes.Error() + "\n"
+	r := runGprobe("-k", "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", "-a", "do_sys_openat2")
+	expect(t, "-a on a kernel without kprobes", r, 254, "", want)
+	r = runGprobe("add", "p:gprobe_nokp/x vfs_read")
+	expect(t, "raw kprobe", r, 254, "", want)
+}
+
+// TestPerfDifferential runs the same install/list/delete sequence through
+// perf probe and through gprobe (one after the other, on the same binary,
+// cleaning up in between) and compares every step's stdout, stderr and exit.
+func TestPerfDifferential(t *testing.T) {
+	perf := requirePerf(t)
+	fs := liveFS(t)
+	bin, g := uprobeTarget(t, fs)
+	steps := [][]string{
+		{"-x", bin, "-a", "work"},
+		{"-x", bin, "-a", "work"},
+		{"-x", bin, "-f", "-a", "work"},
+		{"-x", bin, "-a", "add_item %di", "-a", "work%return $retval"},
+		{"-x", bin, "-f", "-a", "work%return r=$retval:s32"},
+		{"-x", bin, "twice"},
+		{"-x", bin, "-n", "-a", "main"},
+		{"-l", g + ":*"},
+		{"-l", g + ":add_item"},
+		{"-l", "nomatch" + g},
+		{"-d", g + ":work_*"},
+		{"-d", g + ":nomatch"},
+		// Never a negated pattern here: "!G:*" matches other groups' events.
+		{"-d", g + ":nomatch", "-d", g + ":work"},
+		{"-n", "-d", g + ":twice"},
+		{"-l", g + ":*"},
+		{"-q", "-d", g + ":*"},
+		{"-l", g + ":*"},
+		{"-x", bin, "-a", "nosuchfunction"},
+		{"-x", bin, "work:x"},
+	}
+	run := func(f func(args ...string) result) []result {
+		removeGroup(t, fs, g)
+		var out []result
+		for _, s := range steps {
+			out = append(out, f(s...))
+		}
+		removeGroup(t, fs, g)
+		return out
+	}
+	pr := run(func(args ...string) result { return runPerf(perf, args...) })
+	gr := run(runGprobe)
+	for i, s := range steps {
+		if testing.Verbose() {
+			t.Logf("step %d: %s\n%s", i, strings.Join(s, " "), pr[i])
+		}
+		if s[0] == "-n" && s[1] == "-d" {
+			// perf 6.1's dry-run delete opens the events file read-only and
+			// then writes to it: "Failed to delete event: Bad file
+			// descriptor", exit 254. gprobe only prints what it would remove.
+			cut := strings.Index(pr[i].stderr, "Failed to delete event: Bad file descriptor\n")
+			if cut < 0 || pr[i].code != 254 || gr[i].code != 0 || gr[i].stderr != pr[i].stderr[:cut] || gr[i].stdout != "" {
+				t.Errorf("step %d: %s\nperf:   %s\ngprobe: %s", i, strings.Join(s, " "), pr[i], gr[i])
+			}
+			continue
+		}
+		if pr[i] != gr[i] {
+			t.Errorf("step %d: %s\nperf:   %s\ngprobe: %s", i, strings.Join(s, " "), pr[i], gr[i])
+		}
+	}
+}
