@@ -44,8 +44,9 @@ func init() {
 }
 
 const (
-	addTrailer = "  Error: Failed to add events."
-	delTrailer = "  Error: Failed to delete events."
+	addTrailer  = "  Error: Failed to add events."
+	delTrailer  = "  Error: Failed to delete events."
+	listTrailer = "  Error: Failed to show event list."
 )
 
 func (a *app) addCommand() *cli.Command {
@@ -156,11 +157,11 @@ func exitErrno(err error) int {
 		return 256 - int(no)
 	}
 	switch {
+	case errors.Is(err, tracefs.ErrPermission):
+		return 256 - int(syscall.EACCES)
 	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes),
 		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
 		return exitENOENT
-	case errors.Is(err, tracefs.ErrPermission):
-		return 256 - int(syscall.EACCES)
 	case errors.Is(err, tracefs.ErrExist):
 		return 256 - int(syscall.EEXIST)
 	case errors.Is(err, tracefs.ErrBusy):
@@ -200,7 +201,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
-		a.errf(c, "%v\n", err)
+		a.errf(c, "%v\n%s\n", err, addTrailer)
 		return exitErrno(err)
 	}
 	feat := fs.Features()
@@ -610,12 +611,12 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
-		a.errf(c, "%v\n", err)
+		a.errf(c, "%v\n%s\n", err, listTrailer)
 		return exitErrno(err)
 	}
 	events, err := fs.List()
 	if err != nil {
-		a.errf(c, "%v\n", err)
+		a.errf(c, "%v\n%s\n", err, listTrailer)
 		return exitErrno(err)
 	}
 	ds := newDescriber()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -363,6 +364,65 @@ func TestPerfDifferential(t *testing.T) {
 		}
 		if pr[i] != gr[i] {
 			t.Errorf("step %d: %s\nperf:   %s\ngprobe: %s", i, strings.Join(s, " "), pr[i], gr[i])
+		}
+	}
+}
+
+// TestMain lets a test run this binary as gprobe in a child process (to
+// drop root privileges): GPROBE_TEST_AS_GPROBE=1 runs main's run().
+func TestMain(m *testing.M) {
+	if os.Getenv("GPROBE_TEST_AS_GPROBE") == "1" {
+		os.Exit(run(append([]string{"gprobe"}, os.Args[1:]...), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestNoPermission: as an unprivileged user, tracefs (mode 0700) cannot be
+// read; every probe command says so in one line, with perf's exit status.
+func TestNoPermission(t *testing.T) {
+	liveFS(t)
+	if st, err := os.Stat("/sys/kernel/tracing"); err != nil || st.Mode().Perm()&0o005 != 0 {
+		t.Skip("tracefs is readable by others here")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary's directory is private: copy it where nobody can run it.
+	dir, err := os.MkdirTemp("", "gprobe-noperm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "gprobe")
+	if err := os.WriteFile(exe, b, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args    []string
+		trailer string
+	}{
+		{[]string{"-l"}, listTrailer},
+		{[]string{"-a", "p:gprobe_noperm/x /bin/sh:0x10"}, addTrailer},
+		{[]string{"-d", "gprobe_noperm:*"}, delTrailer},
+	} {
+		cmd := exec.Command(exe, c.args...)
+		cmd.Env = append(os.Environ(), "GPROBE_TEST_AS_GPROBE=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		want := "no permission to read tracefs at /sys/kernel/tracing: run this command again as root (or remount it with mode=755 to read)\n" + c.trailer + "\n"
+		if code != 243 || out.String() != "" || errb.String() != want {
+			t.Errorf("%v as nobody: exit %d\nstdout %q\nstderr %q", c.args, code, out.String(), errb.String())
 		}
 	}
 }

@@ -63,17 +63,19 @@ func Open() (*FS, error) {
 	if fs, err := find(); err == nil {
 		return fs, nil
 	}
+	// Mounted but closed to this user (tracefs is mode 0700 by default).
+	for _, d := range mountPoints {
+		if _, err := os.Stat(filepath.Join(d, "README")); errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w to read tracefs at %s: run this command again as root (or remount it with mode=755 to read)", ErrPermission, d)
+		}
+	}
 	// perf mounts tracefs itself before it reads README.
 	mountErr := syscall.Mount("nodev", mountPoints[0], "tracefs", 0, "")
 	if fs, err := find(); err == nil {
 		return fs, nil
 	}
 	if errors.Is(mountErr, syscall.EPERM) || errors.Is(mountErr, syscall.EACCES) {
-		return nil, fmt.Errorf("%w to mount tracefs on %s (run as root, or mount it: mount -t tracefs nodev %s): %w",
-			ErrPermission, mountPoints[0], mountPoints[0], ErrNoTracefs)
-	}
-	if _, err := os.Stat(mountPoints[0]); errors.Is(err, fs.ErrPermission) {
-		return nil, fmt.Errorf("%w to read %s (run as root): %w", ErrPermission, mountPoints[0], ErrNoTracefs)
+		return nil, fmt.Errorf("%w to mount tracefs on %s: run as root, or mount it: mount -t tracefs nodev %s", ErrPermission, mountPoints[0], mountPoints[0])
 	}
 	return nil, fmt.Errorf("%w: nothing is mounted on %s and mounting tracefs failed (%v)", ErrNoTracefs, mountPoints[0], mountErr)
 }
