@@ -525,7 +525,7 @@ func (a *app) describeAdded(in install) string {
 		if d == nil {
 			return fmt.Sprintf("  %-20s (on %s)", in.p.Group+":"+in.p.Event, in.p.Target)
 		}
-		return newDescriber().describe(d)
+		return newDescriber(nil).describe(d)
 	}
 	var args []string
 	for _, x := range in.req.spec.Args {
@@ -548,20 +548,32 @@ func eventLine(group, event, point, module string, args []string) string {
 }
 
 // describer maps installed locations back to probe points, opening each
-// user binary once (perf's debuginfo cache).
+// image once (perf's debuginfo cache): user binaries by path, the kernel
+// through -k or the debuginfo search -D uses.
 type describer struct {
-	images map[string]*resolve.Resolver
+	images  map[string]*resolve.Resolver
+	vmlinux func() string
 }
 
-func newDescriber() *describer { return &describer{images: map[string]*resolve.Resolver{}} }
+func newDescriber(c *cli.Context) *describer {
+	return &describer{images: map[string]*resolve.Resolver{}, vmlinux: func() string {
+		if c != nil {
+			if k := str(c, "vmlinux"); k != "" {
+				return k
+			}
+		}
+		p, _ := findKernelDebuginfo()
+		return p
+	}}
+}
 
-func (ds *describer) resolver(path string) *resolve.Resolver {
+func (ds *describer) resolver(path string, user bool) *resolve.Resolver {
 	if r, ok := ds.images[path]; ok {
 		return r
 	}
 	var r *resolve.Resolver
 	if f, err := dwarfinfo.Open(path); err == nil {
-		r, _ = resolve.New(f, true, resolve.Options{})
+		r, _ = resolve.New(f, user, resolve.Options{})
 	}
 	ds.images[path] = r
 	return r
@@ -574,11 +586,18 @@ func (ds *describer) describe(d *probedef.Def) string {
 	var sp *spec.Point
 	if d.Kind == probedef.Uprobe {
 		module = d.Path
-		if r := ds.resolver(d.Path); r != nil {
+		if r := ds.resolver(d.Path, true); r != nil {
 			sp, _ = r.PointOf(p.Target, d.Return)
 		}
 	} else {
 		module = d.Module
+		if d.Module == "" && d.Symbol != "" {
+			if k := ds.vmlinux(); k != "" {
+				if r := ds.resolver(k, false); r != nil {
+					sp, _ = r.PointOf(p.Target, d.Return)
+				}
+			}
+		}
 	}
 	switch {
 	case sp != nil:
@@ -619,7 +638,7 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 		a.errf(c, "%v\n%s\n", err, listTrailer)
 		return exitErrno(err)
 	}
-	ds := newDescriber()
+	ds := newDescriber(c)
 	for _, k := range []probedef.Kind{probedef.Kprobe, probedef.Uprobe} {
 		var evs []tracefs.Event
 		seen := map[string]bool{}

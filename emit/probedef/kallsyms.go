@@ -8,8 +8,9 @@ import (
 )
 
 // KallsymsSymbols reads /proc/kallsyms (or r) and returns an
-// Options.Symbols counting the text symbols of each name, as the kernel
-// counts them for NON_UNIQ_SYMBOL. Module symbols ("name [mod]") count too.
+// Options.Symbols counting the symbols of each name, of any type and
+// including module symbols ("name [mod]"), as the kernel's
+// number_of_same_symbols counts them for NON_UNIQ_SYMBOL.
 func KallsymsSymbols(r io.Reader) func(string) int {
 	counts := map[string]int{}
 	sc := bufio.NewScanner(r)
@@ -18,10 +19,7 @@ func KallsymsSymbols(r io.Reader) func(string) int {
 		if len(f) < 3 {
 			continue
 		}
-		switch f[1] {
-		case "t", "T", "w", "W":
-			counts[f[2]]++
-		}
+		counts[f[2]]++
 	}
 	return func(s string) int { return counts[s] }
 }

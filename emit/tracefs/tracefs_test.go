@@ -282,3 +282,43 @@ func removeNew(t *testing.T, fs *FS, before []Event) {
 		}
 	}
 }
+
+// FuzzParseErrorLog: any error_log text parses without panicking, into
+// entries whose caret lies within (or just past) their command, and whose
+// one-line message has no newline.
+func FuzzParseErrorLog(f *testing.F) {
+	f.Add("[ 9694.869533] trace_uprobe: error: Invalid uprobe offset\n  Command: p:gpv/a /bin/sh:10a\n                           ^\n")
+	f.Add("[    1.000000] trace_kprobe: error: Too many arguments are specified\n  Command: p x\n               ^\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, e := range ParseErrorLog(s) {
+			if e.Pos < 0 {
+				t.Fatalf("negative position in %+v", e)
+			}
+			if strings.Contains(e.Message(), "\n") {
+				t.Fatalf("multi-line message %q", e.Message())
+			}
+		}
+	})
+}
+
+// FuzzParseList: any listing text parses without panicking; parsed lines
+// render back to text that parses to the same line.
+func FuzzParseList(f *testing.F) {
+	f.Add("p:probe_prog/work /tmp/e4/prog:0x0000000000001260 n=%di:s32 s=%si:x64\nr:uprobes/x /bin/sh:0x000000000000000a arg1=$retval\n")
+	f.Add("p:kprobes/testevent kernel_clone abcd=\\1\nr16:probe/vfs_read__return vfs_read arg1=$retval\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		evs, err := ParseList(Uprobe, s)
+		if err != nil {
+			return
+		}
+		for _, e := range evs {
+			if e.Def == nil {
+				continue
+			}
+			again, err := probedef.Parse(e.Def.String(), &probedef.Options{NoStat: true})
+			if err != nil || again.String() != e.Def.String() {
+				t.Fatalf("%q -> %q -> %v", e.Line, e.Def.String(), err)
+			}
+		}
+	})
+}
