@@ -322,3 +322,14 @@ func FuzzParseList(f *testing.F) {
 		}
 	})
 }
+
+func TestErrnoSentinels(t *testing.T) {
+	for no, want := range map[syscall.Errno]error{syscall.EILSEQ: ErrNotBoundary, syscall.ENOENT: ErrNotFound,
+		syscall.EEXIST: ErrExist, syscall.EBUSY: ErrBusy, syscall.EINVAL: ErrInvalid, syscall.EACCES: ErrPermission,
+		syscall.EPERM: ErrPermission, syscall.ENOMEM: ErrInvalid} {
+		err := error(&WriteError{File: "kprobe_events", Line: "p x", Errno: no})
+		if !errors.Is(err, want) || !errors.Is(err, no) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v", no, err)
+		}
+	}
+}

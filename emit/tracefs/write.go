@@ -34,50 +34,34 @@ func (e *WriteError) Error() string {
 // Unwrap exposes the sentinel error for the errno and the errno itself.
 func (e *WriteError) Unwrap() []error { return []error{sentinel(e.Errno), e.Errno} }
 
+// errnos maps the errors a probe-event write returns to sentinels and
+// descriptions.
+var errnos = map[syscall.Errno]struct {
+	err  error
+	text string
+}{
+	syscall.EILSEQ: {ErrNotBoundary, "the probe point is not an instruction boundary (EILSEQ)"},
+	syscall.ENOENT: {ErrNotFound, "no such symbol, file or event (ENOENT)"},
+	syscall.EEXIST: {ErrExist, "an event with this name already exists (EEXIST)"},
+	syscall.EBUSY:  {ErrBusy, "the event is enabled or in use (EBUSY)"},
+	syscall.EACCES: {ErrPermission, "permission denied (run as root)"},
+	syscall.EPERM:  {ErrPermission, "permission denied (run as root)"},
+	syscall.EINVAL: {ErrInvalid, "invalid argument (EINVAL)"},
+	syscall.E2BIG:  {ErrInvalid, "argument list too long (E2BIG)"},
+}
+
 func sentinel(no syscall.Errno) error {
-	switch no {
-	case syscall.EILSEQ:
-		return ErrNotBoundary
-	case syscall.ENOENT:
-		return ErrNotFound
-	case syscall.EEXIST:
-		return ErrExist
-	case syscall.EBUSY:
-		return ErrBusy
-	case syscall.EACCES, syscall.EPERM:
-		return ErrPermission
+	if e, ok := errnos[no]; ok {
+		return e.err
 	}
 	return ErrInvalid
 }
 
 func errnoText(no syscall.Errno) string {
-	switch no {
-	case syscall.EILSEQ:
-		return "the probe point is not an instruction boundary (EILSEQ)"
-	case syscall.ENOENT:
-		return "no such symbol, file or event (ENOENT)"
-	case syscall.EEXIST:
-		return "an event with this name already exists (EEXIST)"
-	case syscall.EBUSY:
-		return "the event is enabled or in use (EBUSY)"
-	case syscall.EACCES, syscall.EPERM:
-		return "permission denied (run as root)"
+	if e, ok := errnos[no]; ok {
+		return e.text
 	}
-	return no.Error() + " (" + errnoName(no) + ")"
-}
-
-func errnoName(no syscall.Errno) string {
-	switch no {
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.E2BIG:
-		return "E2BIG"
-	case syscall.ENOMEM:
-		return "ENOMEM"
-	case syscall.EADDRNOTAVAIL:
-		return "EADDRNOTAVAIL"
-	}
-	return "errno " + strconv.Itoa(int(no))
+	return no.Error() + " (errno " + strconv.Itoa(int(no)) + ")"
 }
 
 // Write appends one definition or deletion line to the events file of kind k
