@@ -322,6 +322,10 @@ func TestPerfDifferential(t *testing.T) {
 		{"-x", bin, "-a", "add_item %di", "-a", "work%return $retval"},
 		{"-x", bin, "-f", "-a", "work%return r=$retval:s32"},
 		{"-x", bin, "twice"},
+		{"-x", bin, "-a", "e1=walk", "-a", g + "x:e2=drop_item %si"},
+		{"-x", bin, "-a", "*_item"},
+		{"-l", g + "x:*"},
+		{"-d", g + "x:*"},
 		{"-x", bin, "-n", "-a", "main"},
 		{"-l", g + ":*"},
 		{"-l", g + ":add_item"},
@@ -332,6 +336,10 @@ func TestPerfDifferential(t *testing.T) {
 		{"-d", g + ":nomatch", "-d", g + ":work"},
 		{"-n", "-d", g + ":twice"},
 		{"-l", g + ":*"},
+		// perf installs the first and then fails on the second (its
+		// name is taken by then); gprobe installs neither, same output
+		// (so this step comes last before the final deletion).
+		{"-x", bin, "-a", "main", "-a", "main"},
 		{"-q", "-d", g + ":*"},
 		{"-l", g + ":*"},
 		{"-x", bin, "-a", "nosuchfunction"},
@@ -344,6 +352,7 @@ func TestPerfDifferential(t *testing.T) {
 			out = append(out, f(s...))
 		}
 		removeGroup(t, fs, g)
+		removeGroup(t, fs, g+"x")
 		return out
 	}
 	pr := run(func(args ...string) result { return runPerf(perf, args...) })
