@@ -186,6 +186,10 @@ func (p *parser) parseDelete() (*Def, error) {
 	d := &Def{Kind: p.kind, Delete: true}
 	ev := a0[2:]
 	if g, e, ok := strings.Cut(ev, "/"); ok {
+		if g == "" {
+			// "-:/EV" would match no group at all.
+			return nil, p.fail(2, "NO_GROUP_NAME")
+		}
 		d.Group, d.Event = g, e
 	} else {
 		if ev == "" {
