@@ -129,7 +129,8 @@ func isRawDef(s string) bool {
 // and the trace events it became.
 type request struct {
 	spec   *spec.Probe     // nil for a raw definition
-	raw    []*probedef.Def // raw definitions (one per line)
+	text   string          // a raw definition as given, before checking
+	raw    []*probedef.Def // checked raw definitions (one per line)
 	probes []probe.Probe
 	module string // " in MODULE": the uprobe binary or kernel module
 }
@@ -178,7 +179,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	var specs []*request
 	for _, d := range defs {
 		if isRawDef(d) {
-			reqs = append(reqs, &request{raw: []*probedef.Def{{Place: d}}})
+			reqs = append(reqs, &request{text: d})
 			continue
 		}
 		p, err := spec.ParseProbe(d)
@@ -217,7 +218,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 			return exitErrno(err)
 		}
 		for _, l := range lines {
-			reqs = append(reqs, &request{raw: []*probedef.Def{{Place: l}}})
+			reqs = append(reqs, &request{text: l})
 		}
 	}
 	// Raw definitions: check them now; consecutive lines naming the same
@@ -229,7 +230,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 			merged = append(merged, r)
 			continue
 		}
-		d, err := a.checkRaw(r.raw[0].Place, fs, feat, events)
+		d, err := a.checkRaw(r.text, fs, feat)
 		if err != nil {
 			if errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) {
 				a.errf(c, "%v\n", err) // one line says it all
@@ -257,11 +258,9 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	// The kernel must have the events file for each kind used.
 	for _, r := range reqs {
 		for _, p := range r.probes {
-			k := kindOf(p)
-			if !fs.Has(k) {
-				err := noEventsFile(fs, k)
+			if err := fs.Check(kindOf(p)); err != nil {
 				a.errf(c, "%v\n", err)
-				return exitENOENT
+				return exitErrno(err)
 			}
 		}
 	}
@@ -289,10 +288,10 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 }
 
 // checkRaw validates one raw definition for this machine's kernel.
-func (a *app) checkRaw(line string, fs *tracefs.FS, feat probedef.Features, events []tracefs.Event) (*probedef.Def, error) {
+func (a *app) checkRaw(line string, fs *tracefs.FS, feat probedef.Features) (*probedef.Def, error) {
 	kind := probedef.KindOf(line)
-	if !fs.Has(kind) {
-		return nil, noEventsFile(fs, kind)
+	if err := fs.Check(kind); err != nil {
+		return nil, err
 	}
 	opts := &probedef.Options{Features: &feat}
 	if kind == probedef.Kprobe {
@@ -314,13 +313,6 @@ func (a *app) checkRaw(line string, fs *tracefs.FS, feat probedef.Features, even
 		d.Group = d.GroupOrDefault()
 	}
 	return d, nil
-}
-
-func noEventsFile(fs *tracefs.FS, k probedef.Kind) error {
-	if k == probedef.Uprobe {
-		return fmt.Errorf("%s does not exist: this kernel was built without CONFIG_UPROBE_EVENTS, so user-space probes cannot be installed here: %w", fs.Path(k.File()), tracefs.ErrNoUprobes)
-	}
-	return fmt.Errorf("%s does not exist: this kernel was built without CONFIG_KPROBE_EVENTS, so kernel probes cannot be installed here: %w", fs.Path(k.File()), tracefs.ErrNoKprobes)
 }
 
 func kindOf(p probe.Probe) probedef.Kind {

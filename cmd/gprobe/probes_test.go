@@ -34,10 +34,39 @@ func liveFS(t *testing.T) *tracefs.FS {
 	return nil
 }
 
-// uprobeTarget compiles testdata/uprobe/prog.c under a name unique to the
-// test, so its events land in a group no one else uses, and removes every
-// event of that group when the test ends (disabling enabled ones first).
-func uprobeTarget(t *testing.T, fs *tracefs.FS) (bin, group string) {
+// progTarget is a C program compiled for one test. Its functions are renamed
+// with a prefix unique to the process (work -> g1234_work) because perf
+// checks event names across all groups of uprobe_events, where other
+// programs may have a "work" too; its events go to a group no one else
+// uses, removed when the test ends (enabled ones disabled first).
+type progTarget struct {
+	bin, group string
+	prefix     string
+}
+
+var progFuncs = regexp.MustCompile(`(^|[^A-Za-z0-9_])(work|add_item|drop_item|twice|walk)`)
+
+// u renames prog.c's functions in s (arguments, expected output).
+func (tg *progTarget) u(s string) string {
+	return progFuncs.ReplaceAllString(s, "${1}"+tg.prefix+"${2}")
+}
+
+// run is runGprobe with prog.c's functions renamed in the arguments.
+func (tg *progTarget) run(args ...string) result { return runGprobe(tg.args(args)...) }
+
+func (tg *progTarget) args(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == tg.bin {
+			out[i] = a
+			continue
+		}
+		out[i] = tg.u(a)
+	}
+	return out
+}
+
+func uprobeTarget(t *testing.T, fs *tracefs.FS) *progTarget {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
@@ -50,14 +79,17 @@ func uprobeTarget(t *testing.T, fs *tracefs.FS) (bin, group string) {
 		name = name[:24]
 	}
 	name = fmt.Sprintf("g%s%d", name, os.Getpid())
-	bin = filepath.Join(t.TempDir(), name)
-	if out, err := exec.Command("gcc", "-O2", "-g", "-o", bin, "testdata/uprobe/prog.c").CombinedOutput(); err != nil {
+	tg := &progTarget{bin: filepath.Join(t.TempDir(), name), group: "probe_" + name, prefix: fmt.Sprintf("g%d_", os.Getpid())}
+	args := []string{"-O2", "-g", "-o", tg.bin}
+	for _, f := range []string{"work", "add_item", "drop_item", "twice", "walk"} {
+		args = append(args, "-D"+f+"="+tg.prefix+f)
+	}
+	if out, err := exec.Command("gcc", append(args, "testdata/uprobe/prog.c")...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	bin = absPath(bin)
-	group = "probe_" + name
-	t.Cleanup(func() { removeGroup(t, fs, group) })
-	return bin, group
+	tg.bin = absPath(tg.bin)
+	t.Cleanup(func() { removeGroup(t, fs, tg.group) })
+	return tg
 }
 
 func removeGroup(t *testing.T, fs *tracefs.FS, group string) {
@@ -97,8 +129,11 @@ func installed(t *testing.T, fs *tracefs.FS, group string) []string {
 	return out
 }
 
-func expect(t *testing.T, what string, got result, code int, stdout, stderr string) {
+// expect compares a result with the expected output, prog.c's functions
+// renamed in it.
+func (tg *progTarget) expect(t *testing.T, what string, got result, code int, stdout, stderr string) {
 	t.Helper()
+	stdout, stderr = tg.u(stdout), tg.u(stderr)
 	if got.code != code || got.stdout != stdout || got.stderr != stderr {
 		t.Errorf("%s:\ngot  %s\nwant exit %d\n--- stdout\n%s--- stderr\n%s", what, got, code, stdout, stderr)
 	}
@@ -110,73 +145,76 @@ func footer(group, event string) string {
 
 func TestAddListDel(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
-	r := runGprobe("-x", bin, "-a", "work", "-a", "add_item %di")
-	expect(t, "add", r, 0, "", "Added new events:\n"+
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	r := tg.run("-x", bin, "-a", "work", "-a", "add_item %di")
+	tg.expect(t, "add", r, 0, "", "Added new events:\n"+
 		fmt.Sprintf("  %-20s (on work in %s)\n", g+":work", bin)+
 		fmt.Sprintf("  %-20s (on add_item in %s with %%di)\n", g+":add_item", bin)+
 		fmt.Sprintf("  %-20s (on add_item in %s with %%di)\n", g+":add_item", bin)+
 		footer(g, "add_item"))
 	lines := installed(t, fs, g)
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "p:"+g+"/work "+bin+":0x") || !strings.HasSuffix(lines[2], " arg1=%di") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], tg.u("p:"+g+"/work "+bin+":0x")) || !strings.HasSuffix(lines[2], " arg1=%di") {
 		t.Errorf("kernel lists %q", lines)
 	}
 	// -l: DWARF maps the addresses back (add_item is also inlined in main).
-	r = runGprobe("-l", g+":*")
-	expect(t, "list", r, 0,
+	r = tg.run("-l", g+":*")
+	tg.expect(t, "list", r, 0,
 		fmt.Sprintf("  %-20s (on main:5@testdata/uprobe/prog.c in %s with arg1)\n", g+":add_item", bin)+
 			fmt.Sprintf("  %-20s (on add_item@testdata/uprobe/prog.c in %s with arg1)\n", g+":add_item", bin)+
 			fmt.Sprintf("  %-20s (on work@testdata/uprobe/prog.c in %s)\n", g+":work", bin), "")
-	if r := runGprobe("list", "nomatch_"+g); r.code != 0 || r.stdout != "" {
+	if r := tg.run("list", "nomatch_"+g); r.code != 0 || r.stdout != "" {
 		t.Errorf("list with no match: %s", r)
 	}
-	r = runGprobe("-d", g+":*")
-	expect(t, "del", r, 0, "", "Removed event: "+g+":add_item\nRemoved event: "+g+":work\n")
+	r = tg.run("-d", g+":*")
+	tg.expect(t, "del", r, 0, "", "Removed event: "+g+":add_item\nRemoved event: "+g+":work\n")
 	if l := installed(t, fs, g); len(l) != 0 {
 		t.Errorf("left after -d: %q", l)
 	}
-	r = runGprobe("-d", g+":*")
-	expect(t, "del again", r, 254, "", `"`+g+`:*" does not hit any event.`+"\n  Error: Failed to delete events.\n")
+	r = tg.run("-d", g+":*")
+	tg.expect(t, "del again", r, 254, "", `"`+g+`:*" does not hit any event.`+"\n  Error: Failed to delete events.\n")
 }
 
 func TestDuplicateNamesAndForce(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
-	if r := runGprobe("-q", "-x", bin, "-a", "work"); r.code != 0 || r.stderr != "" {
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	if r := tg.run("-q", "-x", bin, "-a", "work"); r.code != 0 || r.stderr != "" {
 		t.Fatalf("quiet add: %s", r)
 	}
-	r := runGprobe("-x", bin, "-a", "work")
-	expect(t, "duplicate", r, 239, "", "Error: event \"work\" already exists.\n"+
+	r := tg.run("-x", bin, "-a", "work")
+	tg.expect(t, "duplicate", r, 239, "", "Error: event \"work\" already exists.\n"+
 		" Hint: Remove existing event by 'perf probe -d'\n"+
 		"       or force duplicates by 'perf probe -f'\n"+
 		"       or set 'force=yes' in BPF source.\n"+
 		"  Error: Failed to add events.\n")
-	r = runGprobe("-x", bin, "-f", "-a", "work")
-	expect(t, "-f", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work in %s)\n", g+":work_1", bin)+footer(g, "work_1"))
+	r = tg.run("-x", bin, "-f", "-a", "work")
+	tg.expect(t, "-f", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work in %s)\n", g+":work_1", bin)+footer(g, "work_1"))
 	// perf 6.1 drops __return from suffixed names: the next is work_2.
-	r = runGprobe("-x", bin, "-f", "-a", "work%return $retval")
-	if r.code != 0 || !strings.Contains(r.stderr, g+":work__return (on work%return in "+bin+" with $retval)") {
+	r = tg.run("-x", bin, "-f", "-a", "work%return $retval")
+	if r.code != 0 || !strings.Contains(r.stderr, tg.u(g+":work__return (on work%return in "+bin+" with $retval)")) {
 		t.Errorf("return probe: %s", r)
 	}
-	r = runGprobe("-x", bin, "-f", "-a", "work%return $retval")
-	if r.code != 0 || !strings.Contains(r.stderr, g+":work_2") {
+	r = tg.run("-x", bin, "-f", "-a", "work%return $retval")
+	if r.code != 0 || !strings.Contains(r.stderr, tg.u(g+":work_2")) {
 		t.Errorf("second return probe: %s", r)
 	}
 	// A glob is a glob: work_* also matches work__return.
-	r = runGprobe("-d", g+":work_*", "-d", g+":nosuch")
-	expect(t, "glob del", r, 0, "", "Removed event: "+g+":work_1\nRemoved event: "+g+":work_2\nRemoved event: "+g+":work__return\n")
+	r = tg.run("-d", g+":work_*", "-d", g+":nosuch")
+	tg.expect(t, "glob del", r, 0, "", "Removed event: "+g+":work_1\nRemoved event: "+g+":work_2\nRemoved event: "+g+":work__return\n")
 	if l := installed(t, fs, g); len(l) != 1 {
 		t.Errorf("after deleting work_*: %q", l)
 	}
-	r = runGprobe("del", "nosuch*", "!*")
-	expect(t, "del no hit", r, 254, "", "\"nosuch*|(!*)\" does not hit any event.\n  Error: Failed to delete events.\n")
+	r = tg.run("del", "nosuch*", "!*")
+	tg.expect(t, "del no hit", r, 254, "", "\"nosuch*|(!*)\" does not hit any event.\n  Error: Failed to delete events.\n")
 }
 
 func TestDryRun(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
-	r := runGprobe("-n", "-x", bin, "-a", "main")
-	expect(t, "dry run", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on main in %s)\n", g+":main", bin)+footer(g, "main"))
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	r := tg.run("-n", "-x", bin, "-a", "walk")
+	tg.expect(t, "dry run", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on walk in %s)\n", g+":walk", bin)+footer(g, "walk"))
 	if l := installed(t, fs, g); len(l) != 0 {
 		t.Errorf("-n installed %q", l)
 	}
@@ -186,8 +224,9 @@ func TestDryRun(t *testing.T) {
 // definitions given as arguments.
 func TestAddFrom(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
-	d := runGprobe("-x", bin, "-D", "work %di:s32 n=%si", "-D", "add_item")
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	d := tg.run("-x", bin, "-D", "work %di:s32 n=%si", "-D", "add_item")
 	if d.code != 0 {
 		t.Fatal(d)
 	}
@@ -195,7 +234,7 @@ func TestAddFrom(t *testing.T) {
 	if err := os.WriteFile(file, []byte("# from -D\n"+d.stdout+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runGprobe("add", "--from", file)
+	r := tg.run("add", "--from", file)
 	if r.code != 0 || !strings.HasPrefix(r.stderr, "Added new events:\n") {
 		t.Fatalf("add --from: %s", r)
 	}
@@ -217,21 +256,21 @@ func TestAddFrom(t *testing.T) {
 		}
 	}
 	// Again: the names are taken.
-	r = runGprobe("add", "--from", file)
-	if r.code != 239 || !strings.Contains(r.stderr, `Error: event "work" already exists.`) {
+	r = tg.run("add", "--from", file)
+	if r.code != 239 || !strings.Contains(r.stderr, tg.u(`Error: event "work" already exists.`)) {
 		t.Errorf("second --from: %s", r)
 	}
 	// -f: suffixes, as perf gives them; the two add_item lines share one name.
-	r = runGprobe("add", "-f", "--from", file)
-	if r.code != 0 || !strings.Contains(r.stderr, g+":work_1") || strings.Count(r.stderr, g+":add_item_1 (on") != 2 {
+	r = tg.run("add", "-f", "--from", file)
+	if r.code != 0 || !strings.Contains(r.stderr, tg.u(g+":work_1")) || strings.Count(r.stderr, tg.u(g+":add_item_1 (on")) != 2 {
 		t.Errorf("--from -f: %s", r)
 	}
 	// A raw definition as an argument, with the place written by hand.
 	off := regexp.MustCompile(`:0x[0-9a-f]+`).FindString(want[0])
 	raw := fmt.Sprintf("p:%s/handmade %s%s cnt=%%si:u32", g, bin, off)
-	r = runGprobe("-a", raw)
-	expect(t, "raw", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work@testdata/uprobe/prog.c in %s with cnt)\n", g+":handmade", bin)+footer(g, "handmade"))
-	if r := runGprobe("-d", g+":*"); r.code != 0 {
+	r = tg.run("-a", raw)
+	tg.expect(t, "raw", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work@testdata/uprobe/prog.c in %s with cnt)\n", g+":handmade", bin)+footer(g, "handmade"))
+	if r := tg.run("-d", g+":*"); r.code != 0 {
 		t.Error(r)
 	}
 }
@@ -240,13 +279,14 @@ func TestAddFrom(t *testing.T) {
 // kernel's message and position, and nothing is written.
 func TestRefusedBeforeWriting(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
 	line := fmt.Sprintf("p:%s/bad %s:0x1000 x=%%none", g, bin)
-	r := runGprobe("add", line)
-	expect(t, "bad register", r, 234, "", fmt.Sprintf("uprobe_events %q: Invalid register name (argument 1 \"x=^%%none\")\n  Error: Failed to add events.\n", line))
+	r := tg.run("add", line)
+	tg.expect(t, "bad register", r, 234, "", fmt.Sprintf("uprobe_events %q: Invalid register name (argument 1 \"x=^%%none\")\n  Error: Failed to add events.\n", line))
 	line = fmt.Sprintf("p:%s/bad %s:0x10z0", g, bin)
-	r = runGprobe("add", line)
-	expect(t, "bad offset", r, 234, "", fmt.Sprintf("uprobe_events %q: Invalid uprobe offset (probe place \"%s:^0x10z0\")\n  Error: Failed to add events.\n", line, bin))
+	r = tg.run("add", line)
+	tg.expect(t, "bad offset", r, 234, "", fmt.Sprintf("uprobe_events %q: Invalid uprobe offset (probe place \"%s:^0x10z0\")\n  Error: Failed to add events.\n", line, bin))
 	if l := installed(t, fs, g); len(l) != 0 {
 		t.Errorf("installed %q", l)
 	}
@@ -258,17 +298,18 @@ func TestRefusedBeforeWriting(t *testing.T) {
 // the kernel's, read from error_log.
 func TestAllOrNothing(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
-	d := runGprobe("-x", bin, "-D", "work", "-D", "main")
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	d := tg.run("-x", bin, "-D", "work", "-D", "main")
 	defs := strings.Split(strings.TrimSpace(d.stdout), "\n")
 	if d.code != 0 || len(defs) != 2 {
 		t.Fatal(d)
 	}
 	first := defs[0] + " a=%di"
-	second := strings.Replace(defs[1], "/main ", "/work ", 1) + " b=%si"
-	r := runGprobe("add", first, second)
+	second := strings.Replace(defs[1], "/main ", tg.u("/work "), 1) + " b=%si"
+	r := tg.run("add", first, second)
 	want := fmt.Sprintf("uprobe_events refused %q: Argument type or name is different from existing probe (argument 1 \"^b=%%si\")\n  Error: Failed to add events.\n", second)
-	expect(t, "rollback", r, 239, "", want)
+	tg.expect(t, "rollback", r, 239, "", want)
 	if l := installed(t, fs, g); len(l) != 0 {
 		t.Errorf("half-installed: %q", l)
 	}
@@ -276,19 +317,20 @@ func TestAllOrNothing(t *testing.T) {
 
 func TestDeleteEnabled(t *testing.T) {
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
-	if r := runGprobe("-q", "-x", bin, "-a", "work"); r.code != 0 {
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	if r := tg.run("-q", "-x", bin, "-a", "work"); r.code != 0 {
 		t.Fatal(r)
 	}
-	if err := fs.Enable(g, "work", true); err != nil {
+	if err := fs.Enable(g, tg.u("work"), true); err != nil {
 		t.Fatal(err)
 	}
 	// The kernel itself refuses: EBUSY.
-	if err := fs.Delete(tracefs.Uprobe, g, "work"); err == nil {
+	if err := fs.Delete(tracefs.Uprobe, g, tg.u("work")); err == nil {
 		t.Fatal("the kernel deleted an enabled event")
 	}
-	r := runGprobe("-d", g+":work")
-	expect(t, "del enabled", r, 0, "", "Removed event: "+g+":work\n")
+	r := tg.run("-d", g+":work")
+	tg.expect(t, "del enabled", r, 0, "", "Removed event: "+g+":work\n")
 	if l := installed(t, fs, g); len(l) != 0 {
 		t.Errorf("still installed: %q", l)
 	}
@@ -301,11 +343,16 @@ func TestNoKprobesHere(t *testing.T) {
 	if fs.Has(tracefs.Kprobe) {
 		t.Skip("this kernel has kprobe_events")
 	}
-	want := "/sys/kernel/tracing/kprobe_events does not exist: this kernel was built without CONFIG_KPROBE_EVENTS, so kernel probes cannot be installed here: " + tracefs.ErrNoKprobes.Error() + "\n"
-	r := runGprobe("-k", "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", "-a", "do_sys_openat2")
-	expect(t, "-a on a kernel without kprobes", r, 254, "", want)
-	r = runGprobe("add", "p:gprobe_nokp/x vfs_read")
-	expect(t, "raw kprobe", r, 254, "", want)
+	want := "/sys/kernel/tracing/kprobe_events does not exist: this kernel was built without CONFIG_KPROBE_EVENTS: kernel probes cannot be installed here\n"
+	for _, args := range [][]string{
+		{"-k", "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", "-a", "do_sys_openat2"},
+		{"add", "p:gprobe_nokp/x vfs_read"},
+		{"add", "--from", "testdata/kprobes.def"},
+	} {
+		if r := runGprobe(args...); r.code != 254 || r.stdout != "" || r.stderr != want {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
 }
 
 // TestPerfDifferential runs the same install/list/delete sequence through
@@ -314,7 +361,8 @@ func TestNoKprobesHere(t *testing.T) {
 func TestPerfDifferential(t *testing.T) {
 	perf := requirePerf(t)
 	fs := liveFS(t)
-	bin, g := uprobeTarget(t, fs)
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
 	steps := [][]string{
 		{"-x", bin, "-a", "work"},
 		{"-x", bin, "-a", "work"},
@@ -326,7 +374,7 @@ func TestPerfDifferential(t *testing.T) {
 		{"-x", bin, "-a", "*_item"},
 		{"-l", g + "x:*"},
 		{"-d", g + "x:*"},
-		{"-x", bin, "-n", "-a", "main"},
+		{"-x", bin, "-n", "-a", "walk"},
 		{"-l", g + ":*"},
 		{"-l", g + ":add_item"},
 		{"-l", "nomatch" + g},
@@ -339,7 +387,7 @@ func TestPerfDifferential(t *testing.T) {
 		// perf installs the first and then fails on the second (its
 		// name is taken by then); gprobe installs neither, same output
 		// (so this step comes last before the final deletion).
-		{"-x", bin, "-a", "main", "-a", "main"},
+		{"-x", bin, "-a", tg.prefix + "m=main", "-a", tg.prefix + "m=main"},
 		{"-q", "-d", g + ":*"},
 		{"-l", g + ":*"},
 		{"-x", bin, "-a", "nosuchfunction"},
@@ -355,8 +403,8 @@ func TestPerfDifferential(t *testing.T) {
 		removeGroup(t, fs, g+"x")
 		return out
 	}
-	pr := run(func(args ...string) result { return runPerf(perf, args...) })
-	gr := run(runGprobe)
+	pr := run(func(args ...string) result { return runPerf(perf, tg.args(args)...) })
+	gr := run(tg.run)
 	for i, s := range steps {
 		if testing.Verbose() {
 			t.Logf("step %d: %s\n%s", i, strings.Join(s, " "), pr[i])

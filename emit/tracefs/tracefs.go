@@ -27,9 +27,9 @@ var (
 	// ErrNoTracefs: tracefs is neither mounted nor mountable.
 	ErrNoTracefs = errors.New("tracefs is not available")
 	// ErrNoKprobes: the kernel has no kprobe_events (built without CONFIG_KPROBE_EVENTS).
-	ErrNoKprobes = errors.New("this kernel has no kprobe_events (built without CONFIG_KPROBE_EVENTS): kernel probes cannot be installed here")
+	ErrNoKprobes = errors.New("this kernel was built without CONFIG_KPROBE_EVENTS: kernel probes cannot be installed here")
 	// ErrNoUprobes: the kernel has no uprobe_events (built without CONFIG_UPROBE_EVENTS).
-	ErrNoUprobes = errors.New("this kernel has no uprobe_events (built without CONFIG_UPROBE_EVENTS): user-space probes cannot be installed here")
+	ErrNoUprobes = errors.New("this kernel was built without CONFIG_UPROBE_EVENTS: user-space probes cannot be installed here")
 	// ErrPermission: tracefs files cannot be read or written by this user.
 	ErrPermission = errors.New("no permission")
 	// ErrInvalid (EINVAL): the kernel rejected the definition.
@@ -139,17 +139,20 @@ func (t *FS) Has(k Kind) bool {
 	return err == nil
 }
 
-// check returns ErrNoKprobes/ErrNoUprobes when the events file is missing.
-func (t *FS) check(k Kind) error {
+// Check returns an error wrapping ErrNoKprobes/ErrNoUprobes when the kernel
+// lacks the events file of kind k ("/sys/kernel/tracing/kprobe_events does
+// not exist: this kernel was built without CONFIG_KPROBE_EVENTS: ...").
+func (t *FS) Check(k Kind) error {
 	_, err := os.Stat(t.Path(k.File()))
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
+		missing := ErrNoKprobes
 		if k == Uprobe {
-			return ErrNoUprobes
+			missing = ErrNoUprobes
 		}
-		return ErrNoKprobes
+		return fmt.Errorf("%s does not exist: %w", t.Path(k.File()), missing)
 	}
 	return t.fileErr(err, k.File())
 }

@@ -68,7 +68,7 @@ func errnoText(no syscall.Errno) string {
 // (O_APPEND, as perf does: O_TRUNC would delete every probe of that kind).
 // A refused line returns a *WriteError carrying the kernel's error_log entry.
 func (t *FS) Write(k Kind, line string) error {
-	if err := t.check(k); err != nil {
+	if err := t.Check(k); err != nil {
 		return err
 	}
 	if strings.ContainsAny(line, "\n#") {
