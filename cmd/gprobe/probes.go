@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -158,7 +159,7 @@ func exitErrno(err error) int {
 		return 256 - int(no)
 	}
 	switch {
-	case errors.Is(err, tracefs.ErrPermission):
+	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, probedef.ErrHiddenAddresses):
 		return 256 - int(syscall.EACCES)
 	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes),
 		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
@@ -269,12 +270,10 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		return exitErrno(err)
 	}
 	// Check every generated line before writing any.
-	symbols := probedef.RunningKernelSymbols()
 	for _, in := range plan {
-		opts := &probedef.Options{Features: &feat, Symbols: symbols}
-		if _, err := probedef.Parse(in.line, opts); err != nil {
+		if _, err := checkLine(in.line, feat); err != nil {
 			a.errf(c, "%v\n%s\n", err, addTrailer)
-			return exitEINVAL
+			return exitErrno(err)
 		}
 	}
 	if !boolean(c, "dry-run") {
@@ -293,11 +292,7 @@ func (a *app) checkRaw(line string, fs *tracefs.FS, feat probedef.Features) (*pr
 	if err := fs.Check(kind); err != nil {
 		return nil, err
 	}
-	opts := &probedef.Options{Features: &feat}
-	if kind == probedef.Kprobe {
-		opts.Symbols = probedef.RunningKernelSymbols()
-	}
-	d, err := probedef.Parse(line, opts)
+	d, err := checkLine(line, feat)
 	if err != nil {
 		return nil, err
 	}
@@ -311,6 +306,29 @@ func (a *app) checkRaw(line string, fs *tracefs.FS, feat probedef.Features) (*pr
 	}
 	if d.Group == "" {
 		d.Group = d.GroupOrDefault()
+	}
+	return d, nil
+}
+
+var runningKallsyms = sync.OnceValue(probedef.RunningKallsyms)
+
+// checkLine checks a definition against the kernel's grammar and this
+// machine's kernel: its README features, its symbols (/proc/kallsyms), and
+// for an absolute kernel address, its text range.
+func checkLine(line string, feat probedef.Features) (*probedef.Def, error) {
+	opts := &probedef.Options{Features: &feat}
+	ks := runningKallsyms()
+	if ks != nil && probedef.KindOf(line) == probedef.Kprobe {
+		opts.Symbols = ks.Count
+	}
+	d, err := probedef.Parse(line, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ks != nil && d.Kind == probedef.Kprobe && !d.Delete && d.Symbol == "" {
+		if err := ks.CheckAddress(d.Address, probedef.KptrRestrict()); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
