@@ -633,20 +633,9 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 	if len(filters) > 0 {
 		pattern = strings.Join(filters, " ")
 	}
-	flt, err := resolve.ParseFilter(pattern)
-	if err != nil {
-		a.errf(c, "Filter parse error at %s\n", pattern)
-		return exitEINVAL
-	}
-	fs, err := tracefs.Open()
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, listTrailer)
-		return exitErrno(err)
-	}
-	events, err := fs.List()
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, listTrailer)
-		return exitErrno(err)
+	flt, fs, events, st := a.installedEvents(c, pattern, listTrailer)
+	if fs == nil {
+		return st
 	}
 	ds := newDescriber(c)
 	for _, k := range []probedef.Kind{probedef.Kprobe, probedef.Uprobe} {
@@ -664,6 +653,26 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 		}
 	}
 	return exitOK
+}
+
+// installedEvents parses a -l/-d filter and reads the installed events; on
+// failure it prints the reason and the trailer and returns a nil FS and the
+// exit status.
+func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*resolve.Filter, *tracefs.FS, []tracefs.Event, int) {
+	flt, err := resolve.ParseFilter(pattern)
+	if err != nil {
+		a.errf(c, "Filter parse error at %s\n%s\n", pattern, trailer)
+		return nil, nil, nil, exitEINVAL
+	}
+	fs, err := tracefs.Open()
+	if err == nil {
+		var events []tracefs.Event
+		if events, err = fs.List(); err == nil {
+			return flt, fs, events, exitOK
+		}
+	}
+	a.errf(c, "%v\n%s\n", err, trailer)
+	return nil, nil, nil, exitErrno(err)
 }
 
 // matchEvent is perf's filter on an event: its name alone or GROUP:EVENT.
@@ -698,20 +707,9 @@ func delFilter(patterns []string) string {
 // kprobes first, each sorted; enabled events are disabled first.
 func (a *app) delProbes(c *cli.Context, patterns []string) int {
 	pattern := delFilter(patterns)
-	flt, err := resolve.ParseFilter(pattern)
-	if err != nil {
-		a.errf(c, "Filter parse error at %s\n%s\n", pattern, delTrailer)
-		return exitEINVAL
-	}
-	fs, err := tracefs.Open()
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, delTrailer)
-		return exitErrno(err)
-	}
-	events, err := fs.List()
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, delTrailer)
-		return exitErrno(err)
+	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
+	if fs == nil {
+		return st
 	}
 	hit := false
 	for _, k := range []probedef.Kind{probedef.Kprobe, probedef.Uprobe} {
