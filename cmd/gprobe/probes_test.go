@@ -483,3 +483,39 @@ func TestNoPermission(t *testing.T) {
 		}
 	}
 }
+
+func TestRawDefinitionOrProbedef(t *testing.T) {
+	for s, raw := range map[string]bool{
+		"p:probe/x vfs_read+0":            true,
+		"r:probe/x__return vfs_read+0":    true,
+		"r16:x vfs_read":                  true,
+		"p:x /bin/sh:0x10 a=%di":          true,
+		"p:grp/ev=vfs_read":               false, // GROUP:EVENT=FUNC
+		"p:10":                            false, // function p, line 10
+		"p:10 x":                          false,
+		"vfs_read:3 count":                false,
+		"p:probe/x":                       true, // raw, then refused: "No probe place"
+		"probe:vfs_read=vfs_read $retval": false,
+	} {
+		if got := isRawDef(s); got != raw {
+			t.Errorf("isRawDef(%q) = %v", s, got)
+		}
+	}
+}
+
+func TestDelFilter(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"probe:*"}, "probe:*"},
+		{[]string{"a", "b"}, "a|b"},
+		{[]string{"a", "b", "c"}, "(a|b)|c"},
+		{[]string{"a", "b", "!c"}, "(a|b)|(!c)"},
+		{[]string{"a|b", "c"}, "(a|b)|c"},
+	} {
+		if got := delFilter(c.in); got != c.want {
+			t.Errorf("delFilter(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
