@@ -359,4 +359,3 @@ func TestBadConfig(t *testing.T) {
 		}
 	}
 }
-
