@@ -22,7 +22,7 @@ import (
 // tracepoints, the real tracefs and trace-cmd as the reader. Everything
 // they create carries the test name and pid and is removed in Cleanup.
 
-func require(t *testing.T, what string, ok bool) {
+func require(t testing.TB, what string, ok bool) {
 	t.Helper()
 	if ok {
 		return
@@ -33,7 +33,7 @@ func require(t *testing.T, what string, ok bool) {
 	t.Skipf("%s not available", what)
 }
 
-func requireTracing(t *testing.T) string {
+func requireTracing(t testing.TB) string {
 	t.Helper()
 	root, err := findTracefs()
 	require(t, "tracefs", err == nil)
@@ -47,7 +47,7 @@ func requireTracing(t *testing.T) string {
 }
 
 // checkNothingLeft fails when an instance of this process is still there.
-func checkNothingLeft(t *testing.T, root string) {
+func checkNothingLeft(t testing.TB, root string) {
 	ents, _ := os.ReadDir(filepath.Join(root, "instances"))
 	prefix := fmt.Sprintf("gprobe-%d", os.Getpid())
 	for _, e := range ents {
@@ -58,12 +58,15 @@ func checkNothingLeft(t *testing.T, root string) {
 }
 
 // buildCalls compiles testdata/calls.c.
-func buildCalls(t *testing.T) string {
+func buildCalls(t testing.TB) string { return buildC(t, "calls") }
+
+// buildC compiles testdata/NAME.c.
+func buildC(t testing.TB, name string) string {
 	t.Helper()
 	_, err := exec.LookPath("gcc")
 	require(t, "gcc", err == nil)
-	bin := filepath.Join(t.TempDir(), "calls")
-	if out, err := exec.Command("gcc", "-O2", "-pthread", "-o", bin, "testdata/calls.c").CombinedOutput(); err != nil {
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("gcc", "-O2", "-pthread", "-o", bin, "testdata/"+name+".c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	return bin
@@ -71,7 +74,7 @@ func buildCalls(t *testing.T) string {
 
 // addUprobe installs "GROUP/probed" on bin's probed(thread, i) with a
 // group unique to the test, and removes it at the end.
-func addUprobe(t *testing.T, root, bin string) string {
+func addUprobe(t testing.TB, root, bin string) string {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -103,7 +106,7 @@ func addUprobe(t *testing.T, root, bin string) string {
 	return group
 }
 
-func appendLine(t *testing.T, file, line string) error {
+func appendLine(t testing.TB, file, line string) error {
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err == nil {
 		_, err = f.WriteString(line + "\n")
@@ -117,7 +120,7 @@ func appendLine(t *testing.T, file, line string) error {
 	return err
 }
 
-func report(t *testing.T, file string) string {
+func report(t testing.TB, file string) string {
 	t.Helper()
 	out, err := exec.Command("trace-cmd", "report", "-i", file).CombinedOutput()
 	if err != nil {
@@ -129,7 +132,7 @@ func report(t *testing.T, file string) string {
 // gprobeOption extracts the gprobe metadata option of a trace.dat v6
 // file written here (little endian, the only layout the writer emits on
 // this machine).
-func gprobeOption(t *testing.T, file string) Metadata {
+func gprobeOption(t testing.TB, file string) Metadata {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {

@@ -67,6 +67,9 @@ type Result struct {
 	// or 128+signal of the signal that stopped a recording without a
 	// command; 0 otherwise.
 	ExitCode int
+	// Drain is the time from tracing off to the file written: emptying
+	// the ring buffers, collecting metadata, writing trace.dat.
+	Drain time.Duration
 }
 
 const clock = "mono"
@@ -450,6 +453,7 @@ func (s *session) profiles() map[string]string {
 // finish drains the readers, collects the metadata and writes the file.
 func (s *session) finish() (*Result, error) {
 	s.tracingOff()
+	drainStart := time.Now()
 	if s.stop == nil {
 		if err := s.startReaders(); err != nil {
 			return nil, err
@@ -512,6 +516,7 @@ func (s *session) finish() (*Result, error) {
 		return nil, err
 	}
 	res.Output, res.Bytes, res.Meta, res.ExitCode = s.cfg.Output, n, *m, m.ExitCode
+	res.Drain = time.Since(drainStart)
 	return &res, nil
 }
 
