@@ -72,7 +72,7 @@ func probeName(line string) (string, bool) {
 		return "", false
 	}
 	grp, ev, ok := strings.Cut(name, "/")
-	if !ok {
+	if !ok || grp == "" || ev == "" || strings.Contains(name, ":") {
 		return "", false
 	}
 	return grp + ":" + ev, true

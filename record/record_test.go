@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gprobe/gprobe/record/tracedat"
 )
@@ -360,5 +361,56 @@ func TestBadConfig(t *testing.T) {
 		if _, serr := os.Stat(c.Output); serr == nil {
 			t.Errorf("%+v: output written despite %v", c, err)
 		}
+	}
+}
+
+// TestFollowPID follows a running shell (-p): the execs of its children
+// are recorded until it exits; with All, a command's events and others'.
+func TestFollowPID(t *testing.T) {
+	root := requireTracing(t)
+	require(t, "sched:sched_process_exec", dir(root).exists("events/sched/sched_process_exec/format"))
+	sh := exec.Command("sh", "-c", "read x; for i in 1 2 3; do /bin/true; done")
+	stdin, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "trace.out")
+	type result struct {
+		res *Result
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		r, err := Run(Config{Events: []string{"sched:sched_process_exec"}, Output: out, PID: sh.Process.Pid})
+		done <- result{r, err}
+	}()
+	// Release the shell once tracing is on (the pid filter is set before).
+	inst := dir(filepath.Join(root, "instances", fmt.Sprintf("gprobe-%d", os.Getpid())))
+	var r result
+wait:
+	for {
+		select {
+		case r = <-done:
+			t.Fatalf("recording ended early: %v", r.err)
+		case <-time.After(5 * time.Millisecond):
+			if b, _ := inst.read("tracing_on"); string(b) == "1\n" {
+				break wait
+			}
+		}
+	}
+	stdin.Close()
+	_ = sh.Wait()
+	r = <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Events != 3 || r.res.Meta.PID != sh.Process.Pid {
+		t.Errorf("%s; pid %d", r.res.Summary(), r.res.Meta.PID)
+	}
+	if n := strings.Count(report(t, out), "filename=/bin/true"); n != 3 {
+		t.Errorf("%d execs of /bin/true, want 3", n)
 	}
 }

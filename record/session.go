@@ -394,6 +394,12 @@ func exitCode(cmd *exec.Cmd, err error) int {
 // waitPID returns when process pid has exited.
 func waitPID(pid int) error {
 	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ENOSYS) { // before Linux 5.3
+		for unix.Kill(pid, 0) == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
