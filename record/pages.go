@@ -62,6 +62,7 @@ type pageStats struct {
 	events        uint64 // data records
 	missed        uint64 // lost-events count stored in the page
 	missedUnknown bool   // events were lost, count not stored
+	fill          int    // bytes of data (the commit index)
 }
 
 // scanPage counts the data records of one sub-buffer and reads its
@@ -84,6 +85,7 @@ func (l pageLayout) scanPage(p []byte) pageStats {
 	if n > len(data) {
 		n = len(data)
 	}
+	s.fill = n
 	if commit&missedEvents != 0 {
 		if commit&missedStored != 0 && n+l.commitSize <= len(data) {
 			if l.commitSize == 8 {

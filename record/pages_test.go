@@ -67,11 +67,11 @@ func TestScanPage(t *testing.T) {
 	discarded := []uint32{typePadding | 1<<5, 4 + 8, 0, 0}
 	recs := [][]uint32{data(4), extend, data(2), long, discarded, data(28)}
 	st := layout64.scanPage(testPage(recs, 0, 0))
-	if st != (pageStats{events: 4}) {
+	if st != (pageStats{events: 4, fill: 380}) {
 		t.Errorf("stats %+v, want 4 events", st)
 	}
 	st = layout64.scanPage(testPage(recs[:1], 42, missedEvents|missedStored))
-	if st != (pageStats{events: 1, missed: 42}) {
+	if st != (pageStats{events: 1, missed: 42, fill: 20}) {
 		t.Errorf("stats %+v, want 1 event and 42 missed", st)
 	}
 	st = layout64.scanPage(testPage(nil, 0, missedEvents))

@@ -57,7 +57,7 @@ func (r *cpuReader) run(stop <-chan struct{}) {
 			stopping = true
 		default:
 		}
-		if err := r.readAvailable(fd, buf); err != nil {
+		if err := r.readAvailable(fd, buf, !stopping); err != nil {
 			r.err = err
 			return
 		}
@@ -72,8 +72,12 @@ func (r *cpuReader) run(stop <-chan struct{}) {
 	}
 }
 
-// readAvailable reads pages until the kernel has none ready.
-func (r *cpuReader) readAvailable(fd int, buf []byte) error {
+// readAvailable reads pages until the kernel has none ready. While
+// recording (live), it also stops after a page less than half full: that
+// is the page the kernel is still writing, copied partially, and reading
+// on would hand out one nearly empty page per few events, wasting most of
+// each page while a busy writer keeps adding to it.
+func (r *cpuReader) readAvailable(fd int, buf []byte, live bool) error {
 	for {
 		n, err := unix.Read(fd, buf)
 		switch {
@@ -89,6 +93,7 @@ func (r *cpuReader) readAvailable(fd int, buf []byte) error {
 		clear(buf[n:])
 		st := r.layout.scanPage(buf)
 		r.pages.Add(1)
+		full := st.fill >= (r.layout.size-r.layout.dataOff)/2
 		r.events.Add(st.events)
 		r.missed.Add(st.missed)
 		if st.missedUnknown {
@@ -96,6 +101,9 @@ func (r *cpuReader) readAvailable(fd int, buf []byte) error {
 		}
 		if _, err := r.out.Write(buf); err != nil {
 			return err
+		}
+		if live && !full {
+			return nil
 		}
 	}
 }
