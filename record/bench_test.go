@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -97,4 +98,45 @@ func traceCmdExtract(b *testing.B, root, flood string, n, bufKB int) (time.Durat
 		b.Fatalf("trace-cmd extract: %v\n%s", err, o)
 	}
 	return time.Since(start), entries
+}
+
+// BenchmarkLive records the same million events while they are produced,
+// with the default buffer: the CPU time gprobe's readers spend per million
+// events (the workload's own time is not counted), the wall time of the
+// whole recording and the events lost.
+func BenchmarkLive(b *testing.B) {
+	root := requireTracing(b)
+	require(b, "syscalls:sys_enter_getppid", dir(root).exists("events/syscalls/sys_enter_getppid/format"))
+	flood := buildC(b, "flood")
+	const n = 1_000_000
+	var cpu, wall time.Duration
+	var lost, events uint64
+	for i := 0; i < b.N; i++ {
+		out := filepath.Join(b.TempDir(), "trace.out")
+		before := selfCPU(b)
+		start := time.Now()
+		res, err := Run(Config{Events: []string{"syscalls:sys_enter_getppid"}, Output: out, Command: []string{flood, strconv.Itoa(n)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(start)
+		cpu += selfCPU(b) - before
+		lost += res.Meta.Lost.Total()
+		events += res.Events
+	}
+	if events+lost != uint64(b.N)*n {
+		b.Errorf("written %d + lost %d != %d", events, lost, b.N*n)
+	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "gprobe-cpu-ms/Mevents")
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms/Mevents")
+	b.ReportMetric(float64(lost)/float64(b.N), "lost/Mevents")
+}
+
+// selfCPU is the user+system time this process has used (not its children).
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
