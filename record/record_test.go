@@ -307,7 +307,7 @@ func TestOverload(t *testing.T) {
 }
 
 // TestStaticTracepoint records sched:sched_process_exec: the command's
-// two children exec /bin/true, and only the followed processes count.
+// own exec and its two children's, and only the followed processes'.
 func TestStaticTracepoint(t *testing.T) {
 	root := requireTracing(t)
 	require(t, "sched:sched_process_exec", dir(root).exists("events/sched/sched_process_exec/format"))
@@ -326,10 +326,14 @@ func TestStaticTracepoint(t *testing.T) {
 	}
 	rep := report(t, out)
 	got := regexp.MustCompile(`sched_process_exec:\s+filename=(\S+)`).FindAllStringSubmatch(rep, -1)
-	if len(got) != 2 || got[0][1] != truePath || got[1][1] != truePath {
-		t.Errorf("exec events %q, want 2 of %s:\n%s", got, truePath, rep)
+	shPath, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res.Events != 2 {
+	if len(got) != 3 || got[0][1] != shPath || got[1][1] != truePath || got[2][1] != truePath {
+		t.Errorf("exec events %q, want %s then 2 of %s:\n%s", got, shPath, truePath, rep)
+	}
+	if res.Events != 3 {
 		t.Errorf("record counted %d events", res.Events)
 	}
 }

@@ -325,11 +325,22 @@ func (s *session) run(cmdPath string) error {
 	}
 }
 
-// startCommand starts the command stopped at its execve (ptrace), points
-// set_event_pid at it, turns tracing on and lets it run: not one event of
-// the command is missed, and nothing of gprobe's is recorded.
+// startCommand runs the command under the instance's pid filter from its
+// first event on, its own execve included, as trace-cmd's forked child
+// does by writing its pid before exec:
+//
+//  1. set_event_pid holds the thread that forks (event-fork then adds the
+//     child the moment it is created) and tracing is turned on;
+//  2. the child is started under ptrace, so it stops right after its
+//     execve, before the command's first instruction;
+//  3. set_event_pid is rewritten to hold the command only, and the command
+//     is let go.
+//
+// The price is the few system calls gprobe's forking thread makes between
+// 1 and 3, recorded under gprobe's name, as trace-cmd's own are.
 func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
-	// ptrace requests must come from the thread that started the child.
+	// The filter names this thread, and ptrace requests must come from the
+	// thread that started the child.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cmd := exec.Command(cmdPath, s.cfg.Command[1:]...)
@@ -345,6 +356,18 @@ func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
 		cmd.Stderr = os.Stderr
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	if !s.cfg.All {
+		if err := s.inst.write("options/event-fork", "1"); err != nil {
+			return nil, err
+		}
+		if err := s.inst.write("set_event_pid", strconv.Itoa(unix.Gettid())); err != nil {
+			return nil, err
+		}
+	}
+	s.started = time.Now()
+	if err := s.inst.write("tracing_on", "1"); err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Command[0], err)
 	}
@@ -364,16 +387,10 @@ func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
 	}
 	s.meta.PID = pid
 	if !s.cfg.All {
+		// O_TRUNC: the list becomes the command alone.
 		if err := s.inst.write("set_event_pid", strconv.Itoa(pid)); err != nil {
 			return fail(err)
 		}
-		if err := s.inst.write("options/event-fork", "1"); err != nil {
-			return fail(err)
-		}
-	}
-	s.started = time.Now()
-	if err := s.inst.write("tracing_on", "1"); err != nil {
-		return fail(err)
 	}
 	if err := unix.PtraceDetach(pid); err != nil {
 		return fail(fmt.Errorf("release %s: %w", s.cfg.Command[0], err))
