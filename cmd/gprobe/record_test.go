@@ -94,11 +94,12 @@ func TestRecordCLI(t *testing.T) {
 	requireRecording(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "t.out")
+	// Two execs: the shell itself and /bin/true.
 	r := runGprobe("record", "-e", "sched:sched_process_exec", "-o", out, "--", "sh", "-c", "/bin/true; exit 7")
 	if r.code != 7 {
 		t.Errorf("exit %d, want the command's 7: %s", r.code, r)
 	}
-	if !regexp.MustCompile(`^gprobe record: 1 events, \d+ \w+ written to ` + regexp.QuoteMeta(out) + `, no events lost\n$`).MatchString(r.stderr) {
+	if !regexp.MustCompile(`^gprobe record: 2 events, \d+ \w+ written to ` + regexp.QuoteMeta(out) + `, no events lost\n$`).MatchString(r.stderr) {
 		t.Errorf("summary: %q", r.stderr)
 	}
 	for _, c := range []struct {
