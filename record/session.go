@@ -336,8 +336,9 @@ func (s *session) run(cmdPath string) error {
 //  3. set_event_pid is rewritten to hold the command only, and the command
 //     is let go.
 //
-// The price is the few system calls gprobe's forking thread makes between
-// 1 and 3, recorded under gprobe's name, as trace-cmd's own are.
+// The price is the few events of gprobe's forking thread (and of any thread
+// the Go runtime clones from it) between 1 and 3, recorded under gprobe's
+// name, as trace-cmd's own are.
 func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
 	// The filter names this thread, and ptrace requests must come from the
 	// thread that started the child.
@@ -387,8 +388,18 @@ func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
 	}
 	s.meta.PID = pid
 	if !s.cfg.All {
-		// O_TRUNC: the list becomes the command alone.
+		// Opening set_event_pid with O_TRUNC lifts the filter until the
+		// write sets the new list (long enough to catch other tasks'
+		// events), so tracing is paused meanwhile; the command, stopped,
+		// misses nothing. The list becomes the command alone: gprobe's
+		// thread and any thread the Go runtime cloned from it leave.
+		if err := s.inst.write("tracing_on", "0"); err != nil {
+			return fail(err)
+		}
 		if err := s.inst.write("set_event_pid", strconv.Itoa(pid)); err != nil {
+			return fail(err)
+		}
+		if err := s.inst.write("tracing_on", "1"); err != nil {
 			return fail(err)
 		}
 	}
