@@ -418,3 +418,29 @@ wait:
 		t.Errorf("%d execs of /bin/true, want 3", n)
 	}
 }
+
+// TestNoForeignEvents: while another process floods read(2), recording a
+// short command must not pick up a single one of its events (rewriting
+// set_event_pid used to lift the filter for a moment).
+func TestNoForeignEvents(t *testing.T) {
+	root := requireTracing(t)
+	require(t, "syscalls:sys_enter_read", dir(root).exists("events/syscalls/sys_enter_read/format"))
+	flood := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=1")
+	if err := flood.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { flood.Process.Kill(); flood.Wait() })
+	for i := 0; i < 5; i++ {
+		out := filepath.Join(t.TempDir(), "trace.out")
+		if _, err := Run(Config{Events: []string{"syscalls:sys_enter_read"}, Output: out, Command: []string{"sh", "-c", "cat /proc/version >/dev/null"}}); err != nil {
+			t.Fatal(err)
+		}
+		rep := report(t, out)
+		if strings.Contains(rep, fmt.Sprintf("-%d ", flood.Process.Pid)) {
+			t.Fatalf("events of the flooding process %d recorded:\n%.2000s", flood.Process.Pid, rep)
+		}
+		if !strings.Contains(rep, "cat-") {
+			t.Fatalf("the command's reads are missing:\n%.2000s", rep)
+		}
+	}
+}
