@@ -444,3 +444,21 @@ func TestNoForeignEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestAll records without a pid filter (-a): the command's exec is there,
+// and so may be others'; the command still ends the recording.
+func TestAll(t *testing.T) {
+	root := requireTracing(t)
+	require(t, "sched:sched_process_exec", dir(root).exists("events/sched/sched_process_exec/format"))
+	out := filepath.Join(t.TempDir(), "trace.out")
+	res, err := Run(Config{Events: []string{"sched:sched_process_exec"}, Output: out, All: true, Command: []string{"sh", "-c", "/bin/true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Meta.All || res.Events < 2 {
+		t.Errorf("%s (all=%v)", res.Summary(), res.Meta.All)
+	}
+	if !strings.Contains(report(t, out), "filename=/bin/true") {
+		t.Error("the command's child exec is missing")
+	}
+}
