@@ -17,8 +17,8 @@ var ErrNoEvents = errors.New("no events to record")
 // ErrBadEvent reports an -e argument that names no event.
 var ErrBadEvent = errors.New("bad event")
 
-// Event is one tracefs event selected for recording.
-type Event struct {
+// event is one tracefs event selected for recording.
+type event struct {
 	System, Name string
 	// Definition is the event's line in dynamic_events (or
 	// uprobe_events/kprobe_events) for probe events, "" for static
@@ -26,7 +26,7 @@ type Event struct {
 	Definition string
 }
 
-func (e Event) String() string { return e.System + ":" + e.Name }
+func (e event) String() string { return e.System + ":" + e.Name }
 
 // probeDefinitions reads the installed dynamic probe events, keyed by
 // "group:event". dynamic_events lists every kind; older kernels only have
@@ -81,18 +81,18 @@ func probeName(line string) (string, bool) {
 // selectEvents resolves -e arguments (GROUP:EVENT, GROUP:*, SYSTEM:EVENT,
 // with path.Match globs on both sides) against root's events directory.
 // With no arguments it selects every installed probe event.
-func selectEvents(root dir, specs []string) ([]Event, error) {
+func selectEvents(root dir, specs []string) ([]event, error) {
 	defs, err := probeDefinitions(root)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	var evs []Event
+	var evs []event
 	add := func(sys, name string) {
 		k := sys + ":" + name
 		if !seen[k] {
 			seen[k] = true
-			evs = append(evs, Event{System: sys, Name: name, Definition: defs[k]})
+			evs = append(evs, event{System: sys, Name: name, Definition: defs[k]})
 		}
 	}
 	if len(specs) == 0 {

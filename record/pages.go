@@ -23,6 +23,9 @@ const (
 	typeTimeStamp  = 31
 )
 
+// bigEndian tells the bitfield layout of event headers on this machine.
+var bigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
+
 // ErrBadHeaderPage reports an events/header_page this package cannot use.
 var ErrBadHeaderPage = errors.New("unusable events/header_page")
 
@@ -99,7 +102,12 @@ func (l pageLayout) scanPage(p []byte) pageStats {
 	}
 	for i := 0; i+4 <= n; {
 		w := o.Uint32(data[i:])
+		// The header is a C bitfield: type_len holds the low bits on
+		// little-endian machines, the high bits on big-endian ones.
 		typeLen, delta := w&0x1f, w>>5
+		if bigEndian {
+			typeLen, delta = w>>27, w&(1<<27-1)
+		}
 		var size int
 		switch {
 		case typeLen == 0:

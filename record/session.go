@@ -152,8 +152,8 @@ type session struct {
 	cfg     Config
 	root    dir
 	inst    dir
-	events  []Event
-	enabled []Event
+	events  []event
+	enabled []event
 	layout  pageLayout
 	cpus    []int // CPU numbers with a per_cpu directory
 	readers []*cpuReader
