@@ -488,6 +488,13 @@ func (s *session) profiles() map[string]string {
 func (s *session) finish() (*Result, error) {
 	s.tracingOff()
 	drainStart := time.Now()
+	// /proc/kallsyms takes the kernel about as long to print as the
+	// buffers take to drain: read it meanwhile.
+	kallsyms := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile("/proc/kallsyms")
+		kallsyms <- b
+	}()
 	if s.stop == nil {
 		if err := s.startReaders(); err != nil {
 			return nil, err
@@ -545,7 +552,7 @@ func (s *session) finish() (*Result, error) {
 		m.Lost.ProbeMissed = profileMisses(p, names) - min(profileMisses(m.ProfileBefore["kprobe_profile"], names), profileMisses(p, names))
 	}
 
-	n, err := s.writeFile()
+	n, err := s.writeFile(<-kallsyms)
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +561,7 @@ func (s *session) finish() (*Result, error) {
 	return &res, nil
 }
 
-func (s *session) writeFile() (int64, error) {
+func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	f := &tracedat.File{
 		PageSize:       s.layout.size,
 		LongSize:       int(unsafeLongSize),
@@ -591,7 +598,7 @@ func (s *session) writeFile() (int64, error) {
 		}
 		f.Systems[i].Formats = append(f.Systems[i].Formats, b)
 	}
-	f.Kallsyms, _ = os.ReadFile("/proc/kallsyms")
+	f.Kallsyms = kallsyms
 	f.PrintkFormats, _ = s.root.read("printk_formats")
 	f.Cmdlines, _ = s.root.read("saved_cmdlines")
 	if tc, err := s.inst.read("trace_clock"); err == nil {
