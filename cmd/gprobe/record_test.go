@@ -58,9 +58,15 @@ func TestRecordSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// Wait until the instance exists and some execs happened.
-			deadline := time.Now().Add(10 * time.Second)
-			for len(instancesOf(cmd.Process.Pid)) == 0 && time.Now().Before(deadline) {
+			// Wait until tracing is on (the command runs) and some execs
+			// happened.
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				if in := instancesOf(cmd.Process.Pid); len(in) > 0 {
+					if b, _ := os.ReadFile(filepath.Join(in[0], "tracing_on")); string(b) == "1\n" {
+						break
+					}
+				}
 				time.Sleep(10 * time.Millisecond)
 			}
 			time.Sleep(300 * time.Millisecond)
