@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
@@ -318,4 +319,73 @@ func hostMachine() elf.Machine {
 		return elf.EM_AARCH64
 	}
 	return elf.EM_X86_64
+}
+
+// btfVars is -V from BTF: a function's parameters at its entry, typed as
+// perf's die_get_typename would print them.
+func (r *Resolver) btfVars(pp *spec.Point) ([]VarList, error) {
+	if pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 || !pp.HasFunction || lines_IsGlob(pp.Function) {
+		return nil, errorf(ErrNeedsDWARF, "%s: variables there need DWARF debug information; BTF describes only function prototypes (parameters at the entry).", pp.String())
+	}
+	s, err := r.btfSpec()
+	if err != nil {
+		return nil, errorf(ErrNeedsDWARF, "No DWARF and no BTF to list %s's variables: %v", pp.Function, err)
+	}
+	fn, err := s.FuncArch(pp.Function, archName(r.arch))
+	if err != nil {
+		return nil, errorf(ErrNotFound, "Failed to find %s in BTF: %v", pp.Function, err)
+	}
+	vl := VarList{Symbol: pp.Function}
+	for _, p := range fn.Params {
+		if p.Reg == "" {
+			continue
+		}
+		vl.Vars = append(vl.Vars, btfTypeName(p.Type)+"\t"+p.Name)
+	}
+	sort.Strings(vl.Vars)
+	return []VarList{vl}, nil
+}
+
+// btfTypeName is perf's die_get_typename for a BTF type.
+func btfTypeName(t btf.Type) string {
+	for {
+		switch x := t.(type) {
+		case *btf.Const:
+			t = x.Type
+			continue
+		case *btf.Volatile:
+			t = x.Type
+			continue
+		case *btf.Restrict:
+			t = x.Type
+			continue
+		case *btf.TypeTag:
+			t = x.Type
+			continue
+		}
+		break
+	}
+	switch x := t.(type) {
+	case *btf.Pointer:
+		if _, ok := x.Target.(*btf.FuncProto); ok {
+			return "(function_type)*"
+		}
+		if _, ok := x.Target.(*btf.Void); ok {
+			return "(unknown_type)"
+		}
+		return btfTypeName(x.Target) + "*"
+	case *btf.Array:
+		return btfTypeName(x.Type) + "*"
+	case *btf.Struct:
+		return "struct " + x.Name
+	case *btf.Union:
+		return "union " + x.Name
+	case *btf.Enum:
+		return "enum " + x.Name
+	case *btf.FuncProto:
+		return "(function_type)"
+	case nil, *btf.Void:
+		return "(unknown_type)"
+	}
+	return t.TypeName()
 }

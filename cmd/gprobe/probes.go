@@ -373,13 +373,13 @@ func readDefinitions(path string) ([]string, error) {
 
 // resolveRequests resolves the perf PROBEDEFs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, reqs []*request, feat probedef.Features) int {
-	t, err := a.openTarget(c)
+	t, err := a.openTargetOrBTF(c)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
 		return exitENOENT
 	}
-	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{
+	defer t.close()
+	r, err := t.resolver(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    maxProbes(c),
 		Features:     resolve.Features{MultiProbe: feat.MultiProbe, HexTypes: feat.HexTypes, KretprobeOffset: feat.KretprobeOffset, Immediates: feat.Immediates},
