@@ -26,7 +26,7 @@ func TestGuestKprobes(t *testing.T) {
 	for i := range payload {
 		payload[i] = byte(rand.Uint32())
 	}
-	hello := []byte("hello from the host, 36 bytes long\n")
+	hello := []byte("hello from the host\n")
 	script := `T=/sys/kernel/tracing
 uname -r
 ls -l /sys/kernel/btf/vmlinux
