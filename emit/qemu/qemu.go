@@ -19,23 +19,28 @@
 // present, the script run by /bin/sh in /root with stdin from /dev/null. One
 // CPU, 512 MiB, no network, no disks: the root file system is the initramfs.
 //
-// The script's output and the collected files come back over the second
-// serial port (ttyS1), framed by markers carrying a per-run nonce; files are
-// base64-encoded. The kernel console (ttyS0, booted "quiet") is kept apart
-// in Result.Console for diagnosis. Nothing is cached: every Run builds its
-// initramfs in a temporary directory and removes it.
+// The script's output and exit status come back over the second serial port
+// (ttyS1), framed by markers carrying a per-run nonce, so they survive a
+// guest crash. Collected files come back on a virtio disk: the guest loads
+// the virtio modules (scripts/provision.sh caches them beside the kernel),
+// writes a tar archive to /dev/vda and the host reads the disk image; the
+// serial line would carry only ~130 KB/s. The kernel console (ttyS0, booted
+// "quiet") is kept apart in Result.Console for diagnosis. Nothing is cached:
+// every Run builds its initramfs and disk in a temporary directory and
+// removes them.
 package qemu
 
 import (
+	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"debug/elf"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -56,6 +61,14 @@ const KernelRelease = "6.1.0-56-cloud-amd64"
 // TCG takes a few seconds; the margin is for a loaded machine.
 const DefaultTimeout = 90 * time.Second
 
+// CollectLimit bounds the total size of the files a Run collects (the
+// size of the sparse disk image they travel on).
+const CollectLimit = 1 << 30
+
+// virtioModules are the modules, in load order, that give the guest a
+// virtio disk; the cloud kernel builds them as modules.
+var virtioModules = []string{"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_blk"}
+
 var (
 	// ErrUnavailable: qemu, the kernel image or a static busybox is missing.
 	ErrUnavailable = errors.New("qemu guest unavailable")
@@ -65,6 +78,8 @@ var (
 	ErrTimeout = errors.New("qemu guest timed out")
 	// ErrNoStatus: the guest stopped (panic, crash) before the script ended.
 	ErrNoStatus = errors.New("qemu guest stopped before the script finished")
+	// ErrCollect: the script ended but its files could not be copied out.
+	ErrCollect = errors.New("copying files out of the qemu guest failed")
 )
 
 // Options describe one guest run.
@@ -76,11 +91,10 @@ type Options struct {
 	Files map[string][]byte
 	// Collect lists guest paths copied back after the script ends, into
 	// Result.Files. A path that is not a regular file then is left out.
+	// Their total size is limited to CollectLimit.
 	Collect []string
 	// Timeout bounds the whole run, boot included; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Kernel is the bzImage to boot; "" means DefaultKernel().
-	Kernel string
 	// Gprobe is a static gprobe binary to install as /bin/gprobe; ""
 	// builds github.com/gprobe/gprobe/cmd/gprobe with CGO_ENABLED=0 (the
 	// working directory must be inside the module, as it is in its tests).
@@ -115,10 +129,13 @@ func CacheDir() string {
 	return filepath.Join(c, KernelRelease)
 }
 
-// DefaultKernel is the cached vmlinuz the guest boots.
-func DefaultKernel() string { return filepath.Join(CacheDir(), "vmlinuz") }
+// Kernel is the cached vmlinuz the guest boots.
+func Kernel() string { return filepath.Join(CacheDir(), "vmlinuz") }
 
-// DefaultVmlinux is the -dbg vmlinux matching DefaultKernel, for resolving
+// modulePath is where scripts/provision.sh puts a virtio module.
+func modulePath(name string) string { return filepath.Join(CacheDir(), "virtio", name+".ko") }
+
+// DefaultVmlinux is the -dbg vmlinux matching Kernel, for resolving
 // probes on the host: $GPROBE_VMLINUX if set, else the cached one.
 func DefaultVmlinux() string {
 	if v := os.Getenv("GPROBE_VMLINUX"); v != "" {
@@ -127,17 +144,17 @@ func DefaultVmlinux() string {
 	return filepath.Join(CacheDir(), "vmlinux")
 }
 
-// Check reports (wrapping ErrUnavailable) what is missing to boot kernel
-// ("" means DefaultKernel): qemu-system-x86_64, the image, a static busybox.
-func Check(kernel string) error {
-	if kernel == "" {
-		kernel = DefaultKernel()
-	}
+// Check reports (wrapping ErrUnavailable) what is missing to boot the
+// guest: qemu-system-x86_64, the kernel and its virtio modules, a static
+// busybox.
+func Check() error {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return fmt.Errorf("%w: qemu-system-x86_64 not found (run scripts/provision.sh)", ErrUnavailable)
 	}
-	if st, err := os.Stat(kernel); err != nil || st.Size() == 0 {
-		return fmt.Errorf("%w: kernel image %s missing (run scripts/provision.sh)", ErrUnavailable, kernel)
+	for _, f := range append([]string{Kernel()}, modulePath(virtioModules[0]), modulePath(virtioModules[len(virtioModules)-1])) {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			return fmt.Errorf("%w: %s missing (run scripts/provision.sh)", ErrUnavailable, f)
+		}
 	}
 	_, err := busybox()
 	return err
@@ -147,7 +164,7 @@ func Check(kernel string) error {
 // GPROBE_REQUIRE_VMLINUX=1 (as in CI), where a missing piece is a defect.
 func Require(tb testing.TB) {
 	tb.Helper()
-	if err := Check(""); err != nil {
+	if err := Check(); err != nil {
 		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
 			tb.Fatal(err)
 		}
@@ -203,13 +220,10 @@ func BuildGprobe(ctx context.Context, dir string) (string, error) {
 // the Result is returned even with an error (ErrTimeout, ErrNoStatus), so
 // callers can show the partial output and console.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Kernel == "" {
-		o.Kernel = DefaultKernel()
-	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	if err := Check(o.Kernel); err != nil {
+	if err := Check(); err != nil {
 		return nil, err
 	}
 	if err := validate(o); err != nil {
@@ -235,8 +249,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := writeInitramfs(initrd, o, mark); err != nil {
 		return nil, err
 	}
-	console := filepath.Join(dir, "console")
-	return boot(ctx, o, initrd, console, mark)
+	return boot(ctx, o, dir, initrd, mark)
 }
 
 // reserved paths belong to the harness.
@@ -285,6 +298,15 @@ func writeInitramfs(out string, o Options, mark string) error {
 	for p, data := range o.Files {
 		a.add(entry{name: p, mode: modeRegular | 0o755, data: data})
 	}
+	if len(o.Collect) > 0 {
+		for _, m := range virtioModules {
+			data, err := os.ReadFile(modulePath(m))
+			if err != nil {
+				return fmt.Errorf("%w: %v (run scripts/provision.sh)", ErrUnavailable, err)
+			}
+			a.add(entry{name: "gprobe-qemu/" + m + ".ko", mode: modeRegular | 0o644, data: data})
+		}
+	}
 	a.add(entry{name: "gprobe-qemu/script", mode: modeRegular | 0o755, data: []byte(o.Script)})
 	a.add(entry{name: "init", mode: modeRegular | 0o755, data: []byte(initScript(mark, o.Collect))})
 
@@ -305,7 +327,9 @@ func writeInitramfs(out string, o Options, mark string) error {
 
 // initScript is the guest's /init. Every block writing to ttyS1 opens and
 // closes it: the last close of a serial port waits until the UART has sent
-// everything, so nothing is lost when poweroff -f follows.
+// everything, so nothing is lost when poweroff -f follows. Collected files
+// are first copied (pseudo-files such as tracefs's report size 0, which tar
+// would trust), then archived onto the virtio disk, named by their index.
 func initScript(mark string, collect []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `#!/bin/sh
@@ -326,16 +350,21 @@ stty -F /dev/ttyS1 raw -echo
 	echo "%[1]s end status=$rc@@"
 } >/dev/ttyS1
 `, mark)
-	for i, p := range collect {
-		q := shellQuote(p)
-		fmt.Fprintf(&b, `{
-	if [ -f %[2]s ]; then
-		echo "%[1]s file %[3]d@@"
-		base64 %[2]s
-		echo "%[1]s file-end@@"
-	fi
-} >/dev/ttyS1
-`, mark, q, i)
+	if len(collect) > 0 {
+		b.WriteString("{\n\tmkdir /gprobe-qemu/out\n")
+		for i, p := range collect {
+			fmt.Fprintf(&b, "\t[ -f %[1]s ] && cat %[1]s >/gprobe-qemu/out/%[2]d\n", shellQuote(p), i)
+		}
+		fmt.Fprintf(&b, `	for m in %[2]s; do insmod /gprobe-qemu/$m.ko || echo "insmod $m failed"; done
+	i=0
+	while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+	cd /gprobe-qemu/out
+	set -- *
+	st=0
+	if [ -e "$1" ]; then tar -cf /dev/vda "$@"; st=$?; sync; fi
+	echo "%[1]s files status=$st@@"
+} >/dev/ttyS1 2>&1
+`, mark, strings.Join(virtioModules, " "))
 	}
 	fmt.Fprintf(&b, "echo \"%s done@@\" >/dev/ttyS1\npoweroff -f\n", mark)
 	return b.String()
@@ -352,15 +381,27 @@ func accel() string {
 	return "tcg"
 }
 
-func boot(ctx context.Context, o Options, initrd, console, mark string) (*Result, error) {
+func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, error) {
+	console, disk := filepath.Join(dir, "console"), filepath.Join(dir, "disk")
 	args := []string{
 		"-accel", accel(), "-cpu", "max", "-m", "512M", "-smp", "1",
 		// -nodefaults drops the NIC (its iPXE ROM) and VGA; the two serial
 		// ports are explicit: ttyS0 the kernel console, ttyS1 the channel.
 		"-nodefaults", "-display", "none", "-no-reboot",
 		"-serial", "file:" + console, "-serial", "stdio",
-		"-kernel", o.Kernel, "-initrd", initrd,
+		"-kernel", Kernel(), "-initrd", initrd,
 		"-append", strings.TrimSpace("console=ttyS0 panic=-1 quiet " + o.Append),
+	}
+	if len(o.Collect) > 0 {
+		f, err := os.Create(disk)
+		if err == nil {
+			err = f.Truncate(CollectLimit) // sparse
+			f.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-drive", "file="+disk+",format=raw,if=virtio")
 	}
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
 	cmd.WaitDelay = 5 * time.Second // never hang on pipes after a kill
@@ -379,7 +420,10 @@ func boot(ctx context.Context, o Options, initrd, console, mark string) (*Result
 	raw, boot := ch.buf.Bytes(), ch.boot
 	ch.mu.Unlock()
 	res.Boot = boot
-	perr := parse(raw, mark, o.Collect, res)
+	perr := parse(raw, mark, len(o.Collect) > 0, res)
+	if perr == nil && len(o.Collect) > 0 {
+		perr = readDisk(disk, o.Collect, res)
+	}
 
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("%w after %v: %w%s", ErrTimeout, time.Since(start).Round(time.Millisecond), ctx.Err(), tail(res))
@@ -409,10 +453,10 @@ func (c *channel) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// parse splits the ttyS1 stream into output, status and files.
-func parse(raw []byte, mark string, collect []string, res *Result) error {
-	begin := []byte(mark + " begin")
-	i := bytes.Index(raw, begin)
+// parse splits the ttyS1 stream into output and status, and checks that
+// the files were archived.
+func parse(raw []byte, mark string, collect bool, res *Result) error {
+	i := bytes.Index(raw, []byte(mark+" begin"))
 	if i < 0 {
 		return fmt.Errorf("%w: the script never started", ErrNoStatus)
 	}
@@ -424,8 +468,7 @@ func parse(raw []byte, mark string, collect []string, res *Result) error {
 	}
 	// The init script prints one newline before the end marker, so that
 	// it starts a line even after output without a trailing newline.
-	endRe := regexp.MustCompile(regexp.QuoteMeta("\n"+mark+" end status=") + `(\d+)@@\n`)
-	m := endRe.FindSubmatchIndex(rest)
+	m := regexp.MustCompile(regexp.QuoteMeta("\n"+mark+" end status=") + `(\d+)@@\n`).FindSubmatchIndex(rest)
 	if m == nil {
 		res.Output = rest
 		return fmt.Errorf("%w: no end marker", ErrNoStatus)
@@ -433,31 +476,45 @@ func parse(raw []byte, mark string, collect []string, res *Result) error {
 	res.Output = rest[:m[0]]
 	res.Status, _ = strconv.Atoi(string(rest[m[2]:m[3]]))
 	rest = rest[m[1]:]
-	res.Files = map[string][]byte{}
-	fileRe := regexp.MustCompile(regexp.QuoteMeta(mark+" file ") + `(\d+)@@\n`)
-	endFile := []byte(mark + " file-end@@\n")
-	for {
-		m := fileRe.FindSubmatchIndex(rest)
-		if m == nil {
-			break
+	if collect {
+		m := regexp.MustCompile(regexp.QuoteMeta(mark+" files status=") + `(\d+)@@\n`).FindSubmatchIndex(rest)
+		if m == nil || string(rest[m[2]:m[3]]) != "0" {
+			return fmt.Errorf("%w: %s", ErrCollect, bytes.TrimSpace(rest))
 		}
-		idx, _ := strconv.Atoi(string(rest[m[2]:m[3]]))
 		rest = rest[m[1]:]
-		e := bytes.Index(rest, endFile)
-		if e < 0 || idx >= len(collect) {
-			return fmt.Errorf("%w: file %d cut short", ErrNoStatus, idx)
-		}
-		data, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(string(rest[:e])), ""))
-		if err != nil {
-			return fmt.Errorf("%w: file %s: %v", ErrNoStatus, collect[idx], err)
-		}
-		res.Files[collect[idx]] = data
-		rest = rest[e+len(endFile):]
 	}
 	if !bytes.Contains(rest, []byte(mark+" done@@")) {
-		return fmt.Errorf("%w: collecting files did not finish", ErrNoStatus)
+		return fmt.Errorf("%w: the guest stopped before powering off", ErrNoStatus)
 	}
 	return nil
+}
+
+// readDisk reads the tar archive the guest wrote to the virtio disk; its
+// members are named by their index in collect.
+func readDisk(disk string, collect []string, res *Result) error {
+	f, err := os.Open(disk)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res.Files = map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: reading the disk: %v", ErrCollect, err)
+		}
+		idx, err := strconv.Atoi(h.Name)
+		if err != nil || idx < 0 || idx >= len(collect) {
+			return fmt.Errorf("%w: unexpected member %q on the disk", ErrCollect, h.Name)
+		}
+		if res.Files[collect[idx]], err = io.ReadAll(tr); err != nil {
+			return fmt.Errorf("%w: reading %s: %v", ErrCollect, collect[idx], err)
+		}
+	}
 }
 
 // tail quotes the end of the output and console for an error message.
