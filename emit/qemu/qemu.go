@@ -17,7 +17,8 @@
 // The guest: busybox's applets on PATH, gprobe at /bin/gprobe, proc, sysfs,
 // devtmpfs and tracefs (/sys/kernel/tracing) mounted, /sys/kernel/btf/vmlinux
 // present, the script run by /bin/sh in /root with stdin from /dev/null. One
-// CPU, 512 MiB, no network, no disks: the root file system is the initramfs.
+// CPU unless Options.CPUs says more, 512 MiB, no network; the root file
+// system is the initramfs.
 //
 // The script's output and exit status come back over the second serial port
 // (ttyS1), framed by markers carrying a per-run nonce, so they survive a
@@ -70,7 +71,8 @@ const CollectLimit = 1 << 30
 var virtioModules = []string{"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_blk"}
 
 var (
-	// ErrUnavailable: qemu, the kernel image or a static busybox is missing.
+	// ErrUnavailable: qemu, the kernel image, its virtio modules or a
+	// static busybox is missing.
 	ErrUnavailable = errors.New("qemu guest unavailable")
 	// ErrOptions: Options that cannot be turned into a guest.
 	ErrOptions = errors.New("bad qemu options")
@@ -93,7 +95,8 @@ type Options struct {
 	// Result.Files. A path that is not a regular file then is left out.
 	// Their total size is limited to CollectLimit.
 	Collect []string
-	// Timeout bounds the whole run, boot included; 0 means DefaultTimeout.
+	// Timeout bounds the whole run (building gprobe, booting, the script,
+	// collecting); 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Gprobe is a static gprobe binary to install as /bin/gprobe; ""
 	// builds github.com/gprobe/gprobe/cmd/gprobe with CGO_ENABLED=0 (the
@@ -101,6 +104,8 @@ type Options struct {
 	Gprobe string
 	// Append is added to the kernel command line.
 	Append string
+	// CPUs is the number of guest CPUs; 0 means 1.
+	CPUs int
 }
 
 // Result is what came back from the guest.
@@ -151,7 +156,11 @@ func Check() error {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return fmt.Errorf("%w: qemu-system-x86_64 not found (run scripts/provision.sh)", ErrUnavailable)
 	}
-	for _, f := range append([]string{Kernel()}, modulePath(virtioModules[0]), modulePath(virtioModules[len(virtioModules)-1])) {
+	files := []string{Kernel()}
+	for _, m := range virtioModules {
+		files = append(files, modulePath(m))
+	}
+	for _, f := range files {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			return fmt.Errorf("%w: %s missing (run scripts/provision.sh)", ErrUnavailable, f)
 		}
@@ -217,7 +226,8 @@ func BuildGprobe(ctx context.Context, dir string) (string, error) {
 
 // Run boots the guest, runs o.Script and collects o.Collect. A non-zero
 // script status is not an error: it is in Result.Status. When qemu ran,
-// the Result is returned even with an error (ErrTimeout, ErrNoStatus), so
+// the Result is returned even with an error (ErrTimeout, ErrNoStatus,
+// ErrCollect), so
 // callers can show the partial output and console.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Timeout == 0 {
@@ -384,7 +394,7 @@ func accel() string {
 func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, error) {
 	console, disk := filepath.Join(dir, "console"), filepath.Join(dir, "disk")
 	args := []string{
-		"-accel", accel(), "-cpu", "max", "-m", "512M", "-smp", "1",
+		"-accel", accel(), "-cpu", "max", "-m", "512M", "-smp", strconv.Itoa(max(1, o.CPUs)),
 		// -nodefaults drops the NIC (its iPXE ROM) and VGA; the two serial
 		// ports are explicit: ttyS0 the kernel console, ttyS1 the channel.
 		"-nodefaults", "-display", "none", "-no-reboot",
