@@ -197,7 +197,7 @@ func targetFlags() []cli.Flag {
 }
 
 func rootFlags() []cli.Flag {
-	return append(targetFlags(),
+	return append(append(targetFlags(),
 		&cli.StringFlag{Name: "line", Aliases: []string{"L"}, Usage: "show probe-able source lines of `FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]`"},
 		&cli.StringSliceFlag{Name: "definition", Aliases: []string{"D"}, Usage: "print the probe event `DEFINITION`(s) instead of installing"},
 		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event (issue 4)"},
@@ -208,7 +208,7 @@ func rootFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-	)
+	), varsFlags()...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -409,7 +409,7 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
 		return exitEINVAL
 	}
-	if errors.Is(err, resolve.ErrUnsupportedRange) {
+	if errors.Is(err, resolve.ErrUnsupportedRange) || errors.Is(err, resolve.ErrUnsupported) {
 		return exitEOPNOTSUPP
 	}
 	return exitENOENT
