@@ -84,6 +84,9 @@ gprobe -d 'probe:*'; echo "status $?"
 echo "left: $(cat $T/kprobe_events)"
 `
 	}
+	script += `echo "== dmesg"
+dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing found
+`
 	res, err := qemu.Run(context.Background(), qemu.Options{
 		Script:  script,
 		Files:   map[string][]byte{"/root/probes.defs": []byte(defs.String()), "/etc/hello": []byte(hello)},
@@ -96,10 +99,14 @@ echo "left: $(cat $T/kprobe_events)"
 	if res.Status != 0 {
 		t.Fatalf("guest script exit status %d", res.Status)
 	}
-	steps := map[string]string{}
-	for _, s := range strings.Split("\n"+string(res.Output), "\n== ")[1:] {
-		name, body, _ := strings.Cut(s, "\n")
-		steps[name] = body
+	steps := map[string]string{} // "== NAME" lines start each step's output
+	step := ""
+	for _, l := range strings.SplitAfter(string(res.Output), "\n") {
+		if name, ok := strings.CutPrefix(l, "== "); ok {
+			step = strings.TrimSpace(name)
+			continue
+		}
+		steps[step] += l
 	}
 
 	// What the trace must show for dd reading /etc/hello: the line probes
@@ -118,6 +125,10 @@ echo "left: $(cat $T/kprobe_events)"
 				t.Errorf("trace lacks a line matching %s:\n%s", re, trace)
 			}
 		}
+	}
+
+	if d := steps["dmesg"]; d != "" {
+		t.Errorf("the guest kernel complained:\n%s", d)
 	}
 
 	t.Run("raw", func(t *testing.T) {

@@ -50,6 +50,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -415,6 +416,8 @@ func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, er
 	}
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
 	cmd.WaitDelay = 5 * time.Second // never hang on pipes after a kill
+	// qemu must not outlive a test binary killed by go test's -timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()

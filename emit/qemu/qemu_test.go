@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -95,6 +96,9 @@ exit 7
 	}
 	f, err := elf.Open(DefaultVmlinux())
 	if err != nil {
+		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
+			t.Fatal(err)
+		}
 		t.Skipf("no -dbg vmlinux to compare build-ids with: %v", err)
 	}
 	defer f.Close()
