@@ -40,6 +40,14 @@ kernel() {
 			ls "$p"_*.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$p"; }
 		  done )
 	fi
+	# The -dbg vmlinux must describe the very vmlinuz the qemu guest boots.
+	local vi vd
+	vi=$(dpkg-deb -f "$CACHE"/debs/linux-image-"$KVER"_*.deb Version)
+	vd=$(dpkg-deb -f "$CACHE"/debs/linux-image-"$KVER"-dbg_*.deb Version)
+	if [ "$vi" != "$vd" ]; then
+		echo "provision: linux-image-$KVER is $vi but its -dbg is $vd; remove $CACHE/debs and $CACHE/$KVER and run again" >&2
+		exit 1
+	fi
 	if [ ! -s "$out/vmlinux" ]; then
 		echo "provision: extracting vmlinux" >&2
 		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"-dbg_*.deb |
