@@ -250,6 +250,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer os.RemoveAll(dir)
 	if o.Gprobe == "" {
 		if o.Gprobe, err = BuildGprobe(ctx, dir); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w building gprobe: %w", ErrTimeout, ctx.Err())
+			}
 			return nil, err
 		}
 	}

@@ -145,8 +145,12 @@ func TestGuestCrash(t *testing.T) {
 // error says so.
 func TestTimeout(t *testing.T) {
 	Require(t)
+	gprobe, err := BuildGprobe(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	_, err := Run(context.Background(), Options{Script: "sleep 1000", Timeout: 3 * time.Second})
+	_, err = Run(context.Background(), Options{Script: "sleep 1000", Timeout: 3 * time.Second, Gprobe: gprobe})
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
