@@ -12,9 +12,37 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// gprobe builds the static gprobe once for all the boots of this package.
+func gprobe(t *testing.T) string {
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "gprobe-qemu-test-"); built.err == nil {
+			built.path, built.err = BuildGprobe(context.Background(), built.dir)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
 
 // TestGuestKprobes boots the Debian kernel once and proves, with busybox
 // alone, what the other packages' guest tests rely on: it is the kernel the
@@ -50,6 +78,7 @@ exit 7
 		Script:  script,
 		Files:   map[string][]byte{"/etc/hello": hello, "/root/payload": payload},
 		Collect: []string{"/tmp/trace", "/tmp/notes", "/tmp/payload.copy", "/tmp/does-not-exist"},
+		Gprobe:  gprobe(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +161,7 @@ func gnuBuildID(b []byte) string {
 // ErrNoStatus and the partial output, not a hang until the timeout.
 func TestGuestCrash(t *testing.T) {
 	Require(t)
-	res, err := Run(context.Background(), Options{Script: "echo before; echo c > /proc/sysrq-trigger; echo after"})
+	res, err := Run(context.Background(), Options{Script: "echo before; echo c > /proc/sysrq-trigger; echo after", Gprobe: gprobe(t)})
 	if !errors.Is(err, ErrNoStatus) || res == nil {
 		t.Fatalf("got %v, want ErrNoStatus", err)
 	}
@@ -145,12 +174,8 @@ func TestGuestCrash(t *testing.T) {
 // error says so.
 func TestTimeout(t *testing.T) {
 	Require(t)
-	gprobe, err := BuildGprobe(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	_, err = Run(context.Background(), Options{Script: "sleep 1000", Timeout: 3 * time.Second, Gprobe: gprobe})
+	_, err := Run(context.Background(), Options{Script: "sleep 1000", Timeout: 3 * time.Second, Gprobe: gprobe(t)})
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
