@@ -159,7 +159,7 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing fou
 				t.Errorf("%s missing from add, -l or -d output", ev)
 			}
 		}
-		if !strings.Contains(add, "Added new events:") || !strings.HasSuffix(add, "status 0\n") ||
+		if !strings.Contains(add, "Added new event") || !strings.HasSuffix(add, "status 0\n") ||
 			!strings.HasSuffix(list, "status 0\n") || !strings.Contains(del, "status 0\nleft: \n") {
 			t.Errorf("add, -l or -d failed or left probes behind:\n%s%s%s", add, list, del)
 		}
