@@ -130,12 +130,7 @@ func needDWARF(p *spec.Probe) bool {
 	if pp.HasFile || pp.Line != 0 || pp.HasLazy {
 		return true
 	}
-	for _, a := range p.Args {
-		if spec.IsCVarname(a.Var) || len(a.Fields) > 0 {
-			return true
-		}
-	}
-	return false
+	return withVar(p.Args)
 }
 
 // Probes resolves one parsed probe definition into trace events, named and
@@ -463,6 +458,7 @@ type finder struct {
 	pp        *spec.Point
 	args      []spec.Arg     // the probe's arguments, converted at each address
 	vars      *varsCollector // -V: collect variables instead of trace points
+	optimized *bool          // cached optimizedTarget of cu
 	cu        *dwarfinfo.CU
 	tps       []tracePoint
 	lazyLines map[int]bool // source lines matching the lazy pattern
@@ -477,7 +473,7 @@ func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
 	if err != nil {
 		return err
 	}
-	f.cu = cu
+	f.cu, f.optimized = cu, nil
 	u := cu.Lines
 	pp := f.pp
 	if pp.HasFile && cuFindRealpath(u, pp.File) == "" {
@@ -514,6 +510,10 @@ func (f *finder) searchFunc(sp *lines.Scope) error {
 		}
 		if pp.HasLazy {
 			return f.lazy(sp, fname)
+		}
+		addr, err := f.skipPrologue(sp, addr)
+		if err != nil {
+			return err
 		}
 		return f.callProbeFinder(sp, addr+pp.Offset)
 	case !f.r.opts.NoInlines:

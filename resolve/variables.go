@@ -377,7 +377,7 @@ func (c *scopeCtx) member(st *dwarf.Entry, name string) (*dwarf.Entry, error) {
 			return cbSibling, nil
 		}
 		n := c.name(e)
-		if n == name {
+		if n != "" && n == name {
 			return cbEnd, nil
 		}
 		if n == "" {
@@ -589,7 +589,8 @@ func (c *scopeCtx) bitfield(m *dwarf.Entry) (bitfieldLayout, bool, error) {
 }
 
 // convertType is perf's convert_variable_type for the final DIE vr.
-func (c *scopeCtx) convertType(vr *dwarf.Entry, t *traceArg, cast string, hasCast, user bool) error {
+func (c *scopeCtx) convertType(vr *dwarf.Entry, t *traceArg, a *spec.Arg) error {
+	cast, hasCast, user := a.Type, a.HasType, a.User
 	if hasCast && cast != "string" && cast != "ustring" && cast != "x" && cast != "s" && cast != "u" {
 		t.typ = cast
 		return nil
@@ -653,9 +654,14 @@ func (c *scopeCtx) convertType(vr *dwarf.Entry, t *traceArg, cast string, hasCas
 	}
 	bits := size * 8
 	if bits > maxBasicTypeBits {
-		// perf truncates with an info message; the value read would be
-		// the first 64 bits of something wider, which is rarely what the
-		// user meant, but perf's output is the reference here.
+		// perf truncates to the first 64 bits with an info message. For
+		// a variable the user named, that silently records a fragment
+		// (of a struct, an __int128): refuse and say what works instead.
+		// $vars/$params expansions keep perf's behaviour.
+		if !expanded(a) {
+			return errorf(ErrInvalid, "%s is %d bits wide (%s); a fetch argument holds at most %d bits.\n Fetch one of its members, or cast it (%s:x64) to read its first 8 bytes.",
+				synthesizeArg(&spec.Arg{Var: a.Var, Fields: a.Fields}), bits, c.typeLabel(vr), maxBasicTypeBits, synthesizeArg(&spec.Arg{Var: a.Var, Fields: a.Fields}))
+		}
 		c.f.warn("%s exceeds max-bitwidth. Cut down to %d bits.", c.name(typ), maxBasicTypeBits)
 		bits = maxBasicTypeBits
 	}
@@ -691,7 +697,7 @@ func (c *scopeCtx) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 		_, err := c.findChild(c.sc.Offset, func(e *dwarf.Entry) (findResult, error) {
 			if e.Tag == dwarf.TagFormalParameter || (e.Tag == dwarf.TagVariable && vars) {
 				if err := c.varLocation(e, nil); err == nil {
-					out = append(out, spec.Arg{Var: c.name(e), Raw: c.name(e)})
+					out = append(out, spec.Arg{Var: c.name(e), Raw: a.Var})
 				} else if !errors.Is(err, errNoLocation) && !errors.Is(err, dwarfexpr.ErrUnsupported) {
 					return cbEnd, err
 				}
@@ -709,6 +715,17 @@ func (c *scopeCtx) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 		return nil, errorf(ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), maxProbeArgs)
 	}
 	return out, nil
+}
+
+// expanded reports an argument that came from $vars or $params.
+func expanded(a *spec.Arg) bool { return a.Raw == "$vars" || a.Raw == "$params" }
+
+// typeLabel is the -V type name of vr's type, for messages.
+func (c *scopeCtx) typeLabel(vr *dwarf.Entry) string {
+	if s, ok, _ := c.typeName(vr); ok {
+		return s
+	}
+	return "(unknown_type)"
 }
 
 // synthesizeArg is perf's synthesize_perf_probe_arg.
@@ -789,7 +806,7 @@ func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) 
 			return nil, err
 		}
 	}
-	if err := c.convertType(vr, t, a.Type, a.HasType, a.User); err != nil {
+	if err := c.convertType(vr, t, a); err != nil {
 		return nil, err
 	}
 	t.found = true
@@ -819,7 +836,9 @@ func fillEmptyArgs(args []spec.Arg, tps []tracePoint) error {
 	if len(tps) == 0 {
 		return errorf(ErrNotFound, "")
 	}
-	for i := range tps[0].args {
+	// perf walks the arguments as written: a $params or $vars that expanded
+	// to nothing anywhere is "not found" too.
+	for i := range args {
 		var typ string
 		found := false
 		for _, tp := range tps {
@@ -829,15 +848,12 @@ func fillEmptyArgs(args []spec.Arg, tps []tracePoint) error {
 			}
 		}
 		if !found {
-			name := ""
-			if i < len(args) {
-				name = args[i].Var
-			}
-			return errorf(ErrNotFound, "%s", dwarfexpr.NotFoundMessage(name))
+			return errorf(ErrNotFound, "%s", dwarfexpr.NotFoundMessage(args[i].Var))
 		}
 		for _, tp := range tps {
 			if i < len(tp.args) && !tp.args[i].found {
 				tp.args[i].value = "\\" + strconv.FormatUint(probeMagic, 16)
+				tp.args[i].refs = nil
 				tp.args[i].typ = typ
 				tp.args[i].found = true
 			}
@@ -877,4 +893,77 @@ func checkLimits(ps []probe.Probe) error {
 		}
 	}
 	return nil
+}
+
+// skipPrologue is perf's skip_prologue: for a user program built without
+// optimization, a FUNC probe with variable arguments moves past the
+// prologue, where the parameters have their stack homes.
+func (f *finder) skipPrologue(sp *lines.Scope, addr uint64) (uint64, error) {
+	pp := f.pp
+	if !f.r.user || addr == 0 || !pp.HasFunction || pp.Line != 0 || pp.Return || pp.HasLazy || pp.Offset != 0 || pp.IsAbs || !withVar(f.args) {
+		return addr, nil
+	}
+	opt, err := f.optimizedTarget()
+	if err != nil || opt {
+		return addr, err
+	}
+	f.warn("Target program is compiled without optimization. Skipping prologue.\nProbe on address 0x%x to force probing at the function entry.\n", addr)
+	// die_skip_prologue
+	if sp.HighPC == 0 {
+		return addr, nil
+	}
+	rows, err := f.cu.Lines.AllRows()
+	if err != nil {
+		return addr, err
+	}
+	idx := -1
+	for i, r := range rows {
+		if r.Addr == addr {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		return addr, nil
+	}
+	entryLine := rows[idx].Line
+	i := idx
+	for ; i < len(rows); i++ {
+		r := rows[i]
+		if r.Addr >= sp.HighPC || r.PrologueEnd || r.Line != entryLine || i != idx {
+			break
+		}
+	}
+	if i == len(rows) {
+		i--
+	}
+	post := rows[i].Addr
+	if post >= sp.HighPC && i > 0 {
+		post = rows[i-1].Addr
+	}
+	return post, nil
+}
+
+// withVar is perf's perf_probe_with_var.
+func withVar(args []spec.Arg) bool {
+	for _, a := range args {
+		if spec.IsCVarname(a.Var) || a.Var == "$params" || a.Var == "$vars" {
+			return true
+		}
+	}
+	return false
+}
+
+// optimizedTarget is perf's die_is_optimized_target: some variable of the
+// unit has a location list.
+func (f *finder) optimizedTarget() (bool, error) {
+	if f.optimized != nil {
+		return *f.optimized, nil
+	}
+	opt, err := f.cu.HasLocationLists()
+	if err != nil {
+		return false, err
+	}
+	f.optimized = &opt
+	return opt, nil
 }

@@ -40,8 +40,11 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		return a.parseFailed(err, "-V")
 	}
 	if len(p.Args) != 0 {
+		// perf's option callback fails: message, then the usage.
 		fmt.Fprintln(a.stderr, "  Error: '--vars' doesn't accept arguments.")
-		return exitEINVAL
+		fmt.Fprintln(a.stderr)
+		fmt.Fprint(a.stderr, usageText)
+		return exitUsage
 	}
 	filter := defaultVarFilter
 	if f := str(c, "filter"); f != "" {

@@ -356,3 +356,29 @@ func readAddr(b []byte, size int, order binary.ByteOrder) uint64 {
 	}
 	return order.Uint64(b)
 }
+
+// HasLocationLists reports whether some variable or parameter of the unit
+// has a location list (DW_FORM_sec_offset), perf's test for a unit built
+// with optimization.
+func (cu *CU) HasLocationLists() (found bool, err error) {
+	defer cu.recoverInto(&err)
+	d, err := cu.unitData()
+	if err != nil {
+		return false, err
+	}
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return false, fmt.Errorf("%s: %w: unit at %#x: %v", cu.f.Path, ErrBadDWARF, cu.hdr.off, err)
+		}
+		if e == nil {
+			return false, nil
+		}
+		if e.Tag == dwarf.TagVariable || e.Tag == dwarf.TagFormalParameter {
+			if fl := e.AttrField(dwarf.AttrLocation); fl != nil && fl.Class == dwarf.ClassLocListPtr {
+				return true, nil
+			}
+		}
+	}
+}
