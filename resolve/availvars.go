@@ -27,6 +27,9 @@ type VarsOptions struct {
 // address the probe point resolves to, the variables (and parameters) that
 // have a location there. An empty result means the point was not found.
 func (r *Resolver) AvailableVars(pp *spec.Point, opts VarsOptions) ([]VarList, error) {
+	if r.f == nil || !r.f.HasDWARF() && r.hasBTF() {
+		return r.btfVars(pp)
+	}
 	if !r.f.HasDWARF() {
 		return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
 	}
@@ -61,7 +64,9 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 	add := func(e *dwarf.Entry, external bool) (findResult, error) {
 		if isVarTag(e.Tag) {
 			err := c.varLocation(e, nil)
-			if err == nil {
+			// Computed values are listed as perf lists them; using one
+			// gives the reason it cannot be fetched.
+			if err == nil || errors.As(err, new(*Error)) {
 				s, err := c.varName(e)
 				if err != nil {
 					return cbEnd, err

@@ -18,6 +18,7 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -72,6 +73,12 @@ type Options struct {
 	// AllowMidInsn disables the instruction-boundary check (never set by
 	// the CLI; for comparing with perf's raw answer in tests).
 	AllowMidInsn bool
+	// BTF resolves arguments when the image has no DWARF (or there is no
+	// image: New(nil, ...) resolves FUNC entry probes from BTF alone).
+	// Without it, an image's own .BTF section is used.
+	BTF *btfinfo.Spec
+	// Machine is the target architecture when there is no image.
+	Machine elf.Machine
 }
 
 // Resolver resolves probe specs against one image: a kernel (vmlinux) or a
@@ -82,6 +89,9 @@ type Resolver struct {
 	opts Options
 	syms *symbolMap
 	arch disasm.Arch
+
+	btf    *btfinfo.Spec // the image's .BTF, loaded on first use
+	btfErr error
 }
 
 // New returns a resolver for f. user selects uprobes (-x).
@@ -91,6 +101,20 @@ func New(f *dwarfinfo.File, user bool, opts Options) (*Resolver, error) {
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
+	}
+	if f == nil {
+		if opts.BTF == nil {
+			return nil, errors.New("resolve: no image and no BTF")
+		}
+		m := opts.Machine
+		if m == 0 {
+			m = hostMachine()
+		}
+		arch, err := disasm.ArchForMachine(m)
+		if err != nil {
+			return nil, err
+		}
+		return &Resolver{user: user, opts: opts, arch: arch}, nil
 	}
 	arch, err := disasm.ArchForMachine(f.Machine)
 	if err != nil {
@@ -143,6 +167,9 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	pp := p.Point
 	if pp.IsAbs {
 		return nil, errorf(ErrUnsupported, "Absolute address probes are not supported yet.")
+	}
+	if r.f == nil || !r.f.HasDWARF() && withVar(p.Args) && r.hasBTF() {
+		return r.btfProbes(p)
 	}
 	var tps []tracePoint
 	useSymbols := pp.Return

@@ -326,12 +326,15 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 		}
 	}
 	loc, err := dwarfexpr.Translate(expr, c.f.r.arch, c.fb, c.cu.AddrSize)
+	if err == nil && loc.Ops > 1 {
+		loc, err = c.multiOp(vr, expr, loc)
+	}
 	if err != nil {
 		var re *dwarfexpr.RegisterError
 		if errors.As(err, &re) {
 			c.f.warn("Mapping for the register number %d missing on this architecture.", re.Reg)
 		}
-		if errors.Is(err, dwarfexpr.ErrUnsupported) {
+		if errors.Is(err, dwarfexpr.ErrUnsupported) || errors.As(err, new(*Error)) {
 			return err
 		}
 		return errNoLocation
@@ -356,6 +359,62 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 		return dwarfexpr.ErrUnsupported
 	}
 	return nil
+}
+
+// Opcodes the multi-operation check needs.
+const (
+	opPiece      = 0x93
+	opStackValue = 0x9f
+)
+
+// multiOp checks an expression of several operations, of which perf
+// translates only the first. "DW_OP_bregN 0; DW_OP_stack_value" is the
+// register's value (perf dereferences it); a register piece is the
+// register; anything else computes a value kprobes cannot compute (perf
+// reads memory at the first operation's address instead).
+func (c *scopeCtx) multiOp(vr *dwarf.Entry, expr []byte, loc *dwarfexpr.Location) (*dwarfexpr.Location, error) {
+	ops, err := dwarfexpr.Decode(expr, c.cu.AddrSize)
+	if err != nil {
+		return nil, err
+	}
+	last := ops[len(ops)-1].Atom
+	switch {
+	case !loc.IsAddress && last == opPiece:
+		return loc, nil // DW_OP_regN; DW_OP_piece: the register holds the low part
+	case len(ops) == 2 && last == opStackValue:
+		if m, ok := loc.Fetch.(probe.Mem); ok && m.Off == 0 {
+			return &dwarfexpr.Location{Fetch: m.Inner, Op: loc.Op, Ops: loc.Ops}, nil
+		}
+	}
+	return nil, errorf(ErrUnsupported, "'%s' is computed at this address (%s): a probe can fetch registers and memory but not compute values.\n perf probe reads memory at %s instead, which is not the variable's value.",
+		c.name(vr), describeOps(ops), dwarfexpr.Format(loc))
+}
+
+// describeOps names an expression's operations for messages.
+func describeOps(ops []dwarfexpr.Op) string {
+	var parts []string
+	for _, o := range ops {
+		a := o.Atom
+		switch {
+		case a >= 0x50 && a <= 0x6f:
+			parts = append(parts, fmt.Sprintf("DW_OP_reg%d", a-0x50))
+		case a >= 0x70 && a <= 0x8f:
+			parts = append(parts, fmt.Sprintf("DW_OP_breg%d %d", a-0x70, int64(o.Number)))
+		case a == 0x91:
+			parts = append(parts, fmt.Sprintf("DW_OP_fbreg %d", int64(o.Number)))
+		case a == 0x03:
+			parts = append(parts, fmt.Sprintf("DW_OP_addr %#x", o.Number))
+		default:
+			name, ok := map[byte]string{0x06: "DW_OP_deref", 0x1c: "DW_OP_minus", 0x22: "DW_OP_plus", 0x23: "DW_OP_plus_uconst",
+				0x93: "DW_OP_piece", 0x9f: "DW_OP_stack_value", 0xa3: "DW_OP_entry_value", 0xf3: "DW_OP_GNU_entry_value",
+				0x94: "DW_OP_deref_size", 0x1a: "DW_OP_and", 0x25: "DW_OP_shr", 0x24: "DW_OP_shl", 0x9e: "DW_OP_implicit_value"}[a]
+			if !ok {
+				name = fmt.Sprintf("DW_OP_%#x", a)
+			}
+			parts = append(parts, name)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // staticVar: perf's static_var label, "@name" with a zero-offset ref.
@@ -696,9 +755,15 @@ func (c *scopeCtx) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 		vars := a.Var == "$vars"
 		_, err := c.findChild(c.sc.Offset, func(e *dwarf.Entry) (findResult, error) {
 			if e.Tag == dwarf.TagFormalParameter || (e.Tag == dwarf.TagVariable && vars) {
-				if err := c.varLocation(e, nil); err == nil {
+				err := c.varLocation(e, nil)
+				var re *Error
+				switch {
+				case err == nil:
 					out = append(out, spec.Arg{Var: c.name(e), Raw: a.Var})
-				} else if !errors.Is(err, errNoLocation) && !errors.Is(err, dwarfexpr.ErrUnsupported) {
+				case errors.As(err, &re):
+					// A computed value perf would read as memory: left out.
+					c.f.warn("%s is left out of %s: it is computed at this address.", c.name(e), a.Var)
+				case !errors.Is(err, errNoLocation) && !errors.Is(err, dwarfexpr.ErrUnsupported):
 					return cbEnd, err
 				}
 			}
@@ -796,6 +861,8 @@ func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) 
 		return t, nil
 	case errors.Is(err, errNoLocation):
 		return nil, errorf(ErrNotFound, "%s", dwarfexpr.NotFoundMessage(a.Var))
+	case errors.As(err, new(*Error)):
+		return nil, err
 	case errors.Is(err, dwarfexpr.ErrUnsupported):
 		return nil, errorf(ErrUnsupported, "Sorry, we don't support this variable location yet.")
 	case err != nil:

@@ -7,13 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -239,11 +240,46 @@ func (a *app) rootAction(c *cli.Context) error {
 	return a.set(exitUsage)
 }
 
-// target is the image a command works on.
+// target is the image a command works on: an ELF file, or only the
+// running kernel's BTF when no vmlinux is found (see openTargetOrBTF).
 type target struct {
 	file *dwarfinfo.File
+	btf  *btfinfo.Spec
 	user bool
 	path string
+}
+
+func (t *target) close() {
+	if t.file != nil {
+		t.file.Close()
+	}
+}
+
+// resolver returns a resolver for the target.
+func (t *target) resolver(opts resolve.Options) (*resolve.Resolver, error) {
+	if t.btf != nil {
+		opts.BTF = t.btf
+	}
+	return resolve.New(t.file, t.user, opts)
+}
+
+// openTargetOrBTF is openTarget for the commands that can work from BTF
+// alone (-D, add, -V): without -k, -x or -m and without a vmlinux where
+// distributions put one, the running kernel's /sys/kernel/btf/vmlinux gives
+// function entry probes their arguments.
+func (a *app) openTargetOrBTF(c *cli.Context) (*target, error) {
+	t, err := a.openTarget(c)
+	if err == nil || str(c, "vmlinux") != "" || str(c, "exec") != "" || str(c, "module") != "" {
+		return t, err
+	}
+	spec, berr := btfinfo.LoadKernel()
+	if berr != nil {
+		return nil, err
+	}
+	if boolean(c, "verbose") {
+		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", btfinfo.KernelBTFPath)
+	}
+	return &target{btf: spec, path: btfinfo.KernelBTFPath}, nil
 }
 
 // openTarget opens -x BINARY, -k VMLINUX, or the running kernel's
@@ -336,14 +372,14 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		}
 		parsed = append(parsed, p)
 	}
-	t, err := a.openTarget(c)
+	t, err := a.openTargetOrBTF(c)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
 		return exitENOENT
 	}
-	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{
+	defer t.close()
+	r, err := t.resolver(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     kernelFeatures(),
@@ -428,7 +464,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	defer t.file.Close()
+	defer t.close()
 	r, err := resolve.New(t.file, t.user, resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
@@ -463,32 +499,16 @@ func isTerminal(w io.Writer) bool {
 }
 
 // kernelFeatures reads the probe-event features the running kernel
-// advertises in tracefs README, as perf does.
+// advertises in tracefs README, as perf does (mounting tracefs first when
+// nothing is mounted; failures leave every feature off, as in perf).
 func kernelFeatures() resolve.Features {
-	var f resolve.Features
-	mountTracefs()
-	for _, p := range []string{"/sys/kernel/tracing/README", "/sys/kernel/debug/tracing/README"} {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if lines.GlobMatch(line, "*Create/append/*") {
-				f.MultiProbe = true
-			}
-			if lines.GlobMatch(line, "*type: * x8/16/32/64,*") {
-				f.HexTypes = true
-			}
-			if lines.GlobMatch(line, "*place (kretprobe): *") {
-				f.KretprobeOffset = true
-			}
-			if lines.GlobMatch(line, `*\\imm-value,*`) {
-				f.Immediates = true
-			}
-		}
-		break
+	fs, err := tracefs.Open()
+	if err != nil {
+		return resolve.Features{}
 	}
-	return f
+	f := fs.Features()
+	return resolve.Features{MultiProbe: f.MultiProbe, HexTypes: f.HexTypes,
+		KretprobeOffset: f.KretprobeOffset, Immediates: f.Immediates}
 }
 
 // showFuncs implements -F [FILTER] (default "!_*"): the image's function
@@ -507,7 +527,7 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
 	}
-	defer t.file.Close()
+	defer t.close()
 	r, err := resolve.New(t.file, t.user, resolve.Options{})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
@@ -543,18 +563,4 @@ func boolean(c *cli.Context, name string) bool {
 		}
 	}
 	return false
-}
-
-// mountTracefs mounts tracefs on /sys/kernel/tracing when nothing is
-// mounted there, as perf does before it reads README (the features it
-// finds change perf's output). Failures (not root, no tracefs) are ignored:
-// the features then stay off, as in perf.
-func mountTracefs() {
-	if _, err := os.Stat("/sys/kernel/tracing/README"); err == nil {
-		return
-	}
-	if _, err := os.Stat("/sys/kernel/debug/tracing/README"); err == nil {
-		return
-	}
-	_ = syscall.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, "")
 }

@@ -239,6 +239,21 @@ func classifyArgs(t *testing.T, args []string, want string, p, g result) string 
 			return "perf counts the bitfield offset from the MSB"
 		}
 	}
+	if g.code == exitEOPNOTSUPP && strings.Contains(g.stderr, "is computed at this address") && p.code == 0 {
+		m := regexp.MustCompile(`reads memory at (\S+) instead`).FindStringSubmatch(g.stderr)
+		if m != nil && strings.Contains(p.stdout, "="+m[1]) {
+			return "perf reads a computed value as memory"
+		}
+	}
+	if strings.Contains(g.stderr, "is left out of $") && g.code == 0 && p.code == 0 {
+		out := p.stdout
+		for _, m := range regexp.MustCompile(`(\S+) is left out of \$\w+: it is computed`).FindAllStringSubmatch(g.stderr, -1) {
+			out = regexp.MustCompile(` `+regexp.QuoteMeta(m[1])+`=\S+`).ReplaceAllString(out, "")
+		}
+		if out == g.stdout {
+			return "perf reads a computed value as memory"
+		}
+	}
 	if g.code == exitEINVAL && strings.Contains(g.stderr, "bits wide") && p.code == 0 && strings.Contains(p.stderr, "exceeds max-bitwidth") {
 		return "perf truncates a value wider than 64 bits"
 	}

@@ -55,14 +55,14 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c)
+	t, err := a.openTargetOrBTF(c)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{
+	defer t.close()
+	r, err := t.resolver(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    intFlag(c, "max-probes"),
 		Features:     kernelFeatures(),
