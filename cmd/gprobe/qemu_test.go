@@ -11,10 +11,6 @@ import (
 	"github.com/gprobe/gprobe/emit/qemu"
 )
 
-// btfOnMain: `gprobe add 'vfs_read file->f_pos count'` resolving from the
-// running kernel's BTF (issue 3) is not on main yet; true once it is.
-const btfOnMain = false
-
 // TestQemuKprobes is issue 4's cross-machine workflow on a real kprobe
 // kernel: the host resolves line probes against Debian's -dbg vmlinux with
 // -D, and the guest booted from the matching vmlinuz (no debuginfo there)
@@ -49,7 +45,6 @@ func TestQemuKprobes(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
-	hasAddFrom := strings.Contains(runGprobe("add", "--help").stdout, "--from")
 
 	trigger := `echo 1 > $T/events/probe/enable
 dd if=/etc/hello of=/dev/null bs=4096 2>/dev/null # read(2); busybox cat would use sendfile(2)
@@ -63,9 +58,7 @@ cat $T/kprobe_events
 echo > $T/trace
 echo > $T/kprobe_events
 echo "left: $(cat $T/kprobe_events)"
-`
-	if hasAddFrom {
-		script += `echo "== add"
+echo "== add"
 gprobe add --from /root/probes.defs; echo "status $?"
 echo "== list"
 gprobe -l; echo "status $?"
@@ -74,17 +67,12 @@ echo > $T/trace
 echo "== del"
 gprobe -d 'probe:*'; echo "status $?"
 echo "left: $(cat $T/kprobe_events)"
-`
-	}
-	if hasAddFrom && btfOnMain {
-		script += `echo "== btf"
+echo "== btf"
 gprobe add 'vfs_read file->f_pos count'; echo "status $?"
 ` + trigger + `cat $T/trace > /tmp/trace.btf
 gprobe -d 'probe:*'; echo "status $?"
 echo "left: $(cat $T/kprobe_events)"
-`
-	}
-	script += `echo "== dmesg"
+echo "== dmesg"
 dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing found
 `
 	res, err := qemu.Run(context.Background(), qemu.Options{
@@ -150,9 +138,6 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing fou
 	})
 
 	t.Run("add-from", func(t *testing.T) {
-		if !hasAddFrom {
-			t.Skip("gprobe add --from is not on main yet (issue 4, branch issue4)")
-		}
 		add, list, del := steps["add"], steps["list"], steps["del"]
 		for _, ev := range []string{"probe:vfs_read_L12", "probe:do_sys_openat2_L10", "probe:vfs_read__return"} {
 			if !strings.Contains(add, ev) || !strings.Contains(list, ev) || !strings.Contains(del, "Removed event: "+ev) {
@@ -167,9 +152,6 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing fou
 	})
 
 	t.Run("btf", func(t *testing.T) {
-		if !hasAddFrom || !btfOnMain {
-			t.Skip("gprobe add resolving 'vfs_read file->f_pos count' from the guest's BTF is not on main yet (issue 3 and issue 4)")
-		}
 		out := steps["btf"]
 		if !strings.Contains(out, "probe:vfs_read") || !strings.Contains(out, "status 0\nleft: \n") {
 			t.Errorf("BTF add or delete failed:\n%s", out)
