@@ -158,7 +158,7 @@ func TestBTFMatchesDWARFDebianVmlinux(t *testing.T) {
 		}
 		t.Skipf("%s not provisioned", path)
 	}
-	compareBackends(t, path, 400)
+	compareBackends(t, path, 60)
 }
 
 // TestBTFOnlyErrors: what BTF cannot answer is refused with the reason.

@@ -404,10 +404,17 @@ func describeOps(ops []dwarfexpr.Op) string {
 			parts = append(parts, fmt.Sprintf("DW_OP_fbreg %d", int64(o.Number)))
 		case a == 0x03:
 			parts = append(parts, fmt.Sprintf("DW_OP_addr %#x", o.Number))
+		case a >= 0x30 && a <= 0x4f:
+			parts = append(parts, fmt.Sprintf("DW_OP_lit%d", a-0x30))
+		case a >= 0x08 && a <= 0x11:
+			name := []string{"const1u", "const1s", "const2u", "const2s", "const4u", "const4s", "const8u", "const8s", "constu", "consts"}[a-0x08]
+			parts = append(parts, fmt.Sprintf("DW_OP_%s %d", name, int64(o.Number)))
 		default:
 			name, ok := map[byte]string{0x06: "DW_OP_deref", 0x1c: "DW_OP_minus", 0x22: "DW_OP_plus", 0x23: "DW_OP_plus_uconst",
 				0x93: "DW_OP_piece", 0x9f: "DW_OP_stack_value", 0xa3: "DW_OP_entry_value", 0xf3: "DW_OP_GNU_entry_value",
-				0x94: "DW_OP_deref_size", 0x1a: "DW_OP_and", 0x25: "DW_OP_shr", 0x24: "DW_OP_shl", 0x9e: "DW_OP_implicit_value"}[a]
+				0x94: "DW_OP_deref_size", 0x1a: "DW_OP_and", 0x1b: "DW_OP_div", 0x1d: "DW_OP_mod", 0x1e: "DW_OP_mul",
+				0x1f: "DW_OP_neg", 0x20: "DW_OP_not", 0x21: "DW_OP_or", 0x25: "DW_OP_shr", 0x24: "DW_OP_shl", 0x26: "DW_OP_shra",
+				0x27: "DW_OP_xor", 0x9e: "DW_OP_implicit_value", 0xa0: "DW_OP_implicit_pointer", 0xa8: "DW_OP_convert", 0x12: "DW_OP_dup"}[a]
 			if !ok {
 				name = fmt.Sprintf("DW_OP_%#x", a)
 			}
