@@ -52,6 +52,21 @@ func TestPerfDiffDebianVmlinux(t *testing.T) {
 	for _, s := range []string{"do_sys_openat2", "vfs_read", "build_open_how", "tcp_sendmsg:1-20", "getname_flags", "fs/open.c:1200-1230"} {
 		specs = append(specs, []string{"-L", s})
 	}
+	// Fetch arguments and -V (issue 3).
+	for _, s := range []string{
+		"vfs_read file->f_path.dentry->d_name.name:string count",
+		"do_sys_openat2 dfd filename:string how->flags how->mode:x16",
+		"do_sys_openat2:10 $vars", "vfs_read $params", "vfs_read:12 file->f_pos count pos",
+		"tcp_sendmsg sk->__sk_common.skc_dport size msg->msg_iter.count",
+		"schedule:3 $vars", "copy_process:30 clone_flags", "getname_flags:20 filename uptr:string",
+		"vfs_read jiffies", "vfs_read file->f_mode", "ksys_read fd buf count",
+	} {
+		specs = append(specs, []string{"-D", s})
+	}
+	for _, s := range []string{"vfs_read", "do_sys_openat2:10", "tcp_sendmsg:20", "copy_process:30"} {
+		specs = append(specs, []string{"-V", s})
+	}
+	specs = append(specs, []string{"--externs", "-V", "vfs_read"})
 	c.checkAll(base, specs)
 	stats.report(t)
 }
