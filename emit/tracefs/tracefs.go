@@ -1,8 +1,9 @@
 // Package tracefs is gprobe's client for the kernel's dynamic probe events:
 // it finds (or mounts) tracefs, reads the features the kernel advertises in
 // README, writes and deletes kprobe_events / uprobe_events lines, enables and
-// disables events, lists what is installed, and turns a refused write into the
-// kernel's own reason read back from error_log.
+// disables events, lists what is installed, creates and removes instances
+// (private ring buffers) with their control files, and turns a refused write
+// into the kernel's own reason read back from error_log.
 //
 // Every failure wraps one of the sentinel errors below with %w, so callers
 // test with errors.Is and print err.Error() as a one-line message.
