@@ -33,6 +33,12 @@ specs=(
 	"-L vfs_read"
 	"-L tcp_sendmsg"
 	"-L build_open_how"
+	"-D|vfs_read file->f_path.dentry->d_name.name:string count"
+	"-D|do_sys_openat2:10 $vars"
+	"-D|tcp_sendmsg sk->__sk_common.skc_dport size msg->msg_iter.count"
+	"-V|vfs_read"
+	"-V|do_sys_openat2:10"
+	"-V|tcp_sendmsg:20"
 )
 
 # measure CMD... prints "median_seconds max_rss_kb"
@@ -50,14 +56,16 @@ measure() {
 	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$rss"
 }
 
-printf '%-28s %9s %9s %7s   %9s %9s %7s\n' spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
+printf '%-40s %9s %9s %7s   %9s %9s %7s\n' spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
 worst_t=0 worst_m=0
 for s in "${specs[@]}"; do
-	read -r pt pm < <(measure perf probe -k "$VMLINUX" -s "$KSRC" $s)
-	read -r gt gm < <(measure "$BIN" -k "$VMLINUX" -s "$KSRC" $s)
+	# "OPT SPEC" splits on spaces; "OPT|SPEC WITH ARGS" keeps SPEC whole.
+	if [[ $s == *"|"* ]]; then args=("${s%%|*}" "${s#*|}"); else read -ra args <<<"$s"; fi
+	read -r pt pm < <(measure perf probe -k "$VMLINUX" -s "$KSRC" "${args[@]}")
+	read -r gt gm < <(measure "$BIN" -k "$VMLINUX" -s "$KSRC" "${args[@]}")
 	rt=$(awk -v a="$gt" -v b="$pt" 'BEGIN{printf "%.2f", a/b}')
 	rm=$(awk -v a="$gm" -v b="$pm" 'BEGIN{printf "%.2f", a/b}')
-	printf '%-28s %9s %9s %7s   %9.0f %9.0f %7s\n' "$s" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
+	printf '%-40.40s %9s %9s %7s   %9.0f %9.0f %7s\n' "$s" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
 	worst_t=$(awk -v a="$rt" -v b="$worst_t" 'BEGIN{print (a>b)?a:b}')
 	worst_m=$(awk -v a="$rm" -v b="$worst_m" 'BEGIN{print (a>b)?a:b}')
 done

@@ -7,7 +7,8 @@
 #   scripts/provision.sh kernel     # kernel artifacts only
 #
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe). It holds the extracted
-# vmlinux (DWARF 5, ~590 MB), vmlinuz, the config and a source subset.
+# vmlinux (DWARF 5, ~590 MB), vmlinuz, the config and a source subset, and
+# the virtio modules the qemu guest (emit/qemu) loads to hand files back.
 set -euo pipefail
 
 KVER=6.1.0-56-cloud-amd64
@@ -34,11 +35,19 @@ packages() {
 kernel() {
 	mkdir -p "$CACHE/debs" "$CACHE/$KVER"
 	local out="$CACHE/$KVER"
-	if [ ! -s "$out/vmlinux" ] || [ ! -s "$out/vmlinuz" ] || [ ! -d "$out/src" ]; then
+	if [ ! -s "$out/vmlinux" ] || [ ! -s "$out/vmlinuz" ] || [ ! -d "$out/src" ] || [ ! -d "$out/virtio" ]; then
 		( cd "$CACHE/debs"
 		  for p in "linux-image-$KVER-dbg" "linux-image-$KVER" linux-source-6.1; do
 			ls "$p"_*.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$p"; }
 		  done )
+	fi
+	# The -dbg vmlinux must describe the very vmlinuz the qemu guest boots.
+	local vi vd
+	vi=$(dpkg-deb -f "$CACHE"/debs/linux-image-"$KVER"_*.deb Version)
+	vd=$(dpkg-deb -f "$CACHE"/debs/linux-image-"$KVER"-dbg_*.deb Version)
+	if [ "$vi" != "$vd" ]; then
+		echo "provision: linux-image-$KVER is $vi but its -dbg is $vd; remove $CACHE/debs and $CACHE/$KVER and run again" >&2
+		exit 1
 	fi
 	if [ ! -s "$out/vmlinux" ]; then
 		echo "provision: extracting vmlinux" >&2
@@ -50,6 +59,15 @@ kernel() {
 		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"_*.deb |
 			tar -xO "./boot/vmlinuz-$KVER" > "$out/vmlinuz.tmp"
 		mv "$out/vmlinuz.tmp" "$out/vmlinuz"
+	fi
+	if [ ! -d "$out/virtio" ]; then
+		rm -rf "$out/virtio.tmp" && mkdir -p "$out/virtio.tmp"
+		local m=./lib/modules/$KVER/kernel/drivers
+		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"_*.deb |
+			tar -x -C "$out/virtio.tmp" --strip-components=7 \
+				$m/virtio/virtio_ring.ko $m/virtio/virtio.ko $m/virtio/virtio_pci_legacy_dev.ko \
+				$m/virtio/virtio_pci_modern_dev.ko $m/virtio/virtio_pci.ko $m/block/virtio_blk.ko
+		mv "$out/virtio.tmp" "$out/virtio"
 	fi
 	if [ ! -d "$out/src" ]; then
 		echo "provision: extracting kernel source subset" >&2

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
@@ -255,6 +258,14 @@ func (t *target) close() {
 	}
 }
 
+// arch is the target's architecture in emit/probedef's spelling.
+func (t *target) arch() string {
+	if t.file != nil && t.file.Machine == elf.EM_AARCH64 || t.file == nil && runtime.GOARCH == "arm64" {
+		return "arm64"
+	}
+	return "x86_64"
+}
+
 // resolver returns a resolver for the target.
 func (t *target) resolver(opts resolve.Options) (*resolve.Resolver, error) {
 	if t.btf != nil {
@@ -398,6 +409,22 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 			return a.resolveFailed(c, err, "  Error: Failed to add events.")
 		}
 		all = append(all, ps...)
+	}
+	// Nothing is printed that the kernel would refuse (perf prints such
+	// lines; the write then fails with EINVAL).
+	opts := &probedef.Options{Arch: t.arch(), NoStat: true}
+	if fs, err := tracefs.Open(); err == nil {
+		feat := fs.Features()
+		opts.Features = &feat
+	}
+	for _, p := range all {
+		if _, err := probedef.Parse(p.String(), opts); err != nil {
+			if !boolean(c, "quiet") {
+				fmt.Fprintf(a.stderr, "The kernel would refuse this definition: %v\n", err)
+				fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
+			}
+			return exitEINVAL
+		}
 	}
 	for _, p := range all {
 		fmt.Fprintln(a.stdout, p.String())

@@ -113,11 +113,13 @@ func TestNoKernelDebuginfo(t *testing.T) {
 // a panic (run() reports a panic as status 70).
 func FuzzDefinitionAndLine(f *testing.F) {
 	for _, s := range []string{"vfs_read", "vfs_read:3", "do_sys_open%return", "fs/open.c:20", "vfs_*;*ret*",
-		"vfs_read+3", "account_io@fs/read_write.c", "x=vfs_read:1", "0x10", "%sdt_a:b", "vfs_read:-1", "fs/open.c;*"} {
+		"vfs_read+3", "account_io@fs/read_write.c", "x=vfs_read:1", "0x10", "%sdt_a:b", "vfs_read:-1", "fs/open.c;*",
+		"vfs_read file->f_path.dentry->d_name.name:string count", "vfs_read $params", "do_sys_openat2:5 $vars",
+		"vfs_read file->f_pos:x16 buf[3] count:s pos->x", "do_sys_open how.flags jiffies", "vfs_read file.x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
-		for _, mode := range []string{"-D", "-L"} {
+		for _, mode := range []string{"-D", "-L", "-V"} {
 			r := runGprobe("-k", fixture, "-s", fixtureDir+"/src", mode, spec)
 			if r.code == 70 {
 				t.Fatalf("%s %q: %s", mode, spec, r)

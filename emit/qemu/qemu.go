@@ -1,0 +1,546 @@
+// Package qemu boots a real kprobe-capable kernel (Debian's 6.1 cloud kernel)
+// under qemu with a busybox initramfs holding a static gprobe, runs a shell
+// script in it and hands back the script's output, exit status and files.
+//
+// It is a test-support library: the development machines' kernel has no
+// kprobes, so tests that must see kprobe events fire (cmd/gprobe, record)
+// run their steps inside this guest.
+//
+//	qemu.Require(t) // skips, or fails under GPROBE_REQUIRE_VMLINUX=1
+//	res, err := qemu.Run(ctx, qemu.Options{
+//		Script:  "gprobe add --from /defs && cat /sys/kernel/tracing/trace > /tmp/t",
+//		Files:   map[string][]byte{"/defs": defs},
+//		Collect: []string{"/tmp/t"},
+//	})
+//	// res.Output, res.Status, res.Files["/tmp/t"]
+//
+// The guest: busybox's applets on PATH, gprobe at /bin/gprobe, proc, sysfs,
+// devtmpfs and tracefs (/sys/kernel/tracing) mounted, /sys/kernel/btf/vmlinux
+// present, the script run by /bin/sh in /root with stdin from /dev/null. One
+// CPU unless Options.CPUs says more, 512 MiB, no network; the root file
+// system is the initramfs.
+//
+// The script's output and exit status come back over the second serial port
+// (ttyS1), framed by markers carrying a per-run nonce, so they survive a
+// guest crash. Collected files come back on a virtio disk: the guest loads
+// the virtio modules (scripts/provision.sh caches them beside the kernel),
+// writes a tar archive to /dev/vda and the host reads the disk image; the
+// serial line would carry only ~130 KB/s. The kernel console (ttyS0, booted
+// "quiet") is kept apart in Result.Console for diagnosis. Nothing is cached:
+// every Run builds its initramfs and disk in a temporary directory and
+// removes them.
+package qemu
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// KernelRelease is the Debian kernel the harness boots; scripts/provision.sh
+// caches its vmlinuz and the matching -dbg vmlinux.
+const KernelRelease = "6.1.0-56-cloud-amd64"
+
+// DefaultTimeout bounds a Run whose Options.Timeout is zero. A boot under
+// TCG takes a few seconds; the margin is for a loaded machine.
+const DefaultTimeout = 90 * time.Second
+
+// CollectLimit bounds the total size of the files a Run collects (the
+// size of the sparse disk image they travel on).
+const CollectLimit = 1 << 30
+
+// virtioModules are the modules, in load order, that give the guest a
+// virtio disk; the cloud kernel builds them as modules.
+var virtioModules = []string{"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_blk"}
+
+var (
+	// ErrUnavailable: qemu, the kernel image, its virtio modules or a
+	// static busybox is missing.
+	ErrUnavailable = errors.New("qemu guest unavailable")
+	// ErrOptions: Options that cannot be turned into a guest.
+	ErrOptions = errors.New("bad qemu options")
+	// ErrTimeout: the guest did not finish in time; qemu was killed.
+	ErrTimeout = errors.New("qemu guest timed out")
+	// ErrNoStatus: the guest stopped (panic, crash) before the script ended.
+	ErrNoStatus = errors.New("qemu guest stopped before the script finished")
+	// ErrCollect: the script ended but its files could not be copied out.
+	ErrCollect = errors.New("copying files out of the qemu guest failed")
+)
+
+// Options describe one guest run.
+type Options struct {
+	// Script is a /bin/sh (busybox ash) script run in the guest.
+	Script string
+	// Files are extra files for the initramfs: absolute guest path →
+	// contents, installed with mode 0755 (so test programs can run).
+	Files map[string][]byte
+	// Collect lists guest paths copied back after the script ends, into
+	// Result.Files. A path that is not a regular file then is left out.
+	// Their total size is limited to CollectLimit.
+	Collect []string
+	// Timeout bounds the whole run (building gprobe, booting, the script,
+	// collecting); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Gprobe is a static gprobe binary to install as /bin/gprobe; ""
+	// builds github.com/gprobe/gprobe/cmd/gprobe with CGO_ENABLED=0 (the
+	// working directory must be inside the module, as it is in its tests).
+	Gprobe string
+	// Append is added to the kernel command line.
+	Append string
+	// CPUs is the number of guest CPUs; 0 means 1.
+	CPUs int
+}
+
+// Result is what came back from the guest.
+type Result struct {
+	// Output is the script's stdout and stderr, interleaved.
+	Output []byte
+	// Status is the script's exit status, -1 if it never finished.
+	Status int
+	// Files holds the Collect paths that were regular files, by path.
+	Files map[string][]byte
+	// Console is the kernel console (ttyS0).
+	Console []byte
+	// Boot is the wall time from starting qemu to the script starting.
+	Boot time.Duration
+	// Elapsed is the wall time of the whole qemu run.
+	Elapsed time.Duration
+}
+
+// CacheDir is where scripts/provision.sh puts the kernel artifacts:
+// $GPROBE_CACHE/KernelRelease, by default /var/cache/gprobe/KernelRelease.
+func CacheDir() string {
+	c := os.Getenv("GPROBE_CACHE")
+	if c == "" {
+		c = "/var/cache/gprobe"
+	}
+	return filepath.Join(c, KernelRelease)
+}
+
+// Kernel is the cached vmlinuz the guest boots.
+func Kernel() string { return filepath.Join(CacheDir(), "vmlinuz") }
+
+// modulePath is where scripts/provision.sh puts a virtio module.
+func modulePath(name string) string { return filepath.Join(CacheDir(), "virtio", name+".ko") }
+
+// DefaultVmlinux is the -dbg vmlinux matching Kernel, for resolving
+// probes on the host: $GPROBE_VMLINUX if set, else the cached one.
+func DefaultVmlinux() string {
+	if v := os.Getenv("GPROBE_VMLINUX"); v != "" {
+		return v
+	}
+	return filepath.Join(CacheDir(), "vmlinux")
+}
+
+// Check reports (wrapping ErrUnavailable) what is missing to boot the
+// guest: qemu-system-x86_64, the kernel and its virtio modules, a static
+// busybox.
+func Check() error {
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return fmt.Errorf("%w: qemu-system-x86_64 not found (run scripts/provision.sh)", ErrUnavailable)
+	}
+	files := []string{Kernel()}
+	for _, m := range virtioModules {
+		files = append(files, modulePath(m))
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			return fmt.Errorf("%w: %s missing (run scripts/provision.sh)", ErrUnavailable, f)
+		}
+	}
+	_, err := busybox()
+	return err
+}
+
+// Require skips tb when the guest cannot boot here, or fails it when
+// GPROBE_REQUIRE_VMLINUX=1 (as in CI), where a missing piece is a defect.
+func Require(tb testing.TB) {
+	tb.Helper()
+	if err := Check(); err != nil {
+		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
+			tb.Fatal(err)
+		}
+		tb.Skip(err)
+	}
+}
+
+// busybox finds a statically linked busybox (Debian's busybox-static).
+func busybox() (string, error) {
+	p, err := exec.LookPath("busybox")
+	if err != nil {
+		return "", fmt.Errorf("%w: busybox not found (install busybox-static: run scripts/provision.sh)", ErrUnavailable)
+	}
+	if err := checkStatic(p); err != nil {
+		return "", fmt.Errorf("%w: %v (install busybox-static)", ErrUnavailable, err)
+	}
+	return p, nil
+}
+
+// checkStatic fails for a binary that needs a dynamic loader, which the
+// initramfs does not have.
+func checkStatic(p string) error {
+	f, err := elf.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked", p)
+		}
+	}
+	return nil
+}
+
+// BuildGprobe builds a static gprobe into dir and returns its path. The
+// working directory must be inside the gprobe module.
+func BuildGprobe(ctx context.Context, dir string) (string, error) {
+	out := filepath.Join(dir, "gprobe")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "github.com/gprobe/gprobe/cmd/gprobe")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building static gprobe: %v\n%s", err, msg)
+	}
+	if err := checkStatic(out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// Run boots the guest, runs o.Script and collects o.Collect. A non-zero
+// script status is not an error: it is in Result.Status. When qemu ran,
+// the Result is returned even with an error (ErrTimeout, ErrNoStatus,
+// ErrCollect), so
+// callers can show the partial output and console.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	if err := validate(o); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "gprobe-qemu-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if o.Gprobe == "" {
+		if o.Gprobe, err = BuildGprobe(ctx, dir); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w building gprobe: %w", ErrTimeout, ctx.Err())
+			}
+			return nil, err
+		}
+	}
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	mark := "@@gprobe-qemu:" + hex.EncodeToString(nonce)
+	initrd := filepath.Join(dir, "initrd.gz")
+	if err := writeInitramfs(initrd, o, mark); err != nil {
+		return nil, err
+	}
+	return boot(ctx, o, dir, initrd, mark)
+}
+
+// reserved paths belong to the harness.
+var reserved = map[string]bool{"/init": true, "/bin/busybox": true, "/bin/sh": true, "/bin/gprobe": true, "/gprobe-qemu": true}
+
+func validate(o Options) error {
+	for p := range o.Files {
+		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("%w: file path %q is not a clean absolute path", ErrOptions, p)
+		}
+		for q := p; q != "/"; q = path.Dir(q) {
+			if reserved[q] {
+				return fmt.Errorf("%w: file path %q is reserved by the harness", ErrOptions, p)
+			}
+		}
+	}
+	for _, p := range o.Collect {
+		if !path.IsAbs(p) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("%w: collect path %q is not absolute", ErrOptions, p)
+		}
+	}
+	return nil
+}
+
+// writeInitramfs writes the gzip-compressed newc archive: busybox, gprobe,
+// the caller's files, the script and /init.
+func writeInitramfs(out string, o Options, mark string) error {
+	bb, err := busybox()
+	if err != nil {
+		return err
+	}
+	a := newArchive()
+	for _, d := range []string{"proc", "sys", "dev", "tmp", "root", "sbin", "usr/bin", "usr/sbin"} {
+		a.add(entry{name: d, mode: modeDir | 0o755})
+	}
+	// The kernel opens /dev/console for init before devtmpfs is mounted.
+	a.add(entry{name: "dev/console", mode: modeChar | 0o600, rmaj: 5, rmin: 1})
+	for name, src := range map[string]string{"bin/busybox": bb, "bin/gprobe": o.Gprobe} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		a.add(entry{name: name, mode: modeRegular | 0o755, data: data})
+	}
+	a.add(entry{name: "bin/sh", mode: modeSymlink | 0o777, data: []byte("busybox")})
+	for p, data := range o.Files {
+		a.add(entry{name: p, mode: modeRegular | 0o755, data: data})
+	}
+	if len(o.Collect) > 0 {
+		for _, m := range virtioModules {
+			data, err := os.ReadFile(modulePath(m))
+			if err != nil {
+				return fmt.Errorf("%w: %v (run scripts/provision.sh)", ErrUnavailable, err)
+			}
+			a.add(entry{name: "gprobe-qemu/" + m + ".ko", mode: modeRegular | 0o644, data: data})
+		}
+	}
+	a.add(entry{name: "gprobe-qemu/script", mode: modeRegular | 0o755, data: []byte(o.Script)})
+	a.add(entry{name: "init", mode: modeRegular | 0o755, data: []byte(initScript(mark, o.Collect))})
+
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed) // the guest decompresses it: speed over size
+	if err := a.writeTo(zw); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// initScript is the guest's /init. Every block writing to ttyS1 opens and
+// closes it: the last close of a serial port waits until the UART has sent
+// everything, so nothing is lost when poweroff -f follows. Collected files
+// are first copied (pseudo-files such as tracefs's report size 0, which tar
+// would trust), then archived onto the virtio disk, named by their index.
+func initScript(mark string, collect []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `#!/bin/sh
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tracefs tracefs /sys/kernel/tracing
+stty -F /dev/ttyS1 raw -echo
+{
+	read up idle </proc/uptime
+	echo "%[1]s begin uptime=$up@@"
+	cd /root
+	/bin/sh /gprobe-qemu/script </dev/null 2>&1
+	rc=$?
+	echo
+	echo "%[1]s end status=$rc@@"
+} >/dev/ttyS1
+`, mark)
+	if len(collect) > 0 {
+		b.WriteString("{\n\tmkdir /gprobe-qemu/out\n")
+		for i, p := range collect {
+			fmt.Fprintf(&b, "\t[ -f %[1]s ] && cat %[1]s >/gprobe-qemu/out/%[2]d\n", shellQuote(p), i)
+		}
+		fmt.Fprintf(&b, `	for m in %[2]s; do insmod /gprobe-qemu/$m.ko || echo "insmod $m failed"; done
+	i=0
+	while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+	cd /gprobe-qemu/out
+	set -- *
+	st=0
+	if [ -e "$1" ]; then tar -cf /dev/vda "$@"; st=$?; sync; fi
+	echo "%[1]s files status=$st@@"
+} >/dev/ttyS1 2>&1
+`, mark, strings.Join(virtioModules, " "))
+	}
+	fmt.Fprintf(&b, "echo \"%s done@@\" >/dev/ttyS1\npoweroff -f\n", mark)
+	return b.String()
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// accel picks KVM when this machine offers it, else TCG.
+func accel() string {
+	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
+		f.Close()
+		return "kvm"
+	}
+	return "tcg"
+}
+
+func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, error) {
+	console, disk := filepath.Join(dir, "console"), filepath.Join(dir, "disk")
+	args := []string{
+		"-accel", accel(), "-cpu", "max", "-m", "512M", "-smp", strconv.Itoa(max(1, o.CPUs)),
+		// -nodefaults drops the NIC (its iPXE ROM) and VGA; the two serial
+		// ports are explicit: ttyS0 the kernel console, ttyS1 the channel.
+		"-nodefaults", "-display", "none", "-no-reboot",
+		"-serial", "file:" + console, "-serial", "stdio",
+		"-kernel", Kernel(), "-initrd", initrd,
+		"-append", strings.TrimSpace("console=ttyS0 panic=-1 quiet " + o.Append),
+	}
+	if len(o.Collect) > 0 {
+		f, err := os.Create(disk)
+		if err == nil {
+			err = f.Truncate(CollectLimit) // sparse
+			f.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-drive", "file="+disk+",format=raw,if=virtio")
+	}
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
+	cmd.WaitDelay = 5 * time.Second // never hang on pipes after a kill
+	// qemu must not outlive a test binary killed by go test's -timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	ch := &channel{begin: []byte(mark + " begin"), start: start}
+	cmd.Stdout = ch
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: starting qemu: %v", ErrUnavailable, err)
+	}
+	waitErr := cmd.Wait()
+	res := &Result{Status: -1, Elapsed: time.Since(start)}
+	res.Console, _ = os.ReadFile(console)
+	ch.mu.Lock()
+	raw, boot := ch.buf.Bytes(), ch.boot
+	ch.mu.Unlock()
+	res.Boot = boot
+	perr := parse(raw, mark, len(o.Collect) > 0, res)
+	if perr == nil && len(o.Collect) > 0 {
+		perr = readDisk(disk, o.Collect, res)
+	}
+
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("%w after %v: %w%s", ErrTimeout, time.Since(start).Round(time.Millisecond), ctx.Err(), tail(res))
+	}
+	if perr != nil {
+		return res, fmt.Errorf("%w (qemu: %v %s)%s", perr, waitErr, strings.TrimSpace(stderr.String()), tail(res))
+	}
+	return res, nil
+}
+
+// channel accumulates ttyS1 and notes when the script began.
+type channel struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	begin []byte
+	start time.Time
+	boot  time.Duration
+}
+
+func (c *channel) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if c.boot == 0 && bytes.Contains(c.buf.Bytes(), c.begin) {
+		c.boot = time.Since(c.start)
+	}
+	return len(p), nil
+}
+
+// parse splits the ttyS1 stream into output and status, and checks that
+// the files were archived.
+func parse(raw []byte, mark string, collect bool, res *Result) error {
+	i := bytes.Index(raw, []byte(mark+" begin"))
+	if i < 0 {
+		return fmt.Errorf("%w: the script never started", ErrNoStatus)
+	}
+	rest := raw[i:]
+	if nl := bytes.IndexByte(rest, '\n'); nl >= 0 {
+		rest = rest[nl+1:]
+	} else {
+		rest = nil
+	}
+	// The init script prints one newline before the end marker, so that
+	// it starts a line even after output without a trailing newline.
+	m := regexp.MustCompile(regexp.QuoteMeta("\n"+mark+" end status=") + `(\d+)@@\n`).FindSubmatchIndex(rest)
+	if m == nil {
+		res.Output = rest
+		return fmt.Errorf("%w: no end marker", ErrNoStatus)
+	}
+	res.Output = rest[:m[0]]
+	res.Status, _ = strconv.Atoi(string(rest[m[2]:m[3]]))
+	rest = rest[m[1]:]
+	if collect {
+		m := regexp.MustCompile(regexp.QuoteMeta(mark+" files status=") + `(\d+)@@\n`).FindSubmatchIndex(rest)
+		if m == nil || string(rest[m[2]:m[3]]) != "0" {
+			return fmt.Errorf("%w: %s", ErrCollect, bytes.TrimSpace(rest))
+		}
+		rest = rest[m[1]:]
+	}
+	if !bytes.Contains(rest, []byte(mark+" done@@")) {
+		return fmt.Errorf("%w: the guest stopped before powering off", ErrNoStatus)
+	}
+	return nil
+}
+
+// readDisk reads the tar archive the guest wrote to the virtio disk; its
+// members are named by their index in collect.
+func readDisk(disk string, collect []string, res *Result) error {
+	f, err := os.Open(disk)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res.Files = map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: reading the disk: %v", ErrCollect, err)
+		}
+		idx, err := strconv.Atoi(h.Name)
+		if err != nil || idx < 0 || idx >= len(collect) {
+			return fmt.Errorf("%w: unexpected member %q on the disk", ErrCollect, h.Name)
+		}
+		if res.Files[collect[idx]], err = io.ReadAll(tr); err != nil {
+			return fmt.Errorf("%w: reading %s: %v", ErrCollect, collect[idx], err)
+		}
+	}
+}
+
+// tail quotes the end of the output and console for an error message.
+func tail(res *Result) string {
+	last := func(b []byte, n int) string {
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		return strings.Join(lines, "\n")
+	}
+	return fmt.Sprintf("\n--- script output (end) ---\n%s\n--- console (end) ---\n%s", last(res.Output, 20), last(res.Console, 20))
+}
