@@ -11,7 +11,7 @@ import (
 // installing anything, a count outside the kernel's 1..4096, a uprobe
 // return probe (uretprobes have no maxactive) and a set of probes without
 // a return probe. Installing r<N>: kprobes is tested on the 6.1 kernel
-// under qemu (TestRecordInGuest).
+// under qemu (TestQemuKprobes/record).
 func TestMaxActiveRefused(t *testing.T) {
 	fs := liveFS(t)
 	g := fmt.Sprintf("gprobe_maxact_%d", os.Getpid())
