@@ -164,3 +164,27 @@ func (t *FS) fileErr(err error, name string) error {
 	}
 	return err
 }
+
+// ReadFile reads the tracefs file name (relative to t's root).
+func (t *FS) ReadFile(name string) ([]byte, error) {
+	b, err := os.ReadFile(t.Path(name))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", t.Path(name), ErrNotFound)
+		}
+		return nil, t.fileErr(err, name)
+	}
+	return b, nil
+}
+
+// Exists reports whether the tracefs file or directory name exists.
+func (t *FS) Exists(name string) bool {
+	_, err := os.Stat(t.Path(name))
+	return err == nil
+}
+
+// EventFormat returns events/GROUP/EVENT/format, the record layout of an
+// event, which trace.dat readers need to decode it.
+func (t *FS) EventFormat(group, event string) ([]byte, error) {
+	return t.ReadFile(filepath.Join("events", group, event, "format"))
+}
