@@ -60,6 +60,10 @@ grep vfs_read $T/kprobe_profile
 echo "== record-del"
 gprobe -d 'probe:*'; echo "status $?"
 echo "left: $(cat $T/kprobe_events)|$(ls $T/instances)|$(cat $T/events/enable)"
+echo "== maxactive-spec"
+gprobe add --maxactive 8 'vfs_read%%return $retval' >/dev/null 2>&1; echo "status $?"
+cat $T/kprobe_events
+gprobe -d 'probe:*' >/dev/null 2>&1; echo "status $?"
 `, guestRecordMaxActive),
 		files:   map[string][]byte{"/root/record.defs": []byte(defs.String()), "/root/record.input": []byte(guestRecordInput)},
 		collect: []string{"/tmp/t.out"},
@@ -83,6 +87,10 @@ func checkRecording(t *testing.T, steps map[string]string, files map[string][]by
 	if add := steps["record-add"]; !strings.Contains(add, "status 0\n") ||
 		!strings.Contains(add, fmt.Sprintf("r%d:probe/vfs_read__return vfs_read", guestRecordMaxActive)) {
 		t.Fatalf("add --maxactive %d did not install r%d:\n%s", guestRecordMaxActive, guestRecordMaxActive, add)
+	}
+	// A probe resolved in the guest (BTF) takes --maxactive as well.
+	if ms := steps["maxactive-spec"]; ms != "status 0\nr8:probe/vfs_read__return vfs_read arg1=$retval\nstatus 0\n" {
+		t.Errorf("add --maxactive 8 'vfs_read%%return $retval':\n%s", ms)
 	}
 	rec := steps["record"]
 	m := regexp.MustCompile(`gprobe record: (\d+) events, .* written to /tmp/t.out, no events lost\n`).FindStringSubmatch(rec)
