@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // BenchmarkDrain measures the time to empty the ring buffers holding one
@@ -21,7 +23,7 @@ import (
 func BenchmarkDrain(b *testing.B) {
 	root := requireTracing(b)
 	const ev = "syscalls/sys_enter_getppid"
-	require(b, ev, dir(root).exists("events/"+ev+"/format"))
+	require(b, ev, root.Exists("events/"+ev+"/format"))
 	flood := buildC(b, "flood")
 	const n = 1_000_000
 	const bufKB = 64 << 10
@@ -52,41 +54,40 @@ func BenchmarkDrain(b *testing.B) {
 // traceCmdExtract fills a private instance with n events and times
 // trace-cmd extract of it (uncompressed, v7: extract cannot write v6). It
 // returns the time and the number of events in the instance's stats.
-func traceCmdExtract(b *testing.B, root, flood string, n, bufKB int) (time.Duration, uint64) {
-	name := fmt.Sprintf("gprobe-bench-%d", os.Getpid())
-	inst := dir(filepath.Join(root, "instances", name))
-	if err := os.Mkdir(string(inst), 0o750); err != nil {
+func traceCmdExtract(b *testing.B, root *tracefs.FS, flood string, n, bufKB int) (time.Duration, uint64) {
+	inst, err := root.NewInstance(fmt.Sprintf("gprobe-bench-%d", os.Getpid()))
+	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
 		// trace-cmd extract removes the instance; otherwise do it here.
-		if inst.exists("tracing_on") {
-			_ = inst.write("events/syscalls/sys_enter_getppid/enable", "0")
-			if err := os.Remove(string(inst)); err != nil {
-				b.Errorf("remove %s: %v", inst, err)
+		if inst.Exists("tracing_on") {
+			_ = inst.Enable("syscalls", "sys_enter_getppid", false)
+			if err := inst.Remove(); err != nil {
+				b.Error(err)
 			}
 		}
 	}()
 	for _, w := range [][2]string{{"tracing_on", "0"}, {"buffer_size_kb", strconv.Itoa(bufKB)}, {"trace_clock", "mono"},
 		{"events/syscalls/sys_enter_getppid/enable", "1"}} {
-		if err := inst.write(w[0], w[1]); err != nil {
+		if err := inst.WriteFile(w[0], w[1]); err != nil {
 			b.Fatal(err)
 		}
 	}
 	// Only the workload: follow its pid as gprobe does.
 	cmd := exec.Command(flood, strconv.Itoa(n))
-	if err := inst.write("tracing_on", "1"); err != nil {
+	if err := inst.WriteFile("tracing_on", "1"); err != nil {
 		b.Fatal(err)
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
 	}
-	if err := inst.write("tracing_on", "0"); err != nil {
+	if err := inst.WriteFile("tracing_on", "0"); err != nil {
 		b.Fatal(err)
 	}
 	var entries uint64
 	for cpu := 0; ; cpu++ {
-		st, err := inst.read(fmt.Sprintf("per_cpu/cpu%d/stats", cpu))
+		st, err := inst.ReadFile(fmt.Sprintf("per_cpu/cpu%d/stats", cpu))
 		if err != nil {
 			break
 		}
@@ -94,7 +95,7 @@ func traceCmdExtract(b *testing.B, root, flood string, n, bufKB int) (time.Durat
 	}
 	out := filepath.Join(b.TempDir(), "tc.dat")
 	start := time.Now()
-	if o, err := exec.Command("trace-cmd", "extract", "--compression", "none", "-B", name, "-o", out).CombinedOutput(); err != nil {
+	if o, err := exec.Command("trace-cmd", "extract", "--compression", "none", "-B", inst.Name, "-o", out).CombinedOutput(); err != nil {
 		b.Fatalf("trace-cmd extract: %v\n%s", err, o)
 	}
 	return time.Since(start), entries
@@ -106,7 +107,7 @@ func traceCmdExtract(b *testing.B, root, flood string, n, bufKB int) (time.Durat
 // whole recording and the events lost.
 func BenchmarkLive(b *testing.B) {
 	root := requireTracing(b)
-	require(b, "syscalls:sys_enter_getppid", dir(root).exists("events/syscalls/sys_enter_getppid/format"))
+	require(b, "syscalls:sys_enter_getppid", root.Exists("events/syscalls/sys_enter_getppid/format"))
 	flood := buildC(b, "flood")
 	const n = 1_000_000
 	var cpu, wall time.Duration

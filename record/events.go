@@ -1,14 +1,14 @@
 package record
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // ErrNoEvents reports that nothing was selected for recording.
@@ -20,68 +20,35 @@ var ErrBadEvent = errors.New("bad event")
 // event is one tracefs event selected for recording.
 type event struct {
 	System, Name string
-	// Definition is the event's line in dynamic_events (or
-	// uprobe_events/kprobe_events) for probe events, "" for static
-	// tracepoints.
+	// Definition is the event's line in kprobe_events or uprobe_events
+	// for probe events, "" for static tracepoints.
 	Definition string
 }
 
 func (e event) String() string { return e.System + ":" + e.Name }
 
-// probeDefinitions reads the installed dynamic probe events, keyed by
-// "group:event". dynamic_events lists every kind; older kernels only have
-// kprobe_events and uprobe_events, whose lines have the same form.
-func probeDefinitions(root dir) (map[string]string, error) {
-	defs := map[string]string{}
-	files := []string{"dynamic_events"}
-	if !root.exists("dynamic_events") {
-		files = []string{"kprobe_events", "uprobe_events"}
+// probeDefinitions reads the installed probe events' definitions, keyed
+// by "group:event", as the kernel lists them (a multi-probe event keeps its
+// first line).
+func probeDefinitions(root *tracefs.FS) (map[string]string, error) {
+	evs, err := root.List()
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range files {
-		b, err := root.read(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if name, ok := probeName(line); ok {
-				defs[name] = line
-			}
+	defs := map[string]string{}
+	for _, e := range evs {
+		k := e.Group + ":" + e.Name
+		if _, ok := defs[k]; !ok && e.Group != "" && e.Name != "" {
+			defs[k] = e.Line
 		}
 	}
 	return defs, nil
 }
 
-// probeName returns "group:event" of a probe definition line such as
-// "p:uprobes/foo /bin/x:0x10 arg=%di" or "r16:kprobes/bar vfs_read".
-// Synthetic and other non-probe dynamic events are not probes.
-func probeName(line string) (string, bool) {
-	head, _, _ := strings.Cut(line, " ")
-	kind, name, ok := strings.Cut(head, ":")
-	if !ok || kind == "" {
-		return "", false
-	}
-	switch kind[0] {
-	case 'p', 'r', 'f', 't': // kprobe/uprobe, return probes, fprobe, tprobe
-	default:
-		return "", false
-	}
-	grp, ev, ok := strings.Cut(name, "/")
-	if !ok || grp == "" || ev == "" || strings.Contains(name, ":") {
-		return "", false
-	}
-	return grp + ":" + ev, true
-}
-
 // selectEvents resolves -e arguments (GROUP:EVENT, GROUP:*, SYSTEM:EVENT,
 // with path.Match globs on both sides) against root's events directory.
 // With no arguments it selects every installed probe event.
-func selectEvents(root dir, specs []string) ([]event, error) {
+func selectEvents(root *tracefs.FS, specs []string) ([]event, error) {
 	defs, err := probeDefinitions(root)
 	if err != nil {
 		return nil, err
@@ -103,7 +70,7 @@ func selectEvents(root dir, specs []string) ([]event, error) {
 		sort.Strings(names)
 		for _, k := range names {
 			sys, name, _ := strings.Cut(k, ":")
-			if root.exists(path.Join("events", sys, name, "format")) {
+			if root.Exists(path.Join("events", sys, name, "format")) {
 				add(sys, name)
 			}
 		}
@@ -127,7 +94,7 @@ func selectEvents(root dir, specs []string) ([]event, error) {
 			return nil, fmt.Errorf("%w %q: %v", ErrBadEvent, s, err)
 		}
 		matched := 0
-		systems, _ := os.ReadDir(root.path("events"))
+		systems, _ := os.ReadDir(root.Path("events"))
 		for _, sd := range systems {
 			if !sd.IsDir() {
 				continue
@@ -135,7 +102,7 @@ func selectEvents(root dir, specs []string) ([]event, error) {
 			if ok, _ := path.Match(sys, sd.Name()); !ok {
 				continue
 			}
-			ents, _ := os.ReadDir(root.path(path.Join("events", sd.Name())))
+			ents, _ := os.ReadDir(root.Path(path.Join("events", sd.Name())))
 			for _, ed := range ents {
 				if !ed.IsDir() {
 					continue
@@ -147,7 +114,7 @@ func selectEvents(root dir, specs []string) ([]event, error) {
 			}
 		}
 		if matched == 0 {
-			return nil, fmt.Errorf("%w %q: no such event in %s", ErrBadEvent, s, root.path("events"))
+			return nil, fmt.Errorf("%w %q: no such event in %s", ErrBadEvent, s, root.Path("events"))
 		}
 	}
 	return evs, nil

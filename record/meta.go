@@ -20,7 +20,7 @@ type Metadata struct {
 	// Events are the recorded events, "system:event".
 	Events []string `json:"events"`
 	// Probes are the definitions of the recorded probe events, as
-	// dynamic_events lists them.
+	// kprobe_events or uprobe_events lists them.
 	Probes       []string `json:"probes,omitempty"`
 	BufferSizeKB int      `json:"buffer_size_kb"`
 	SubbufSize   int      `json:"subbuf_size"`

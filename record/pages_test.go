@@ -109,29 +109,3 @@ func FuzzParseHeaderPage(f *testing.F) {
 		}
 	})
 }
-
-func TestProbeName(t *testing.T) {
-	for line, want := range map[string]string{
-		"p:uprobes/p_calls_0x1139 /tmp/calls:0x0000000000001139": "uprobes:p_calls_0x1139",
-		"r16:kprobes/r_vfs_read_0 vfs_read":                      "kprobes:r_vfs_read_0",
-		"f:fprobes/vfs_read__entry vfs_read":                     "fprobes:vfs_read__entry",
-		"s:synthetic/wakeup_latency u64 lat":                     "",
-		"e:eprobes/x sched/sched_switch":                         "",
-		"p:noslash /bin/true:0x10":                               "",
-		"":                                                       "",
-	} {
-		got, ok := probeName(line)
-		if got != want || ok != (want != "") {
-			t.Errorf("%q: %q %v, want %q", line, got, ok, want)
-		}
-	}
-}
-
-func FuzzProbeName(f *testing.F) {
-	f.Add("p:g/e /bin/true:0x10 a=%di")
-	f.Fuzz(func(t *testing.T, line string) {
-		if name, ok := probeName(line); ok && (len(name) < 3 || name[0] == ':') {
-			t.Fatalf("%q: name %q", line, name)
-		}
-	})
-}

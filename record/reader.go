@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // pollMillis bounds how long a CPU reader sleeps in poll(2): the kernel
@@ -29,8 +31,8 @@ type cpuReader struct {
 	err                                  error
 }
 
-func openCPUReader(inst dir, cpu int, layout pageLayout, tmpDir string) (*cpuReader, error) {
-	name := inst.path(fmt.Sprintf("per_cpu/cpu%d/trace_pipe_raw", cpu))
+func openCPUReader(inst *tracefs.Instance, cpu int, layout pageLayout, tmpDir string) (*cpuReader, error) {
+	name := inst.Path(fmt.Sprintf("per_cpu/cpu%d/trace_pipe_raw", cpu))
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)

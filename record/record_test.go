@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/record/tracedat"
 )
 
@@ -34,12 +35,12 @@ func require(t testing.TB, what string, ok bool) {
 	t.Skipf("%s not available", what)
 }
 
-func requireTracing(t testing.TB) string {
+func requireTracing(t testing.TB) *tracefs.FS {
 	t.Helper()
-	root, err := findTracefs()
+	root, err := tracefs.Open()
 	require(t, "tracefs", err == nil)
 	require(t, "root", os.Geteuid() == 0)
-	require(t, "uprobe_events", dir(root).exists("uprobe_events"))
+	require(t, "uprobe_events", root.Has(tracefs.Uprobe))
 	require(t, "x86-64 (the uprobe arguments use x86 registers)", runtime.GOARCH == "amd64")
 	_, err = exec.LookPath("trace-cmd")
 	require(t, "trace-cmd", err == nil)
@@ -48,12 +49,12 @@ func requireTracing(t testing.TB) string {
 }
 
 // checkNothingLeft fails when an instance of this process is still there.
-func checkNothingLeft(t testing.TB, root string) {
-	ents, _ := os.ReadDir(filepath.Join(root, "instances"))
+func checkNothingLeft(t testing.TB, root *tracefs.FS) {
+	names, _ := root.Instances()
 	prefix := fmt.Sprintf("gprobe-%d", os.Getpid())
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
-			t.Errorf("instance %s left behind", e.Name())
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			t.Errorf("instance %s left behind", n)
 		}
 	}
 }
@@ -75,7 +76,7 @@ func buildC(t testing.TB, name string) string {
 
 // addUprobe installs "GROUP/probed" on bin's probed(thread, i) with a
 // group unique to the test, and removes it at the end.
-func addUprobe(t testing.TB, root, bin string) string {
+func addUprobe(t testing.TB, root *tracefs.FS, bin string) string {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -98,27 +99,15 @@ func addUprobe(t testing.TB, root, bin string) string {
 	}
 	group := strings.ToLower(regexp.MustCompile(`\W`).ReplaceAllString(fmt.Sprintf("gprobe_%s_%d", t.Name(), os.Getpid()), "_"))
 	def := fmt.Sprintf("p:%s/probed %s:0x%x thread=%%di:s32 i=%%si:s64", group, bin, off)
-	appendLine(t, filepath.Join(root, "uprobe_events"), def)
+	if err := root.Write(tracefs.Uprobe, def); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		if err := appendLine(nil, filepath.Join(root, "uprobe_events"), "-:"+group+"/probed"); err != nil {
+		if err := root.Delete(tracefs.Uprobe, group, "probed"); err != nil {
 			t.Errorf("remove probe: %v", err)
 		}
 	})
 	return group
-}
-
-func appendLine(t testing.TB, file, line string) error {
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
-	if err == nil {
-		_, err = f.WriteString(line + "\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil && t != nil {
-		t.Fatalf("write %q to %s: %v", line, file, err)
-	}
-	return err
 }
 
 func report(t testing.TB, file string) string {
@@ -255,7 +244,7 @@ func TestOverload(t *testing.T) {
 	group := addUprobe(t, root, bin)
 	const n = 50000
 	hits := func() uint64 {
-		b, _ := os.ReadFile(filepath.Join(root, "uprobe_profile"))
+		b, _ := root.ReadFile("uprobe_profile")
 		for _, l := range strings.Split(string(b), "\n") {
 			// "  FILE EVENT HITS"; the event name is shown without group.
 			if f := strings.Fields(l); len(f) == 3 && f[0] == bin && f[1] == "probed" {
@@ -310,7 +299,7 @@ func TestOverload(t *testing.T) {
 // own exec and its two children's, and only the followed processes'.
 func TestStaticTracepoint(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "sched:sched_process_exec", dir(root).exists("events/sched/sched_process_exec/format"))
+	require(t, "sched:sched_process_exec", root.Exists("events/sched/sched_process_exec/format"))
 	out := filepath.Join(t.TempDir(), "trace.out")
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -350,7 +339,7 @@ func TestBadConfig(t *testing.T) {
 		{Command: []string{"true"}, Events: []string{"sched:sched_switch"}, Output: "/does/not/exist/trace.out"},
 		{Events: []string{"sched:sched_switch"}},
 	} {
-		c.Tracefs = root
+		c.Tracefs = root.Root
 		if c.Output == "" {
 			c.Output = filepath.Join(t.TempDir(), "trace.out")
 		}
@@ -372,7 +361,7 @@ func TestBadConfig(t *testing.T) {
 // are recorded until it exits; with All, a command's events and others'.
 func TestFollowPID(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "sched:sched_process_exec", dir(root).exists("events/sched/sched_process_exec/format"))
+	require(t, "sched:sched_process_exec", root.Exists("events/sched/sched_process_exec/format"))
 	sh := exec.Command("sh", "-c", "read x; for i in 1 2 3; do /bin/true; done")
 	stdin, err := sh.StdinPipe()
 	if err != nil {
@@ -392,7 +381,7 @@ func TestFollowPID(t *testing.T) {
 		done <- result{r, err}
 	}()
 	// Release the shell once tracing is on (the pid filter is set before).
-	inst := dir(filepath.Join(root, "instances", fmt.Sprintf("gprobe-%d", os.Getpid())))
+	inst := tracefs.At(root.Path(fmt.Sprintf("instances/gprobe-%d", os.Getpid())))
 	var r result
 wait:
 	for {
@@ -400,7 +389,7 @@ wait:
 		case r = <-done:
 			t.Fatalf("recording ended early: %v", r.err)
 		case <-time.After(5 * time.Millisecond):
-			if b, _ := inst.read("tracing_on"); string(b) == "1\n" {
+			if b, _ := inst.ReadFile("tracing_on"); string(b) == "1\n" {
 				break wait
 			}
 		}
@@ -424,7 +413,7 @@ wait:
 // set_event_pid used to lift the filter for a moment).
 func TestNoForeignEvents(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "syscalls:sys_enter_read", dir(root).exists("events/syscalls/sys_enter_read/format"))
+	require(t, "syscalls:sys_enter_read", root.Exists("events/syscalls/sys_enter_read/format"))
 	flood := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=1")
 	if err := flood.Start(); err != nil {
 		t.Fatal(err)
@@ -449,7 +438,7 @@ func TestNoForeignEvents(t *testing.T) {
 // and so may be others'; the command still ends the recording.
 func TestAll(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "sched:sched_process_exec", dir(root).exists("events/sched/sched_process_exec/format"))
+	require(t, "sched:sched_process_exec", root.Exists("events/sched/sched_process_exec/format"))
 	out := filepath.Join(t.TempDir(), "trace.out")
 	res, err := Run(Config{Events: []string{"sched:sched_process_exec"}, Output: out, All: true, Command: []string{"sh", "-c", "/bin/true"}})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/record/tracedat"
 )
 
@@ -85,13 +86,12 @@ func Run(cfg Config) (res *Result, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	rootPath := cfg.Tracefs
-	if rootPath == "" {
-		if rootPath, err = findTracefs(); err != nil {
+	root := tracefs.At(cfg.Tracefs)
+	if cfg.Tracefs == "" {
+		if root, err = tracefs.Open(); err != nil {
 			return nil, err
 		}
 	}
-	root := dir(rootPath)
 	events, err := selectEvents(root, cfg.Events)
 	if err != nil {
 		return nil, err
@@ -150,8 +150,8 @@ func (c *Config) check() error {
 
 type session struct {
 	cfg     Config
-	root    dir
-	inst    dir
+	root    *tracefs.FS
+	inst    *tracefs.Instance
 	events  []event
 	enabled []event
 	layout  pageLayout
@@ -167,21 +167,11 @@ type session struct {
 
 // setup creates and configures the instance; tracing stays off.
 func (s *session) setup() error {
-	base := fmt.Sprintf("gprobe-%d", os.Getpid())
-	for i := 0; ; i++ {
-		name := base
-		if i > 0 {
-			name = fmt.Sprintf("%s-%d", base, i)
-		}
-		err := os.Mkdir(s.root.path(path.Join("instances", name)), 0o750)
-		if err == nil {
-			s.inst = dir(s.root.path(path.Join("instances", name)))
-			break
-		}
-		if !errors.Is(err, os.ErrExist) || i > 100 {
-			return fmt.Errorf("create tracefs instance: %w", err)
-		}
+	inst, err := s.root.NewUniqueInstance(fmt.Sprintf("gprobe-%d", os.Getpid()))
+	if err != nil {
+		return err
 	}
+	s.inst = inst
 	st := []struct{ file, val string }{
 		{"tracing_on", "0"},
 		{"trace_clock", clock},
@@ -192,7 +182,7 @@ func (s *session) setup() error {
 		st = append(st, struct{ file, val string }{"buffer_size_kb", strconv.Itoa(s.cfg.BufferSizeKB)})
 	}
 	for _, x := range st {
-		if err := s.inst.write(x.file, x.val); err != nil {
+		if err := s.inst.WriteFile(x.file, x.val); err != nil {
 			if x.file == "options/record-tgid" { // older kernels: top level only
 				continue
 			}
@@ -206,7 +196,7 @@ func (s *session) setup() error {
 	if s.layout, err = parseHeaderPage(hp); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(s.inst.path("per_cpu"))
+	ents, err := os.ReadDir(s.inst.Path("per_cpu"))
 	if err != nil {
 		return err
 	}
@@ -222,7 +212,7 @@ func (s *session) setup() error {
 	s.meta.CPUStatsBefore = s.cpuStats()
 	s.meta.ProfileBefore = s.profiles()
 	for _, e := range s.events {
-		if err := s.inst.write(path.Join("events", e.System, e.Name, "enable"), "1"); err != nil {
+		if err := s.inst.Enable(e.System, e.Name, true); err != nil {
 			return err
 		}
 		s.enabled = append(s.enabled, e)
@@ -233,10 +223,10 @@ func (s *session) setup() error {
 // headerFile reads events/<name> of the instance (its sub-buffer size may
 // differ from the top level's), or of the top level on older kernels.
 func (s *session) headerFile(name string) ([]byte, error) {
-	if b, err := s.inst.read(path.Join("events", name)); err == nil {
+	if b, err := s.inst.ReadFile(path.Join("events", name)); err == nil {
 		return b, nil
 	}
-	return s.root.read(path.Join("events", name))
+	return s.root.ReadFile(path.Join("events", name))
 }
 
 func (s *session) startReaders() error {
@@ -268,17 +258,17 @@ func (s *session) run(cmdPath string) error {
 		go func() { done <- cmd.Wait() }()
 	} else {
 		if s.cfg.PID != 0 {
-			if err := s.inst.write("set_event_pid", strconv.Itoa(s.cfg.PID)); err != nil {
+			if err := s.inst.WriteFile("set_event_pid", strconv.Itoa(s.cfg.PID)); err != nil {
 				return err
 			}
-			if err := s.inst.write("options/event-fork", "1"); err != nil {
+			if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {
 				return err
 			}
 			go func() { done <- waitPID(s.cfg.PID) }()
 			s.meta.PID = s.cfg.PID
 		}
 		s.started = time.Now()
-		if err := s.inst.write("tracing_on", "1"); err != nil {
+		if err := s.inst.WriteFile("tracing_on", "1"); err != nil {
 			return err
 		}
 	}
@@ -358,15 +348,15 @@ func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
 	if !s.cfg.All {
-		if err := s.inst.write("options/event-fork", "1"); err != nil {
+		if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {
 			return nil, err
 		}
-		if err := s.inst.write("set_event_pid", strconv.Itoa(unix.Gettid())); err != nil {
+		if err := s.inst.WriteFile("set_event_pid", strconv.Itoa(unix.Gettid())); err != nil {
 			return nil, err
 		}
 	}
 	s.started = time.Now()
-	if err := s.inst.write("tracing_on", "1"); err != nil {
+	if err := s.inst.WriteFile("tracing_on", "1"); err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
@@ -393,13 +383,13 @@ func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
 		// events), so tracing is paused meanwhile; the command, stopped,
 		// misses nothing. The list becomes the command alone: gprobe's
 		// thread and any thread the Go runtime cloned from it leave.
-		if err := s.inst.write("tracing_on", "0"); err != nil {
+		if err := s.inst.WriteFile("tracing_on", "0"); err != nil {
 			return fail(err)
 		}
-		if err := s.inst.write("set_event_pid", strconv.Itoa(pid)); err != nil {
+		if err := s.inst.WriteFile("set_event_pid", strconv.Itoa(pid)); err != nil {
 			return fail(err)
 		}
-		if err := s.inst.write("tracing_on", "1"); err != nil {
+		if err := s.inst.WriteFile("tracing_on", "1"); err != nil {
 			return fail(err)
 		}
 	}
@@ -442,7 +432,7 @@ func waitPID(pid int) error {
 
 func (s *session) tracingOff() {
 	if !s.stopped {
-		_ = s.inst.write("tracing_on", "0")
+		_ = s.inst.WriteFile("tracing_on", "0")
 		s.stopped = true
 	}
 }
@@ -468,7 +458,7 @@ func (s *session) clearProgress() {
 func (s *session) cpuStats() []string {
 	out := make([]string, len(s.cpus))
 	for i, cpu := range s.cpus {
-		b, _ := s.inst.read(fmt.Sprintf("per_cpu/cpu%d/stats", cpu))
+		b, _ := s.inst.ReadFile(fmt.Sprintf("per_cpu/cpu%d/stats", cpu))
 		out[i] = string(b)
 	}
 	return out
@@ -477,7 +467,7 @@ func (s *session) cpuStats() []string {
 func (s *session) profiles() map[string]string {
 	m := map[string]string{}
 	for _, f := range []string{"uprobe_profile", "kprobe_profile"} {
-		if b, err := s.root.read(f); err == nil {
+		if b, err := s.root.ReadFile(f); err == nil {
 			m[f] = string(b)
 		}
 	}
@@ -516,12 +506,12 @@ func (s *session) finish() (*Result, error) {
 	m.All = s.cfg.All
 	m.Clock = clock
 	m.SubbufSize = s.layout.size
-	if b, err := s.inst.read("buffer_size_kb"); err == nil {
+	if b, err := s.inst.ReadFile("buffer_size_kb"); err == nil {
 		m.BufferSizeKB, _ = strconv.Atoi(strings.Fields(string(b) + " 0")[0])
 	}
 	m.CPUStatsAfter = s.cpuStats()
 	m.ProfileAfter = s.profiles()
-	if b, err := s.root.read("saved_tgids"); err == nil {
+	if b, err := s.root.ReadFile("saved_tgids"); err == nil {
 		m.SavedTgids = string(b)
 	}
 	names := map[string]bool{}
@@ -561,6 +551,10 @@ func (s *session) finish() (*Result, error) {
 	return &res, nil
 }
 
+// unsafeLongSize is the size of a C long here, the "long size" trace.dat
+// records for user space.
+const unsafeLongSize = 4 << (^uintptr(0) >> 63)
+
 func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	f := &tracedat.File{
 		PageSize:       s.layout.size,
@@ -575,7 +569,7 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	if f.HeaderEvent, err = s.headerFile("header_event"); err != nil {
 		return 0, err
 	}
-	ftrace, _ := filepath.Glob(s.root.path("events/ftrace/*/format"))
+	ftrace, _ := filepath.Glob(s.root.Path("events/ftrace/*/format"))
 	sort.Strings(ftrace)
 	for _, p := range ftrace {
 		b, err := os.ReadFile(p)
@@ -586,7 +580,7 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	}
 	bySystem := map[string]int{}
 	for _, e := range s.events {
-		b, err := s.root.read(path.Join("events", e.System, e.Name, "format"))
+		b, err := s.root.EventFormat(e.System, e.Name)
 		if err != nil {
 			return 0, err
 		}
@@ -599,9 +593,9 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 		f.Systems[i].Formats = append(f.Systems[i].Formats, b)
 	}
 	f.Kallsyms = kallsyms
-	f.PrintkFormats, _ = s.root.read("printk_formats")
-	f.Cmdlines, _ = s.root.read("saved_cmdlines")
-	if tc, err := s.inst.read("trace_clock"); err == nil {
+	f.PrintkFormats, _ = s.root.ReadFile("printk_formats")
+	f.Cmdlines, _ = s.root.ReadFile("saved_cmdlines")
+	if tc, err := s.inst.ReadFile("trace_clock"); err == nil {
 		f.TraceClockFile = tc
 	}
 	for i, cpu := range s.cpus {
@@ -656,7 +650,7 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 func (s *session) disableEvents() error {
 	var first error
 	for _, e := range s.enabled {
-		if err := s.inst.write(path.Join("events", e.System, e.Name, "enable"), "0"); err != nil && first == nil {
+		if err := s.inst.Enable(e.System, e.Name, false); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -667,7 +661,7 @@ func (s *session) disableEvents() error {
 // cleanup undoes setup in every case: readers stopped and closed, events
 // disabled, instance removed.
 func (s *session) cleanup() error {
-	if s.inst == "" {
+	if s.inst == nil {
 		return nil
 	}
 	s.tracingOff()
@@ -679,8 +673,8 @@ func (s *session) cleanup() error {
 		r.close()
 	}
 	first := s.disableEvents()
-	if err := os.Remove(string(s.inst)); err != nil && first == nil {
-		first = fmt.Errorf("remove tracefs instance: %w", err)
+	if err := s.inst.Remove(); err != nil && first == nil {
+		first = err
 	}
 	return first
 }

@@ -50,6 +50,7 @@ func TestQemuKprobes(t *testing.T) {
 dd if=/etc/hello of=/dev/null bs=4096 2>/dev/null # read(2); busybox cat would use sendfile(2)
 echo 0 > $T/events/probe/enable
 `
+	rec := recordSteps(t, vmlinux) // gprobe record's steps share the boot (qemu_record_test.go)
 	script := `T=/sys/kernel/tracing
 echo "== raw"
 while IFS= read -r l; do echo "$l" >> $T/kprobe_events || echo "REFUSED: $l"; done < /root/probes.defs
@@ -72,13 +73,13 @@ gprobe add 'vfs_read file->f_pos count'; echo "status $?"
 ` + trigger + `cat $T/trace > /tmp/trace.btf
 gprobe -d 'probe:*'; echo "status $?"
 echo "left: $(cat $T/kprobe_events)"
-echo "== dmesg"
+` + rec.script + `echo "== dmesg"
 dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing found
 `
 	res, err := qemu.Run(context.Background(), qemu.Options{
 		Script:  script,
-		Files:   map[string][]byte{"/root/probes.defs": []byte(defs.String()), "/etc/hello": []byte(hello)},
-		Collect: []string{"/tmp/trace.raw", "/tmp/trace.add", "/tmp/trace.btf"},
+		Files:   rec.withFiles(map[string][]byte{"/root/probes.defs": []byte(defs.String()), "/etc/hello": []byte(hello)}),
+		Collect: append([]string{"/tmp/trace.raw", "/tmp/trace.add", "/tmp/trace.btf"}, rec.collect...),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -162,4 +163,6 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing fou
 			t.Errorf("trace lacks dd's read with f_pos and count:\n%s", trace)
 		}
 	})
+
+	t.Run("record", func(t *testing.T) { checkRecording(t, steps, res.Files) })
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/record"
 )
 
@@ -57,7 +58,7 @@ func (a *app) record(c *cli.Context) int {
 		switch {
 		case errors.Is(err, record.ErrConfig), errors.Is(err, record.ErrBadEvent), errors.Is(err, record.ErrNoEvents):
 			return exitEINVAL
-		case errors.Is(err, record.ErrNoTracefs):
+		case errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrPermission):
 			return exitENOENT
 		}
 		return 1

@@ -1,8 +1,9 @@
 // Package tracefs is gprobe's client for the kernel's dynamic probe events:
 // it finds (or mounts) tracefs, reads the features the kernel advertises in
 // README, writes and deletes kprobe_events / uprobe_events lines, enables and
-// disables events, lists what is installed, and turns a refused write into the
-// kernel's own reason read back from error_log.
+// disables events, lists what is installed, creates and removes instances
+// (private ring buffers) with their control files, and turns a refused write
+// into the kernel's own reason read back from error_log.
 //
 // Every failure wraps one of the sentinel errors below with %w, so callers
 // test with errors.Is and print err.Error() as a one-line message.
@@ -162,4 +163,28 @@ func (t *FS) fileErr(err error, name string) error {
 		return fmt.Errorf("%w to access %s (tracefs needs root or a tracing group; check its mode and mount options)", ErrPermission, t.Path(name))
 	}
 	return err
+}
+
+// ReadFile reads the tracefs file name (relative to t's root).
+func (t *FS) ReadFile(name string) ([]byte, error) {
+	b, err := os.ReadFile(t.Path(name))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", t.Path(name), ErrNotFound)
+		}
+		return nil, t.fileErr(err, name)
+	}
+	return b, nil
+}
+
+// Exists reports whether the tracefs file or directory name exists.
+func (t *FS) Exists(name string) bool {
+	_, err := os.Stat(t.Path(name))
+	return err == nil
+}
+
+// EventFormat returns events/GROUP/EVENT/format, the record layout of an
+// event, which trace.dat readers need to decode it.
+func (t *FS) EventFormat(group, event string) ([]byte, error) {
+	return t.ReadFile(filepath.Join("events", group, event, "format"))
 }

@@ -387,6 +387,7 @@ func FuzzParseErrorLog(f *testing.F) {
 func FuzzParseList(f *testing.F) {
 	f.Add("p:probe_prog/work /tmp/e4/prog:0x0000000000001260 n=%di:s32 s=%si:x64\nr:uprobes/x /bin/sh:0x000000000000000a arg1=$retval\n")
 	f.Add("p:kprobes/testevent kernel_clone abcd=\\1\nr16:probe/vfs_read__return vfs_read arg1=$retval\n")
+	f.Add("p:/\np::/0\n") // once broke record's own listing parser
 	f.Fuzz(func(t *testing.T, s string) {
 		evs, err := ParseList(Uprobe, s)
 		if err != nil {

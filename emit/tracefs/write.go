@@ -152,3 +152,30 @@ func (t *FS) Enabled(group, event string) (bool, error) {
 	s := strings.TrimSpace(string(b))
 	return strings.HasPrefix(s, "1"), nil
 }
+
+// WriteFile writes val to the control file name (truncating, as the
+// shell's ">" does: tracing_on, trace_clock, set_event_pid, options/*). The
+// kernel reports a bad value only through the write's errno: a refused
+// value is a *WriteError naming the file and the value.
+func (t *FS) WriteFile(name, val string) error {
+	p := t.Path(name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", p, ErrNotFound)
+		}
+		return t.fileErr(err, name)
+	}
+	_, err = f.WriteString(val)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		return nil
+	}
+	var no syscall.Errno
+	if errors.As(err, &no) {
+		return &WriteError{File: p, Line: strings.TrimSpace(val), Errno: no}
+	}
+	return fmt.Errorf("writing %q to %s: %w", strings.TrimSpace(val), p, err)
+}

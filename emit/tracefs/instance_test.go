@@ -1,0 +1,115 @@
+package tracefs
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// newTestInstance creates an instance named after the test and pid and
+// removes it at the end, even when the test fails.
+func newTestInstance(t *testing.T, fs *FS) *Instance {
+	t.Helper()
+	in, err := fs.NewInstance(group(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if fs.Exists("instances/" + in.Name) {
+			if err := in.Remove(); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	return in
+}
+
+func TestInstanceLifecycle(t *testing.T) {
+	fs := realFS(t)
+	in := newTestInstance(t, fs)
+	if in.Parent() != fs || !fs.Exists("instances/"+in.Name) || !in.Exists("per_cpu/cpu0/trace_pipe_raw") {
+		t.Fatalf("instance %s at %s: no per-CPU buffers", in.Name, in.Root)
+	}
+	names, err := fs.Instances()
+	if err != nil || !slices.Contains(names, in.Name) {
+		t.Fatalf("Instances() = %v, %v; want %s in it", names, err, in.Name)
+	}
+
+	// A taken name: NewInstance refuses, NewUniqueInstance numbers.
+	if _, err := fs.NewInstance(in.Name); !errors.Is(err, ErrExist) {
+		t.Errorf("second NewInstance(%s): %v, want ErrExist", in.Name, err)
+	}
+	in2, err := fs.NewUniqueInstance(in.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in2.Name != in.Name+"-1" {
+		t.Errorf("NewUniqueInstance(%s) = %s, want %s-1", in.Name, in2.Name, in.Name)
+	}
+	if err := in2.Remove(); err != nil {
+		t.Error(err)
+	}
+
+	// Control files act on the instance only.
+	if err := in.WriteFile("trace_clock", "mono"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := in.ReadFile("trace_clock")
+	if err != nil || !strings.Contains(string(b), "[mono]") {
+		t.Errorf("instance trace_clock = %q, %v; want [mono] selected", b, err)
+	}
+	err = in.WriteFile("trace_clock", "no-such-clock")
+	var we *WriteError
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, syscall.EINVAL) || !errors.As(err, &we) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("bad trace_clock: %v, want a one-line *WriteError wrapping ErrInvalid and EINVAL", err)
+	}
+	if err := in.WriteFile("no_such_file", "1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("WriteFile(no_such_file): %v, want ErrNotFound", err)
+	}
+	if _, err := in.ReadFile("no_such_file"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReadFile(no_such_file): %v, want ErrNotFound", err)
+	}
+
+	// Event enables are per instance.
+	const sys, ev = "sched", "sched_process_exec"
+	f, err := fs.EventFormat(sys, ev)
+	if err != nil || !strings.Contains(string(f), "name: "+ev) {
+		t.Fatalf("EventFormat(%s:%s) = %q, %v", sys, ev, f, err)
+	}
+	if err := in.Enable(sys, ev, true); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := in.Enabled(sys, ev); !on || err != nil {
+		t.Errorf("instance %s:%s enabled = %v, %v; want true", sys, ev, on, err)
+	}
+
+	// An open buffer keeps the instance: Remove says busy, and works once
+	// it is closed, enabled events and all.
+	rd, err := os.Open(in.Path("per_cpu/cpu0/trace_pipe_raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = in.Remove()
+	rd.Close()
+	if !errors.Is(err, ErrBusy) || !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("Remove with an open trace_pipe_raw: %v, want ErrBusy", err)
+	}
+	if err := in.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Exists("instances/" + in.Name) {
+		t.Errorf("instance %s still exists after Remove", in.Name)
+	}
+}
+
+func TestInstanceBadNames(t *testing.T) {
+	fs := At(t.TempDir()) // refused before tracefs is touched
+	for _, name := range []string{"", ".", "..", "a/b", "a\nb"} {
+		if _, err := fs.NewInstance(name); !errors.Is(err, ErrInvalid) {
+			t.Errorf("NewInstance(%q): %v, want ErrInvalid", name, err)
+		}
+	}
+}
