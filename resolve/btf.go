@@ -135,7 +135,7 @@ func (r *Resolver) btfArg(s *btfinfo.Spec, fn *btfinfo.Func, a *spec.Arg) (probe
 	if a.HasName {
 		t.name = a.Name
 	} else {
-		t.name = strings.Replace(synthesizeArg(a), ":", "_", 1)
+		t.name = strings.Replace(a.String(), ":", "_", 1)
 	}
 	final := prm.Type
 	var bitfield string
@@ -194,7 +194,7 @@ func (r *Resolver) btfArg(s *btfinfo.Spec, fn *btfinfo.Func, a *spec.Arg) (probe
 		typ, bits := btfScalar(final, r.opts.Features.HexTypes, cast)
 		if bits > maxBasicTypeBits {
 			return probe.FetchArg{}, errorf(ErrInvalid, "%s is %d bits wide (%s); a fetch argument holds at most %d bits.\n Fetch one of its members, or cast it (%s:x64) to read its first 8 bytes.",
-				synthesizeArg(&spec.Arg{Var: a.Var, Fields: a.Fields}), bits, btfinfo.TypeString(final, 0), maxBasicTypeBits, synthesizeArg(&spec.Arg{Var: a.Var, Fields: a.Fields}))
+				spec.Arg{Var: a.Var, Fields: a.Fields}.String(), bits, btfinfo.TypeString(final, 0), maxBasicTypeBits, spec.Arg{Var: a.Var, Fields: a.Fields}.String())
 		}
 		t.typ = typ
 	}

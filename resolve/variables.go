@@ -726,7 +726,7 @@ func (c *scopeCtx) convertType(vr *dwarf.Entry, t *traceArg, a *spec.Arg) error 
 		// $vars/$params expansions keep perf's behaviour.
 		if !expanded(a) {
 			return errorf(ErrInvalid, "%s is %d bits wide (%s); a fetch argument holds at most %d bits.\n Fetch one of its members, or cast it (%s:x64) to read its first 8 bytes.",
-				synthesizeArg(&spec.Arg{Var: a.Var, Fields: a.Fields}), bits, c.typeLabel(vr), maxBasicTypeBits, synthesizeArg(&spec.Arg{Var: a.Var, Fields: a.Fields}))
+				spec.Arg{Var: a.Var, Fields: a.Fields}.String(), bits, c.typeLabel(vr), maxBasicTypeBits, spec.Arg{Var: a.Var, Fields: a.Fields}.String())
 		}
 		c.f.warn("%s exceeds max-bitwidth. Cut down to %d bits.", c.name(typ), maxBasicTypeBits)
 		bits = maxBasicTypeBits
@@ -800,33 +800,6 @@ func (c *scopeCtx) typeLabel(vr *dwarf.Entry) string {
 	return "(unknown_type)"
 }
 
-// synthesizeArg is perf's synthesize_perf_probe_arg.
-func synthesizeArg(a *spec.Arg) string {
-	var b strings.Builder
-	switch {
-	case a.HasName && a.Var != "":
-		b.WriteString(a.Name + "=" + a.Var)
-	case a.HasName:
-		b.WriteString(a.Name)
-	default:
-		b.WriteString(a.Var)
-	}
-	for _, f := range a.Fields {
-		switch {
-		case f.IsIndex:
-			b.WriteString(f.Name)
-		case f.Ref:
-			b.WriteString("->" + f.Name)
-		default:
-			b.WriteString("." + f.Name)
-		}
-	}
-	if a.HasType {
-		b.WriteString(":" + a.Type)
-	}
-	return b.String()
-}
-
 // findVariable is perf's find_variable + convert_variable for one arg.
 func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) {
 	t := &traceArg{}
@@ -843,7 +816,7 @@ func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) 
 	if a.HasName {
 		t.name = a.Name
 	} else {
-		t.name = strings.Replace(synthesizeArg(a), ":", "_", 1)
+		t.name = strings.Replace(a.String(), ":", "_", 1)
 	}
 	vr, err := c.findVariableAt(c.sc.Offset, a.Var, c.addr)
 	if err != nil {

@@ -61,25 +61,35 @@ func (cu *CU) relative(off uint64) (dwarf.Offset, error) {
 	return dwarf.Offset(off - cu.hdr.off), nil
 }
 
-// DIE reads the entry at absolute offset off, which must lie in the unit.
-func (cu *CU) DIE(off uint64) (e *dwarf.Entry, err error) {
-	defer cu.recoverInto(&err)
+// entryAt positions a reader on the entry at absolute offset off and
+// returns it (offsets still unit relative).
+func (cu *CU) entryAt(off uint64) (*dwarf.Reader, *dwarf.Entry, error) {
 	d, err := cu.unitData()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rel, err := cu.relative(off)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r := d.Reader()
 	r.Seek(rel)
-	e, err = r.Next()
+	e, err := r.Next()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: DIE at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
+		return nil, nil, fmt.Errorf("%s: %w: DIE at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
 	}
 	if e == nil || e.Offset != rel {
-		return nil, fmt.Errorf("%s: %w: no DIE at %#x", cu.f.Path, ErrBadDWARF, off)
+		return nil, nil, fmt.Errorf("%s: %w: no DIE at %#x", cu.f.Path, ErrBadDWARF, off)
+	}
+	return r, e, nil
+}
+
+// DIE reads the entry at absolute offset off, which must lie in the unit.
+func (cu *CU) DIE(off uint64) (e *dwarf.Entry, err error) {
+	defer cu.recoverInto(&err)
+	_, e, err = cu.entryAt(off)
+	if err != nil {
+		return nil, err
 	}
 	return cu.absolute(e), nil
 }
@@ -87,19 +97,9 @@ func (cu *CU) DIE(off uint64) (e *dwarf.Entry, err error) {
 // Children returns the direct children of the entry at off, in order.
 func (cu *CU) Children(off uint64) (out []*dwarf.Entry, err error) {
 	defer cu.recoverInto(&err)
-	d, err := cu.unitData()
+	r, e, err := cu.entryAt(off)
 	if err != nil {
 		return nil, err
-	}
-	rel, err := cu.relative(off)
-	if err != nil {
-		return nil, err
-	}
-	r := d.Reader()
-	r.Seek(rel)
-	e, err := r.Next()
-	if err != nil || e == nil {
-		return nil, fmt.Errorf("%s: %w: DIE at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
 	}
 	if !e.Children {
 		return nil, nil
@@ -119,35 +119,11 @@ func (cu *CU) Children(off uint64) (out []*dwarf.Entry, err error) {
 	}
 }
 
-// UnitDIE returns the unit's own entry (DW_TAG_compile_unit).
-func (cu *CU) UnitDIE() (*dwarf.Entry, error) { return cu.DIE(cu.hdr.dieOff) }
-
-// Type decodes the type at absolute offset off with debug/dwarf.
-func (cu *CU) Type(off uint64) (t dwarf.Type, err error) {
-	defer cu.recoverInto(&err)
-	d, err := cu.unitData()
-	if err != nil {
-		return nil, err
-	}
-	rel, err := cu.relative(off)
-	if err != nil {
-		return nil, err
-	}
-	t, err = d.Type(rel)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: type at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
-	}
-	return t, nil
-}
-
 func (cu *CU) recoverInto(err *error) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%s: %w: unit at %#x: %v", cu.f.Path, ErrBadDWARF, cu.hdr.off, r)
 	}
 }
-
-// Version is the unit's DWARF version.
-func (cu *CU) Version() int { return int(cu.hdr.version) }
 
 // DWARF 5 location list entry kinds.
 const (
