@@ -82,6 +82,7 @@ type Resolver struct {
 	opts Options
 	syms *symbolMap
 	arch disasm.Arch
+	mod  *moduleInfo // kernel module target (NewModule)
 }
 
 // New returns a resolver for f. user selects uprobes (-x).
@@ -321,7 +322,7 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
 	}
 	var addr uint64
 	for _, s := range m.syms {
-		if !s.exec {
+		if !s.exec && r.vmlinux() {
 			continue // perf looks in the kernel text map
 		}
 		n := s.raw
@@ -336,6 +337,7 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
 	if addr == 0 {
 		return nil, false
 	}
+	addr = r.perfAltAddr(addr)
 	alt, ok := r.probePointAt(addr)
 	if !ok {
 		return nil, false
@@ -685,7 +687,7 @@ func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (tracePoint, 
 // addresses (perf's post_process_probe_trace_point): .isra/.constprop
 // clones, inline instances inside other functions.
 func (r *Resolver) postProcess(tps []tracePoint) error {
-	m, err := r.symbols()
+	m, err := r.postProcessSymbols()
 	if err != nil {
 		return err
 	}
@@ -694,6 +696,9 @@ func (r *Resolver) postProcess(tps []tracePoint) error {
 		if !ok {
 			if r.user {
 				return errorf(ErrNotFound, "Failed to find symbol at 0x%x", tps[i].addr)
+			}
+			if r.mod != nil {
+				return errorf(ErrNotFound, "") // perf fails without a message
 			}
 			continue
 		}
@@ -723,11 +728,8 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 		want := []byte(pp.Function)
 		match = func(n []byte) bool { return bytes.Equal(n, want) }
 	}
-	matched := m.byName(match, cut, !r.user)
-	target := "kernel"
-	if r.user {
-		target = r.f.Path
-	}
+	matched := m.byName(match, cut, r.vmlinux())
+	target := r.targetName()
 	if len(matched) == 0 {
 		return nil, errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
 	}
@@ -738,13 +740,13 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 	// (_text) unless they are return probes on a kernel whose README does
 	// not offer "place (kretprobe)" offsets.
 	var reloc *symbol
-	if !r.user && (!pp.Return || r.opts.Features.KretprobeOffset) {
+	if r.vmlinux() && (!pp.Return || r.opts.Features.KretprobeOffset) {
 		reloc = r.relocSymbol()
 	}
 	// perf's kprobe_warn_out_range: kernel probes must lie strictly after
 	// the start of the kernel text map and not beyond its end.
 	var textLo, textHi uint64
-	if t := r.f.ELF.Section(".text"); t != nil && !r.user {
+	if t := r.f.ELF.Section(".text"); t != nil && r.vmlinux() {
 		textLo, textHi = t.Addr, t.Addr+t.Size
 	}
 	var tps []tracePoint
@@ -868,7 +870,7 @@ func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) 
 		if r.user {
 			pr.Target = probe.Location{Path: r.f.Path, Offset: r.fileOffset(tp.addr)}
 		} else {
-			pr.Target = probe.Location{Symbol: tp.symbol, Offset: tp.offset}
+			pr.Target = probe.Location{Module: r.moduleName(), Symbol: tp.symbol, Offset: tp.offset}
 		}
 		out = append(out, pr)
 	}

@@ -241,9 +241,10 @@ func (a *app) rootAction(c *cli.Context) error {
 
 // target is the image a command works on.
 type target struct {
-	file *dwarfinfo.File
-	user bool
-	path string
+	file   *dwarfinfo.File
+	user   bool
+	path   string
+	module string // -m: the module's path or name (module.go)
 }
 
 // openTarget opens -x BINARY, -k VMLINUX, or the running kernel's
@@ -262,8 +263,8 @@ func (a *app) openTarget(c *cli.Context) (*target, error) {
 		}
 		return &target{file: f, user: true, path: x}, nil
 	}
-	if str(c, "module") != "" {
-		return nil, errors.New("kernel modules (-m) are not supported yet")
+	if m := str(c, "module"); m != "" {
+		return openModule(m)
 	}
 	path := str(c, "vmlinux")
 	if path == "" {
@@ -343,7 +344,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		return exitENOENT
 	}
 	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{
+	r, err := t.resolver(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     kernelFeatures(),
@@ -429,7 +430,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return exitENOENT
 	}
 	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
+	r, err := t.resolver(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
@@ -508,7 +509,7 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		return exitENOENT
 	}
 	defer t.file.Close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{})
+	r, err := t.resolver(resolve.Options{})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
