@@ -235,11 +235,11 @@ type Symbol struct {
 	// Value is st_value; in a relocatable file, the symbol's address in
 	// the section layout (its section's address plus st_value).
 	Value uint64
-	Size    uint64
-	Type    elf.SymType
-	Bind    elf.SymBind
-	Vis     elf.SymVis
-	Sect    elf.SectionIndex
+	Size  uint64
+	Type  elf.SymType
+	Bind  elf.SymBind
+	Vis   elf.SymVis
+	Sect  elf.SectionIndex
 }
 
 // Name returns a copy of the symbol's name.
