@@ -28,6 +28,22 @@ type addrSymbols interface {
 	find(addr uint64) (symbol, bool)
 }
 
+// nameSymbols is the map perf searches by name: for a module, its
+// alias-keeping map in address order (aliases in table order).
+func (r *Resolver) nameSymbols() (*symbolMap, error) {
+	if r.mod == nil {
+		return r.symbols()
+	}
+	t, err := r.postProcessSymbols()
+	if err != nil {
+		return nil, err
+	}
+	rb := t.(*rbSymbols)
+	m := &symbolMap{syms: make([]symbol, 0, len(rb.nodes))}
+	rb.inorder(rb.root, func(i int32) { m.syms = append(m.syms, rb.nodes[i].sym) })
+	return m, nil
+}
+
 // postProcessSymbols is the map perf renames DWARF points with: for a
 // module, perf's own alias-keeping map of the module file.
 func (r *Resolver) postProcessSymbols() (addrSymbols, error) {
@@ -61,6 +77,9 @@ func NewModule(f *dwarfinfo.File, target string, opts Options) (*Resolver, error
 		name = target
 	}
 	r.mod = &moduleInfo{name: name, target: target}
+	if PerfModuleAltBug {
+		r.opts.AllowMidInsn = true // perf has no boundary check either
+	}
 	return r, nil
 }
 

@@ -165,7 +165,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 				err = errorf(ErrNotFound, "")
 			}
 			if err == nil && len(tps) == 0 {
-				if alt, ok := r.alternative(&pp); ok {
+				if alt, _ := r.alternative(&pp); alt != nil {
 					tps, err = r.findDWARF(alt)
 				}
 			}
@@ -312,13 +312,16 @@ func (f *finder) lazy(root *lines.Scope, fname string) error {
 // alternative is perf's find_alternative_probe_point: a function name
 // that DWARF does not know (a .constprop/.isra clone, an alias) is looked up
 // in the symbol table and its address mapped back to a DWARF point.
-func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
+//
+// It returns nil when there is no such symbol or no point at its address,
+// and an error (perf's -EINVAL) when no unit covers the address.
+func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 	if !pp.HasFunction || pp.HasFile {
-		return nil, false
+		return nil, nil
 	}
-	m, err := r.symbols()
+	m, err := r.nameSymbols()
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
 	var addr uint64
 	for _, s := range m.syms {
@@ -335,32 +338,35 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
 		}
 	}
 	if addr == 0 {
-		return nil, false
+		return nil, nil
 	}
 	addr = r.perfAltAddr(addr)
-	alt, ok := r.probePointAt(addr)
-	if !ok {
-		return nil, false
+	alt, err := r.probePointAt(addr)
+	if alt == nil {
+		return nil, err
 	}
 	alt.Offset += pp.Offset
 	alt.Line += pp.Line
 	alt.Return = pp.Return
 	// perf does not carry a lazy pattern over: an unmatched FUNC;PTN ends
 	// up at the function's entry.
-	return alt, true
+	return alt, nil
 }
 
 // probePointAt is perf's debuginfo__find_probe_point: the function (and
 // relative line, or offset) an address belongs to.
-func (r *Resolver) probePointAt(addr uint64) (*spec.Point, bool) {
+//
+// It returns nil and an error wrapping ErrInvalid when no unit covers addr
+// (perf's -EINVAL), and nil, nil when the unit has no point there.
+func (r *Resolver) probePointAt(addr uint64) (*spec.Point, error) {
 	idx, err := r.f.UnitForAddr(addr)
 	if err != nil || idx < 0 {
 		r.opts.Warn(fmt.Sprintf("Failed to find debug information for address %x", addr))
-		return nil, false
+		return nil, errorf(ErrInvalid, "Debuginfo analysis failed.")
 	}
 	cu, err := r.f.Unit(idx)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	u := cu.Lines
 	fname, lineno, _ := u.LineInfo(addr)
@@ -416,7 +422,10 @@ func (r *Resolver) probePointAt(addr uint64) (*spec.Point, bool) {
 	if fname != "" {
 		p.File, p.HasFile = fname, true
 	}
-	return p, fn != "" || fname != ""
+	if fn == "" && fname == "" {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // topInline is perf's die_find_top_inlinefunc.
@@ -716,7 +725,7 @@ func (r *Resolver) postProcess(tps []tracePoint) error {
 // findSymbols is perf's find_probe_trace_events_from_map: FUNC[+OFF] and
 // FUNC%return from the symbol table.
 func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
-	m, err := r.symbols()
+	m, err := r.nameSymbols()
 	if err != nil {
 		return nil, err
 	}
