@@ -3,6 +3,7 @@ package resolve
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -34,11 +35,14 @@ func (r *Resolver) nameSymbols() (*symbolMap, error) {
 	if r.mod == nil {
 		return r.symbols()
 	}
-	t, err := r.postProcessSymbols()
-	if err != nil {
-		return nil, err
+	if r.mod.syms == nil {
+		t, err := newModuleSymbols(r.f, false)
+		if err != nil {
+			return nil, err
+		}
+		r.mod.syms = t
 	}
-	rb := t.(*rbSymbols)
+	rb := r.mod.syms
 	m := &symbolMap{syms: make([]symbol, 0, len(rb.nodes))}
 	rb.inorder(rb.root, func(i int32) { m.syms = append(m.syms, rb.nodes[i].sym) })
 	return m, nil
@@ -50,8 +54,19 @@ func (r *Resolver) postProcessSymbols() (addrSymbols, error) {
 	if r.mod == nil {
 		return r.symbols()
 	}
+	if PerfModuleAltBug {
+		t, err := newModuleSymbols(r.f, true)
+		if err != nil {
+			return nil, err
+		}
+		text, _ := r.f.SectionAddr(".text")
+		if s := r.f.ELF.Section(".text"); s != nil {
+			text -= s.Offset
+		}
+		return perfSpaceSymbols{t: t, textOffs: text}, nil
+	}
 	if r.mod.syms == nil {
-		t, err := newModuleSymbols(r.f)
+		t, err := newModuleSymbols(r.f, false)
 		if err != nil {
 			return nil, err
 		}
@@ -106,6 +121,10 @@ func ModuleName(f *dwarfinfo.File) (string, bool) {
 	}
 	return string(b[:i]), true
 }
+
+// errNoModuleSymbol: no symbol of the module holds a DWARF address. perf
+// then drops every point and reports the probe as not found.
+var errNoModuleSymbol = errors.New("no module symbol at the address")
 
 // vmlinux reports whether the resolver's target is the kernel image (not
 // a module, not a user binary): only there does perf rebase symbol-table
@@ -184,14 +203,19 @@ func ModuleFileName(path string) string {
 	return strings.ReplaceAll(b, "-", "_")
 }
 
-// PerfModuleAltBug makes module resolution repeat a perf 6.1 mistake, for
-// tests that prove a disagreement with perf is that mistake and nothing
-// else; the CLI never sets it. For a name DWARF does not know (a .isra or
-// .cold clone, or a line search that found nothing), perf's
-// find_alternative_probe_point takes the symbol's address in its own map
-// of the module file (st_value plus the section's file offset) and adds
-// the address libdwfl gave .text, so it looks up DWARF sh_offset bytes
-// (176 for most modules) past the symbol, in whatever function is there.
+// PerfModuleAltBug makes module resolution repeat two perf 6.1 mistakes,
+// for tests that prove a disagreement with perf is those mistakes and
+// nothing else; the CLI never sets it. perf's map of a module file places
+// symbols at st_value plus their section's file offset, while libdwfl
+// lays the sections out on its own, and perf mixes the two spaces:
+//   - for a name DWARF does not know (a .isra or .cold clone, or a line
+//     search that found nothing), find_alternative_probe_point adds the
+//     address libdwfl gave .text to the symbol's file-offset address, so
+//     it looks up DWARF .text's sh_offset bytes (176 in Debian's modules)
+//     past the symbol, in whatever function is there;
+//   - post_process_module_probe_trace_events converts DWARF addresses
+//     with .text's delta only, which names the wrong symbol in any other
+//     section whose file offset is not where libdwfl put it.
 var PerfModuleAltBug bool
 
 // perfAltAddr applies PerfModuleAltBug to the address of a symbol-table

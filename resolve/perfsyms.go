@@ -28,8 +28,10 @@ type rbNode struct {
 const rbNil = -1
 
 // newModuleSymbols loads f's symbols in table order as perf's
-// dso__load_sym does for a file that is not a kernel image.
-func newModuleSymbols(f *dwarfinfo.File) (*rbSymbols, error) {
+// dso__load_sym does for a file that is not a kernel image. With
+// fileOffsets, symbols are placed as perf places them (st_value plus the
+// section's file offset) rather than in gprobe's section layout.
+func newModuleSymbols(f *dwarfinfo.File, fileOffsets bool) (*rbSymbols, error) {
 	t := &rbSymbols{root: rbNil}
 	sections := f.ELF.Sections
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
@@ -53,7 +55,12 @@ func newModuleSymbols(f *dwarfinfo.File) (*rbSymbols, error) {
 		if isMappingSymbol(f.Machine, s.RawName) {
 			return
 		}
-		t.insert(symbol{raw: s.RawName, start: s.Value, end: s.Value + s.Size, typ: s.Type, bind: s.Bind,
+		start := s.Value
+		if fileOffsets {
+			base, _ := f.SectionAddr(sec.Name)
+			start = start - base + sec.Offset
+		}
+		t.insert(symbol{raw: s.RawName, start: start, end: start + s.Size, typ: s.Type, bind: s.Bind,
 			exec: sec.Flags&elf.SHF_EXECINSTR != 0})
 	})
 	if err != nil {
@@ -222,4 +229,21 @@ func (t *rbSymbols) replaceChild(x, y int32) {
 	default:
 		n[p].right = y
 	}
+}
+
+// perfSpaceSymbols looks layout addresses up the way perf 6.1's
+// post_process_module_probe_trace_events does (PerfModuleAltBug): the
+// DWARF address minus .text's (layout address - file offset), in a map of
+// file-offset symbols. Where a module's sections are not laid out in the
+// file as libdwfl lays them out, that names the wrong symbol.
+type perfSpaceSymbols struct {
+	t        *rbSymbols
+	textOffs uint64
+}
+
+func (p perfSpaceSymbols) find(addr uint64) (symbol, bool) {
+	s, ok := p.t.find(addr - p.textOffs)
+	s.start += p.textOffs
+	s.end += p.textOffs
+	return s, ok
 }

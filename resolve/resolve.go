@@ -175,7 +175,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			// perf's try_to_find_probe_trace_events: any DWARF failure
 			// falls back to the symbol table when DWARF is not required.
 			switch {
-			case err == nil && len(tps) == 0:
+			case err == nil && len(tps) == 0, errors.Is(err, errNoModuleSymbol):
 				return nil, errorf(ErrNotFound, "Probe point '%s' not found.", pp.String())
 			case err != nil && !needDWARF(p):
 				useSymbols = true
@@ -707,7 +707,7 @@ func (r *Resolver) postProcess(tps []tracePoint) error {
 				return errorf(ErrNotFound, "Failed to find symbol at 0x%x", tps[i].addr)
 			}
 			if r.mod != nil {
-				return errorf(ErrNotFound, "") // perf fails without a message
+				return errNoModuleSymbol
 			}
 			continue
 		}
