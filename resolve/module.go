@@ -156,32 +156,10 @@ func (r *Resolver) targetName() string {
 // and labels of text and data sections are listed too), aliases
 // included, sorted.
 func (r *Resolver) moduleFunctions(filter *Filter) ([]string, error) {
-	sections := r.f.ELF.Sections
 	var out []string
 	err := r.f.Symbols(func(s dwarfinfo.Symbol) {
-		if len(s.RawName) == 0 || s.Sect == elf.SHN_UNDEF || s.Sect >= elf.SHN_LORESERVE || int(s.Sect) >= len(sections) {
-			return
-		}
-		sec := sections[s.Sect]
-		if sec.Flags&elf.SHF_ALLOC == 0 {
-			return
-		}
-		switch s.Type {
-		case elf.STT_FUNC, elf.STT_GNU_IFUNC, elf.STT_OBJECT:
-		case elf.STT_NOTYPE:
-			// perf's elf_sym__is_label and elf_sec__filter.
-			if s.Vis == elf.STV_HIDDEN || s.Vis == elf.STV_INTERNAL ||
-				!strings.Contains(sec.Name, "text") && !strings.Contains(sec.Name, "data") {
-				return
-			}
-		default:
-			return
-		}
-		if isMappingSymbol(r.f.Machine, s.RawName) {
-			return
-		}
-		if n := string(s.RawName); filter.Match(n) {
-			out = append(out, n)
+		if _, ok := inModuleMap(r.f, s); ok && filter.Match(string(s.RawName)) {
+			out = append(out, string(s.RawName))
 		}
 	})
 	if err != nil {
@@ -189,6 +167,29 @@ func (r *Resolver) moduleFunctions(filter *Filter) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// inModuleMap reports whether perf's dso__load_sym keeps a module file's
+// symbol (functions, objects, and labels of text and data sections, in
+// allocated sections), and returns its section.
+func inModuleMap(f *dwarfinfo.File, s dwarfinfo.Symbol) (*elf.Section, bool) {
+	sections := f.ELF.Sections
+	if len(s.RawName) == 0 || s.Sect == elf.SHN_UNDEF || s.Sect >= elf.SHN_LORESERVE || int(s.Sect) >= len(sections) {
+		return nil, false
+	}
+	sec := sections[s.Sect]
+	if sec.Flags&elf.SHF_ALLOC == 0 || isMappingSymbol(f.Machine, s.RawName) {
+		return nil, false
+	}
+	switch s.Type {
+	case elf.STT_FUNC, elf.STT_GNU_IFUNC, elf.STT_OBJECT:
+		return sec, true
+	case elf.STT_NOTYPE:
+		// perf's elf_sym__is_label and elf_sec__filter.
+		return sec, s.Vis != elf.STV_HIDDEN && s.Vis != elf.STV_INTERNAL &&
+			(strings.Contains(sec.Name, "text") || strings.Contains(sec.Name, "data"))
+	}
+	return nil, false
 }
 
 // ModuleFileName is the module name a .ko path implies when the file

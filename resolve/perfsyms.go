@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"debug/elf"
-	"strings"
 
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 )
@@ -33,26 +32,9 @@ const rbNil = -1
 // section's file offset) rather than in gprobe's section layout.
 func newModuleSymbols(f *dwarfinfo.File, fileOffsets bool) (*rbSymbols, error) {
 	t := &rbSymbols{root: rbNil}
-	sections := f.ELF.Sections
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
-		if len(s.RawName) == 0 || s.Sect == elf.SHN_UNDEF || s.Sect >= elf.SHN_LORESERVE || int(s.Sect) >= len(sections) {
-			return
-		}
-		sec := sections[s.Sect]
-		if sec.Flags&elf.SHF_ALLOC == 0 {
-			return
-		}
-		switch s.Type {
-		case elf.STT_FUNC, elf.STT_GNU_IFUNC, elf.STT_OBJECT:
-		case elf.STT_NOTYPE:
-			if s.Vis == elf.STV_HIDDEN || s.Vis == elf.STV_INTERNAL ||
-				!strings.Contains(sec.Name, "text") && !strings.Contains(sec.Name, "data") {
-				return
-			}
-		default:
-			return
-		}
-		if isMappingSymbol(f.Machine, s.RawName) {
+		sec, ok := inModuleMap(f, s)
+		if !ok {
 			return
 		}
 		start := s.Value

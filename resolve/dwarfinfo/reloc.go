@@ -124,10 +124,7 @@ func layoutSections(secs []*elf.Section) []uint64 {
 		if s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
-		align := s.Addralign
-		if align == 0 {
-			align = 1
-		}
+		align := alignOf(s)
 		next := (end + align - 1) &^ (align - 1)
 		if s.Addr == 0 || (bias == 0 && end > start && end != next) {
 			addrs[i] = next
@@ -143,10 +140,7 @@ func layoutSections(secs []*elf.Section) []uint64 {
 					if p.Flags&elf.SHF_ALLOC == 0 {
 						continue
 					}
-					pa := p.Addralign
-					if pa == 0 {
-						pa = 1
-					}
+					pa := alignOf(p)
 					addrs[j] = (end + pa - 1) &^ (pa - 1)
 					end = addrs[j] + p.Size
 				}
@@ -165,6 +159,13 @@ func layoutSections(secs []*elf.Section) []uint64 {
 		first = false
 	}
 	return addrs
+}
+
+func alignOf(s *elf.Section) uint64 {
+	if s.Addralign == 0 {
+		return 1
+	}
+	return s.Addralign
 }
 
 // loadRelocSymbols reads the symbol values relocations add: each
