@@ -232,3 +232,61 @@ func TestRelocationErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRelocations overwrites one .rela.debug_info entry of a compiled
+// object and decodes every unit: bad offsets, types, symbols and addends
+// must give errors, never a panic or garbage read outside the file.
+func FuzzRelocations(f *testing.F) {
+	dir := f.TempDir()
+	src := filepath.Join(dir, "m.c")
+	obj := filepath.Join(dir, "m.o")
+	if err := os.WriteFile(src, []byte(relocSource), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-c", "-g", "-O2", "-o", obj, src).CombinedOutput(); err != nil {
+		f.Skipf("gcc: %v %s", err, out)
+	}
+	base, err := os.ReadFile(obj)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(base))
+	if err != nil {
+		f.Fatal(err)
+	}
+	rs := ef.Section(".rela.debug_info")
+	if rs == nil {
+		f.Skip("no .rela.debug_info")
+	}
+	n := int(rs.Size / 24)
+	f.Add(uint16(0), []byte{0x06, 0, 0, 0, 0, 0, 0, 0, 0x0a, 0, 0, 0, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(uint16(3), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0x01, 0, 0, 0, 0x01, 0, 0, 0})
+	f.Add(uint16(7), []byte{0x10, 0, 0, 0, 0, 0, 0, 0, 0x0b, 0, 0, 0, 0xff, 0xff, 0, 0})
+	f.Fuzz(func(t *testing.T, idx uint16, entry []byte) {
+		b := append([]byte(nil), base...)
+		e := b[rs.Offset+uint64(int(idx)%n)*24:]
+		copy(e[:24], entry)
+		p := filepath.Join(t.TempDir(), "f.o")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fl, err := Open(p)
+		if err != nil {
+			return
+		}
+		defer fl.Close()
+		refs, err := fl.FindFuncs(func([]byte) bool { return true }, false)
+		if err != nil {
+			return
+		}
+		for _, r := range refs {
+			cu, err := fl.Unit(r.Unit)
+			if err != nil {
+				continue
+			}
+			if sp := cu.Scopes[r.Offset]; sp != nil && sp.HasEntryPC {
+				cu.Lines.LineInfo(sp.EntryPC)
+			}
+		}
+	})
+}
