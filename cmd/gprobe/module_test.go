@@ -237,3 +237,27 @@ func TestPerfDiffModuleFixture(t *testing.T) {
 		})
 	}
 }
+
+// TestModuleBadTargets: what is not a module gets perf's message, or a
+// one-line error naming the file, and a non-zero exit.
+func TestModuleBadTargets(t *testing.T) {
+	perf := requirePerf(t)
+	stats := &diffStats{}
+	c := &checker{t: t, perf: perf, image: "/etc/passwd", stats: stats}
+	c.check("-m", "/etc/passwd", "-D", "foo")
+	stats.report(t)
+	// perf words these differently by what the spec needs; gprobe names
+	// the file and what is wrong with it.
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-m", "/etc/passwd", "-D", "foo:3"}, "Failed to load symbols from /etc/passwd"},
+		{[]string{"-m", "/etc/passwd", "-L", "foo"}, "Failed to load symbols from /etc/passwd"},
+		{[]string{"-m", "/nonexistent/x.ko", "-D", "foo"}, "Failed to get the absolute path of /nonexistent/x.ko: No such file or directory"},
+	} {
+		if g := runGprobe(tc.args...); g.code == 0 || firstLine(g.stderr) != tc.msg {
+			t.Errorf("%q: %s\nwant first line %q", tc.args, g, tc.msg)
+		}
+	}
+}
