@@ -67,7 +67,8 @@ measure() {
 	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$rss"
 }
 
-printf '%-28s %9s %9s %7s   %9s %9s %7s\n' spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
+W=28; [ "${MODULES:-0}" = 1 ] && W=48
+printf "%-${W}s %9s %9s %7s   %9s %9s %7s\n" spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
 worst_t=0 worst_m=0
 for s in "${specs[@]}"; do
 	target=(-k "$VMLINUX")
@@ -76,7 +77,7 @@ for s in "${specs[@]}"; do
 	read -r gt gm < <(measure "$BIN" "${target[@]}" -s "$KSRC" $s)
 	rt=$(awk -v a="$gt" -v b="$pt" 'BEGIN{printf "%.2f", a/b}')
 	rm=$(awk -v a="$gm" -v b="$pm" 'BEGIN{printf "%.2f", a/b}')
-	printf '%-28s %9s %9s %7s   %9.0f %9.0f %7s\n' "${s/-m $MODS\//}" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
+	printf "%-${W}s %9s %9s %7s   %9.0f %9.0f %7s\n" "${s/-m $MODS\//}" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
 	worst_t=$(awk -v a="$rt" -v b="$worst_t" 'BEGIN{print (a>b)?a:b}')
 	worst_m=$(awk -v a="$rm" -v b="$worst_m" 'BEGIN{print (a>b)?a:b}')
 done
