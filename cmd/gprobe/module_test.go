@@ -186,6 +186,30 @@ func TestModuleByName(t *testing.T) {
 	if g := runGprobe("-m", "loop", "-D", "loop_configure:3"); g.code == 0 || !strings.Contains(g.stderr, "has no debug information") {
 		t.Errorf("-m loop (stripped) -D loop_configure:3: %s", g)
 	}
+	// Compressed modules answer as the plain file does.
+	plain := filepath.Join(dbg, "drivers/block/loop.ko")
+	want := runGprobe("-m", plain, "-D", "loop_configure:5", "-D", "lo_rw_aio")
+	tmp := t.TempDir()
+	for _, z := range []struct{ ext, tool string }{{".xz", "xz"}, {".zst", "zstd"}, {".gz", "gzip"}} {
+		if _, err := exec.LookPath(z.tool); err != nil {
+			t.Logf("%s not installed", z.tool)
+			continue
+		}
+		ko := filepath.Join(tmp, "loop.ko"+z.ext)
+		out, err := os.Create(ko)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(z.tool, "-c", plain)
+		cmd.Stdout = out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v", z.tool, err)
+		}
+		out.Close()
+		if g := runGprobe("-m", ko, "-D", "loop_configure:5", "-D", "lo_rw_aio"); g != want || g.code != 0 {
+			t.Errorf("-m %s: %s\nwant %s", ko, g, want)
+		}
+	}
 	g := runGprobe("-m", "no_such_module", "-D", "f")
 	if g.code == 0 || !strings.Contains(g.stderr, "Module no_such_module is not found in "+tree) {
 		t.Errorf("-m no_such_module: %s", g)
