@@ -35,7 +35,7 @@ func (r *Resolver) AvailableVars(pp *spec.Point, opts VarsOptions) ([]VarList, e
 	}
 	vls, err := r.findVars(pp, opts)
 	if err == nil && len(vls) == 0 {
-		if alt, ok := r.alternative(pp); ok {
+		if alt, _ := r.alternative(pp); alt != nil {
 			vls, err = r.findVars(alt, opts)
 		}
 	}

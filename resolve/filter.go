@@ -165,6 +165,9 @@ func (p *filterParser) unary() (*filterNode, error) {
 // binaries perf also lists data objects and synthesized @plt entries;
 // gprobe lists functions only.)
 func (r *Resolver) Functions(filter *Filter) ([]string, error) {
+	if r.mod != nil {
+		return r.moduleFunctions(filter)
+	}
 	sections := r.f.ELF.Sections
 	var out []string
 	err := r.f.Symbols(func(s dwarfinfo.Symbol) {

@@ -35,7 +35,11 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 		return nil, errorf(ErrUnsupportedRange, "Debuginfo analysis failed.")
 	}
 	{
-		if alt, ok := r.alternative(&spec.Point{Function: cur.Function, HasFunction: true, Line: cur.Start}); ok {
+		alt, err := r.alternative(&spec.Point{Function: cur.Function, HasFunction: true, Line: cur.Start})
+		if err != nil {
+			return nil, err
+		}
+		if alt != nil {
 			lr2 := cur
 			lr2.Function, lr2.HasFunction = alt.Function, alt.Function != ""
 			lr2.File, lr2.HasFile = alt.File, alt.HasFile

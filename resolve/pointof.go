@@ -39,9 +39,9 @@ func (r *Resolver) PointOf(loc probe.Location, ret bool) (p *spec.Point, ok bool
 	}
 	warn := r.opts.Warn
 	r.opts.Warn = func(string) {} // perf reports lookup failures at debug level only
-	p, ok = r.probePointAt(addr)
+	p, err := r.probePointAt(addr)
 	r.opts.Warn = warn
-	if !ok {
+	if err != nil || p == nil {
 		m, err := r.symbols()
 		if err != nil {
 			return nil, false

@@ -89,6 +89,7 @@ type Resolver struct {
 	opts Options
 	syms *symbolMap
 	arch disasm.Arch
+	mod  *moduleInfo // kernel module target (NewModule)
 
 	btf    *btfinfo.Spec // the image's .BTF, loaded on first use
 	btfErr error
@@ -188,7 +189,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 				err = errorf(ErrNotFound, "")
 			}
 			if err == nil && len(tps) == 0 {
-				if alt, ok := r.alternative(&pp); ok {
+				if alt, _ := r.alternative(&pp); alt != nil {
 					tps, err = r.findDWARF(alt, p.Args)
 				}
 			}
@@ -201,7 +202,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			// perf's try_to_find_probe_trace_events: any DWARF failure
 			// falls back to the symbol table when DWARF is not required.
 			switch {
-			case err == nil && len(tps) == 0:
+			case err == nil && len(tps) == 0, errors.Is(err, errNoModuleSymbol):
 				return nil, errorf(ErrNotFound, "Probe point '%s' not found.", pp.String())
 			case err != nil && !needDWARF(p):
 				useSymbols = true
@@ -360,17 +361,20 @@ func (f *finder) lazy(root *lines.Scope, fname string) error {
 // alternative is perf's find_alternative_probe_point: a function name
 // that DWARF does not know (a .constprop/.isra clone, an alias) is looked up
 // in the symbol table and its address mapped back to a DWARF point.
-func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
+//
+// It returns nil when there is no such symbol or no point at its address,
+// and an error (perf's -EINVAL) when no unit covers the address.
+func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 	if !pp.HasFunction || pp.HasFile {
-		return nil, false
+		return nil, nil
 	}
-	m, err := r.symbols()
+	m, err := r.nameSymbols()
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
 	var addr uint64
 	for _, s := range m.syms {
-		if !s.exec {
+		if !s.exec && r.vmlinux() {
 			continue // perf looks in the kernel text map
 		}
 		n := s.raw
@@ -383,31 +387,35 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, bool) {
 		}
 	}
 	if addr == 0 {
-		return nil, false
+		return nil, nil
 	}
-	alt, ok := r.probePointAt(addr)
-	if !ok {
-		return nil, false
+	addr = r.perfAltAddr(addr)
+	alt, err := r.probePointAt(addr)
+	if alt == nil {
+		return nil, err
 	}
 	alt.Offset += pp.Offset
 	alt.Line += pp.Line
 	alt.Return = pp.Return
 	// perf does not carry a lazy pattern over: an unmatched FUNC;PTN ends
 	// up at the function's entry.
-	return alt, true
+	return alt, nil
 }
 
 // probePointAt is perf's debuginfo__find_probe_point: the function (and
 // relative line, or offset) an address belongs to.
-func (r *Resolver) probePointAt(addr uint64) (*spec.Point, bool) {
+//
+// It returns nil and an error wrapping ErrInvalid when no unit covers addr
+// (perf's -EINVAL), and nil, nil when the unit has no point there.
+func (r *Resolver) probePointAt(addr uint64) (*spec.Point, error) {
 	idx, err := r.f.UnitForAddr(addr)
 	if err != nil || idx < 0 {
 		r.opts.Warn(fmt.Sprintf("Failed to find debug information for address %x", addr))
-		return nil, false
+		return nil, errorf(ErrInvalid, "Debuginfo analysis failed.")
 	}
 	cu, err := r.f.Unit(idx)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	u := cu.Lines
 	fname, lineno, _ := u.LineInfo(addr)
@@ -463,7 +471,10 @@ func (r *Resolver) probePointAt(addr uint64) (*spec.Point, bool) {
 	if fname != "" {
 		p.File, p.HasFile = fname, true
 	}
-	return p, fn != "" || fname != ""
+	if fn == "" && fname == "" {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // topInline is perf's die_find_top_inlinefunc.
@@ -775,7 +786,7 @@ func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (tracePoint, 
 // addresses (perf's post_process_probe_trace_point): .isra/.constprop
 // clones, inline instances inside other functions.
 func (r *Resolver) postProcess(tps []tracePoint) error {
-	m, err := r.symbols()
+	m, err := r.postProcessSymbols()
 	if err != nil {
 		return err
 	}
@@ -784,6 +795,9 @@ func (r *Resolver) postProcess(tps []tracePoint) error {
 		if !ok {
 			if r.user {
 				return errorf(ErrNotFound, "Failed to find symbol at 0x%x", tps[i].addr)
+			}
+			if r.mod != nil {
+				return errNoModuleSymbol
 			}
 			continue
 		}
@@ -801,7 +815,7 @@ func (r *Resolver) postProcess(tps []tracePoint) error {
 // findSymbols is perf's find_probe_trace_events_from_map: FUNC[+OFF] and
 // FUNC%return from the symbol table.
 func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
-	m, err := r.symbols()
+	m, err := r.nameSymbols()
 	if err != nil {
 		return nil, err
 	}
@@ -813,11 +827,8 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 		want := []byte(pp.Function)
 		match = func(n []byte) bool { return bytes.Equal(n, want) }
 	}
-	matched := m.byName(match, cut, !r.user)
-	target := "kernel"
-	if r.user {
-		target = r.f.Path
-	}
+	matched := m.byName(match, cut, r.vmlinux())
+	target := r.targetName()
 	if len(matched) == 0 {
 		return nil, errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
 	}
@@ -828,13 +839,13 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 	// (_text) unless they are return probes on a kernel whose README does
 	// not offer "place (kretprobe)" offsets.
 	var reloc *symbol
-	if !r.user && (!pp.Return || r.opts.Features.KretprobeOffset) {
+	if r.vmlinux() && (!pp.Return || r.opts.Features.KretprobeOffset) {
 		reloc = r.relocSymbol()
 	}
 	// perf's kprobe_warn_out_range: kernel probes must lie strictly after
 	// the start of the kernel text map and not beyond its end.
 	var textLo, textHi uint64
-	if t := r.f.ELF.Section(".text"); t != nil && !r.user {
+	if t := r.f.ELF.Section(".text"); t != nil && r.vmlinux() {
 		textLo, textHi = t.Addr, t.Addr+t.Size
 	}
 	var tps []tracePoint
@@ -958,7 +969,7 @@ func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) 
 		if r.user {
 			pr.Target = probe.Location{Path: r.f.Path, Offset: r.fileOffset(tp.addr)}
 		} else {
-			pr.Target = probe.Location{Symbol: tp.symbol, Offset: tp.offset}
+			pr.Target = probe.Location{Module: r.moduleName(), Symbol: tp.symbol, Offset: tp.offset}
 		}
 		out = append(out, pr)
 	}

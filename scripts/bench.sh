@@ -8,6 +8,8 @@
 #   scripts/bench.sh [REPEAT]        (default 5)
 #   COLD=1 scripts/bench.sh          drop the page cache before every run
 #                                    (root), so both read the vmlinux from disk
+#   MODULES=1 scripts/bench.sh       kernel modules (-m) instead: Debian's
+#                                    debug loop.ko, nf_conntrack.ko, xfs.ko
 #
 # Needs scripts/provision.sh to have run (perf, the vmlinux and source).
 set -euo pipefail
@@ -40,6 +42,21 @@ specs=(
 	"-V|do_sys_openat2:10"
 	"-V|tcp_sendmsg:20"
 )
+MODS=$CACHE/6.1.0-56-cloud-amd64/modules/debug
+if [ "${MODULES:-0}" = 1 ]; then
+	specs=(
+		"-m $MODS/drivers/block/loop.ko -D loop_configure"
+		"-m $MODS/drivers/block/loop.ko -L lo_rw_aio"
+		"-m $MODS/net/netfilter/nf_conntrack.ko -D nf_conntrack_in"
+		"-m $MODS/net/netfilter/nf_conntrack.ko -D nf_conntrack_in:17"
+		"-m $MODS/net/netfilter/nf_conntrack.ko -L nf_conntrack_in"
+		"-m $MODS/fs/xfs/xfs.ko -D xfs_file_read_iter"
+		"-m $MODS/fs/xfs/xfs.ko -D xfs_file_read_iter:6"
+		"-m $MODS/fs/xfs/xfs.ko -D xfs_buf_read_map%return"
+		"-m $MODS/fs/xfs/xfs.ko -L xfs_log_force"
+		"-m $MODS/fs/xfs/xfs.ko -D xfs_file_*"
+	)
+fi
 
 # measure CMD... prints "median_seconds max_rss_kb"
 measure() {
@@ -56,16 +73,19 @@ measure() {
 	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$rss"
 }
 
-printf '%-40s %9s %9s %7s   %9s %9s %7s\n' spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
+W=40; [ "${MODULES:-0}" = 1 ] && W=48
+printf "%-${W}s %9s %9s %7s   %9s %9s %7s\n" spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
 worst_t=0 worst_m=0
 for s in "${specs[@]}"; do
+	target=(-k "$VMLINUX")
+	case "$s" in -m*) target=() ;; esac
 	# "OPT SPEC" splits on spaces; "OPT|SPEC WITH ARGS" keeps SPEC whole.
 	if [[ $s == *"|"* ]]; then args=("${s%%|*}" "${s#*|}"); else read -ra args <<<"$s"; fi
-	read -r pt pm < <(measure perf probe -k "$VMLINUX" -s "$KSRC" "${args[@]}")
-	read -r gt gm < <(measure "$BIN" -k "$VMLINUX" -s "$KSRC" "${args[@]}")
+	read -r pt pm < <(measure perf probe "${target[@]}" -s "$KSRC" "${args[@]}")
+	read -r gt gm < <(measure "$BIN" "${target[@]}" -s "$KSRC" "${args[@]}")
 	rt=$(awk -v a="$gt" -v b="$pt" 'BEGIN{printf "%.2f", a/b}')
 	rm=$(awk -v a="$gm" -v b="$pm" 'BEGIN{printf "%.2f", a/b}')
-	printf '%-40.40s %9s %9s %7s   %9.0f %9.0f %7s\n' "$s" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
+	printf "%-${W}.${W}s %9s %9s %7s   %9.0f %9.0f %7s\n" "${s/-m $MODS\//}" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
 	worst_t=$(awk -v a="$rt" -v b="$worst_t" 'BEGIN{print (a>b)?a:b}')
 	worst_m=$(awk -v a="$rm" -v b="$worst_m" 'BEGIN{print (a>b)?a:b}')
 done

@@ -246,10 +246,11 @@ func (a *app) rootAction(c *cli.Context) error {
 // target is the image a command works on: an ELF file, or only the
 // running kernel's BTF when no vmlinux is found (see openTargetOrBTF).
 type target struct {
-	file *dwarfinfo.File
-	btf  *btfinfo.Spec
-	user bool
-	path string
+	file   *dwarfinfo.File
+	btf    *btfinfo.Spec
+	user   bool
+	path   string
+	module string // -m: the module's path or name (module.go)
 }
 
 func (t *target) close() {
@@ -264,14 +265,6 @@ func (t *target) arch() string {
 		return "arm64"
 	}
 	return "x86_64"
-}
-
-// resolver returns a resolver for the target.
-func (t *target) resolver(opts resolve.Options) (*resolve.Resolver, error) {
-	if t.btf != nil {
-		opts.BTF = t.btf
-	}
-	return resolve.New(t.file, t.user, opts)
 }
 
 // openTargetOrBTF is openTarget for the commands that can work from BTF
@@ -309,8 +302,8 @@ func (a *app) openTarget(c *cli.Context) (*target, error) {
 		}
 		return &target{file: f, user: true, path: x}, nil
 	}
-	if str(c, "module") != "" {
-		return nil, errors.New("kernel modules (-m) are not supported yet")
+	if m := str(c, "module"); m != "" {
+		return openModule(m)
 	}
 	path := str(c, "vmlinux")
 	if path == "" {
@@ -492,7 +485,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return exitENOENT
 	}
 	defer t.close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
+	r, err := t.resolver(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
@@ -555,7 +548,7 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		return exitENOENT
 	}
 	defer t.close()
-	r, err := resolve.New(t.file, t.user, resolve.Options{})
+	r, err := t.resolver(resolve.Options{})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT

@@ -115,12 +115,17 @@ func LoadSplit(path string, base *Spec) (s *Spec, err error) {
 	if base == nil {
 		return nil, fmt.Errorf("%s: split BTF needs a base vmlinux spec: %w", path, ErrNoBTF)
 	}
-	data, err := os.ReadFile(path)
+	fd, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) >= 4 && string(data[:4]) == elf.ELFMAG {
-		ef, err := elf.NewFile(bytes.NewReader(data))
+	defer fd.Close()
+	var magic [4]byte
+	n, _ := fd.ReadAt(magic[:], 0)
+	var data []byte
+	if n == 4 && string(magic[:]) == elf.ELFMAG {
+		// Read only the .BTF section: a debug .ko is tens of megabytes.
+		ef, err := elf.NewFile(fd)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -131,6 +136,8 @@ func LoadSplit(path string, base *Spec) (s *Spec, err error) {
 		if data, err = sec.Data(); err != nil {
 			return nil, fmt.Errorf("%s: .BTF: %w", path, err)
 		}
+	} else if data, err = io.ReadAll(fd); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -53,6 +53,8 @@ type File struct {
 	cfi     cfiRanges
 	cfiErr  error
 	fdes    []frame.FrameDescriptionEntries // .eh_frame, then .debug_frame
+
+	rel *relocState // ET_REL: section layout and debug relocations
 }
 
 // Open maps path and parses its ELF headers. Returns an error wrapping
@@ -107,6 +109,9 @@ func Open(path string) (f *File, err error) {
 		}
 		f.sections[s.Name] = mm[s.Offset : s.Offset+s.Size]
 	}
+	if ef.Type == elf.ET_REL {
+		f.initReloc()
+	}
 	return f, nil
 }
 
@@ -124,9 +129,14 @@ func (f *File) Close() error {
 }
 
 // Section returns the contents of the named section, or nil if absent.
-// Compressed sections (SHF_COMPRESSED or .zdebug) are inflated once.
+// Compressed sections (SHF_COMPRESSED or .zdebug) are inflated once. In a
+// relocatable file, a debug section with relocations is a private copy
+// with them applied (nil if they cannot be applied).
 func (f *File) Section(name string) []byte {
 	if b, ok := f.sections[name]; ok {
+		return b
+	}
+	if b, ok, _ := f.relocatedSection(name); ok {
 		return b
 	}
 	if b, ok := f.inflated.Load(name); ok {
@@ -158,6 +168,9 @@ func (f *File) readSection(name string, start, end uint64, dst []byte) ([]byte, 
 	dst = dst[:n]
 	s := f.ELF.Section(name)
 	if s == nil || s.Flags&elf.SHF_COMPRESSED != 0 {
+		if _, ok, err := f.relocatedSection(name); ok && err != nil {
+			return nil, err
+		}
 		sec := f.Section(name)
 		if end > uint64(len(sec)) {
 			return nil, fmt.Errorf("%s: %w: %s range past its end", f.Path, ErrBadDWARF, name)
@@ -170,6 +183,9 @@ func (f *File) readSection(name string, start, end uint64, dst []byte) ([]byte, 
 	}
 	if _, err := f.fd.ReadAt(dst, int64(s.Offset+start)); err != nil {
 		return nil, fmt.Errorf("%s: read %s: %w", f.Path, name, err)
+	}
+	if err := f.relocateRange(name, dst, start, s.Size); err != nil {
+		return nil, err
 	}
 	return dst, nil
 }
@@ -200,18 +216,32 @@ func (f *File) BuildID() string {
 func align4(n uint32) int { return int((uint64(n) + 3) &^ 3) }
 
 // HasDWARF reports whether the file carries .debug_info.
-func (f *File) HasDWARF() bool { return len(f.Section(".debug_info")) > 0 }
+func (f *File) HasDWARF() bool {
+	s := f.ELF.Section(".debug_info")
+	if s == nil {
+		s = f.ELF.Section(".zdebug_info")
+	}
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Size == 0 {
+		return false
+	}
+	if s.Flags&elf.SHF_COMPRESSED != 0 || s.Name != ".debug_info" {
+		return len(f.Section(".debug_info")) > 0
+	}
+	return true
+}
 
 // Symbol is an ELF symbol-table entry. Its name bytes alias the mapped
 // file: they are valid until [File.Close]; Name copies them.
 type Symbol struct {
 	RawName []byte
-	Value   uint64
-	Size    uint64
-	Type    elf.SymType
-	Bind    elf.SymBind
-	Vis     elf.SymVis
-	Sect    elf.SectionIndex
+	// Value is st_value; in a relocatable file, the symbol's address in
+	// the section layout (its section's address plus st_value).
+	Value uint64
+	Size  uint64
+	Type  elf.SymType
+	Bind  elf.SymBind
+	Vis   elf.SymVis
+	Sect  elf.SectionIndex
 }
 
 // Name returns a copy of the symbol's name.
@@ -281,6 +311,9 @@ func (f *File) readSymbols(fn func(Symbol)) error {
 			s.Sect = elf.SectionIndex(bo.Uint16(e[14:]))
 		}
 		s.Type, s.Bind, s.Vis = elf.ST_TYPE(info), elf.ST_BIND(info), elf.ST_VISIBILITY(other)
+		if f.rel != nil && s.Sect < elf.SHN_LORESERVE && int(s.Sect) < len(f.rel.secAddr) {
+			s.Value += f.rel.secAddr[s.Sect]
+		}
 		if name != 0 && uint64(name) < uint64(len(strs)) {
 			b := strs[name:]
 			if j := bytes.IndexByte(b, 0); j >= 0 {
@@ -296,16 +329,17 @@ func (f *File) readSymbols(fn func(Symbol)) error {
 // from the section that contains them, or nil when they are not in the
 // file (e.g. .bss).
 func (f *File) Code(addr, size uint64) []byte {
-	for _, s := range f.ELF.Sections {
+	for i, s := range f.ELF.Sections {
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS {
 			continue
 		}
-		if addr >= s.Addr && addr+size <= s.Addr+s.Size && addr+size >= addr {
+		base := f.sectionAddr(i)
+		if addr >= base && addr+size <= base+s.Size && addr+size >= addr {
 			b := f.sections[s.Name]
 			if b == nil {
 				return nil
 			}
-			return b[addr-s.Addr : addr-s.Addr+size]
+			return b[addr-base : addr-base+size]
 		}
 	}
 	return nil

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+)
+
+// Kernel modules (-m MODULE|PATH.ko).
+//
+// A path is used as given (made absolute, as perf does); its debug
+// information may live in a separate file where distributions put it
+// (perf's distro_dwarf_types order). A bare module name is looked up in
+// modules.dep of /lib/modules/$(uname -r) and in
+// /usr/lib/debug/lib/modules/$(uname -r) (perf requires the module to be
+// loaded instead); GPROBE_MODULES (directories separated by ':') replaces
+// those two directories, for offline trees.
+
+// resolver returns the resolver for the target: a module, a user binary,
+// a kernel image, or the running kernel's BTF alone.
+func (t *target) resolver(opts resolve.Options) (*resolve.Resolver, error) {
+	if t.btf != nil {
+		opts.BTF = t.btf
+	}
+	if t.module != "" {
+		return resolve.NewModule(t.file, t.module, opts)
+	}
+	return resolve.New(t.file, t.user, opts)
+}
+
+// openModule opens the module named by -m: the file with its debug
+// information when one is found, else the module itself.
+func openModule(m string) (*target, error) {
+	var cands []string
+	name := m
+	if strings.Contains(m, "/") {
+		abs, err := filepath.Abs(m)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("Failed to get the absolute path of %s: %v", m, pathErr(err))
+		}
+		name = abs
+		cands = []string{abs}
+	} else {
+		dirs := moduleDirs()
+		cands = findModule(dirs, m)
+		if len(cands) == 0 {
+			return nil, fmt.Errorf("Module %s is not found in %s; please specify its full path name.", m, strings.Join(dirs, " or "))
+		}
+	}
+	// perf prefers the distribution's separate debug file of a module.
+	var all []string
+	for _, c := range cands {
+		all = append(all, debugCandidates(c)...)
+		all = append(all, c)
+	}
+	var fallback *dwarfinfo.File
+	for _, p := range all {
+		f, err := openKO(p)
+		if err != nil {
+			if p == cands[0] && fallback == nil {
+				if errors.Is(err, dwarfinfo.ErrNotELF) {
+					return nil, fmt.Errorf("Failed to load symbols from %s\nPlease ensure the file is not stripped.", name)
+				}
+				if !errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("Failed to open %s: %w", p, err)
+				}
+			}
+			continue
+		}
+		if f.HasDWARF() {
+			if fallback != nil {
+				fallback.Close()
+			}
+			return &target{file: f, path: name, module: name}, nil
+		}
+		if fallback == nil && p == cands[0] {
+			fallback = f
+			continue
+		}
+		f.Close()
+	}
+	if fallback == nil {
+		return nil, fmt.Errorf("Failed to load symbols from %s\nPlease ensure the file is not stripped.", name)
+	}
+	return &target{file: fallback, path: name, module: name}, nil
+}
+
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, fs.ErrNotExist) {
+			return errors.New("No such file or directory")
+		}
+		return pe.Err
+	}
+	return err
+}
+
+// moduleDirs lists the directories a module name is looked up in.
+func moduleDirs() []string {
+	if env := os.Getenv("GPROBE_MODULES"); env != "" {
+		return filepath.SplitList(env)
+	}
+	rel := kernelRelease()
+	return []string{"/lib/modules/" + rel, "/usr/lib/debug/lib/modules/" + rel}
+}
+
+// findModule returns the files in dirs that hold module name (with '-' and
+// '_' equivalent, as the kernel treats them): modules.dep entries first,
+// else a walk of the directory.
+func findModule(dirs []string, name string) []string {
+	want := resolve.ModuleFileName(name)
+	var out []string
+	for _, dir := range dirs {
+		if p := fromModulesDep(dir, want); p != "" {
+			out = append(out, p)
+			continue
+		}
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if !d.IsDir() && isKO(p) && resolve.ModuleFileName(p) == want {
+				out = append(out, p)
+				return filepath.SkipAll
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+func isKO(p string) bool {
+	for _, ext := range []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"} {
+		if strings.HasSuffix(p, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// fromModulesDep finds want in dir/modules.dep ("kernel/a/b/NAME.ko: deps").
+func fromModulesDep(dir, want string) string {
+	fd, err := os.Open(filepath.Join(dir, "modules.dep"))
+	if err != nil {
+		return ""
+	}
+	defer fd.Close()
+	sc := bufio.NewScanner(fd)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.IndexByte(line, ':')
+		if i <= 0 {
+			continue
+		}
+		if rel := line[:i]; resolve.ModuleFileName(rel) == want {
+			if filepath.IsAbs(rel) {
+				return rel
+			}
+			return filepath.Join(dir, rel)
+		}
+	}
+	return ""
+}
+
+// debugCandidates is perf's distro_dwarf_types order for a module path:
+// Fedora (/usr/lib/debug/PATH.debug), Ubuntu and Debian
+// (/usr/lib/debug/PATH), OpenEmbedded (DIR/.debug/BASE) and the build-id
+// link.
+func debugCandidates(p string) []string {
+	out := []string{
+		"/usr/lib/debug" + p + ".debug",
+		"/usr/lib/debug" + p,
+		filepath.Join(filepath.Dir(p), ".debug", filepath.Base(p)),
+	}
+	if f, err := dwarfinfo.Open(p); err == nil {
+		if id := f.BuildID(); len(id) > 2 {
+			out = append(out, "/usr/lib/debug/.build-id/"+id[:2]+"/"+id[2:]+".debug")
+		}
+		f.Close()
+	}
+	return out
+}
+
+// openKO opens a module file, decompressing .ko.gz, .ko.xz and .ko.zst
+// into an unlinked temporary file first (the reader maps files).
+func openKO(p string) (*dwarfinfo.File, error) {
+	var cmd []string
+	switch {
+	case strings.HasSuffix(p, ".xz"):
+		cmd = []string{"xz", "-dc"}
+	case strings.HasSuffix(p, ".zst"):
+		cmd = []string{"zstd", "-dcq"}
+	case strings.HasSuffix(p, ".gz"):
+	default:
+		return dwarfinfo.Open(p)
+	}
+	src, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp("", "gprobe-module-*.ko")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if cmd == nil {
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if _, err := io.Copy(tmp, zr); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	} else {
+		var stderr strings.Builder
+		c := exec.Command(cmd[0], cmd[1:]...)
+		c.Stdin, c.Stdout, c.Stderr = src, tmp, &stderr
+		if err := c.Run(); err != nil {
+			if msg := strings.TrimSpace(stderr.String()); msg != "" {
+				err = errors.New(msg)
+			}
+			return nil, fmt.Errorf("%s: %s: %w", p, cmd[0], err)
+		}
+	}
+	f, err := dwarfinfo.Open(tmp.Name())
+	if err != nil {
+		return nil, err
+	}
+	f.Path = p
+	return f, nil
+}

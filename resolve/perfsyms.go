@@ -1,0 +1,231 @@
+package resolve
+
+import (
+	"debug/elf"
+
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+)
+
+// rbSymbols reproduces the symbol map perf probe builds for a module file:
+// every function, object and text/data label, aliases kept
+// (symbol_conf.allow_aliases), in a red-black tree keyed by start address
+// where equal starts go right. Which of several aliases (init_module and
+// loop_init share an address) perf reports depends on the tree's shape, so
+// the tree is rebuilt with the same insertion order and balancing, and
+// searched the way perf's symbols__find walks it.
+type rbSymbols struct {
+	nodes []rbNode
+	root  int32
+}
+
+type rbNode struct {
+	sym                 symbol
+	left, right, parent int32
+	red                 bool
+}
+
+const rbNil = -1
+
+// newModuleSymbols loads f's symbols in table order as perf's
+// dso__load_sym does for a file that is not a kernel image. With
+// fileOffsets, symbols are placed as perf places them (st_value plus the
+// section's file offset) rather than in gprobe's section layout.
+func newModuleSymbols(f *dwarfinfo.File, fileOffsets bool) (*rbSymbols, error) {
+	t := &rbSymbols{root: rbNil}
+	err := f.Symbols(func(s dwarfinfo.Symbol) {
+		sec, ok := inModuleMap(f, s)
+		if !ok {
+			return
+		}
+		start := s.Value
+		if fileOffsets {
+			base, _ := f.SectionAddr(sec.Name)
+			start = start - base + sec.Offset
+		}
+		t.insert(symbol{raw: s.RawName, start: start, end: start + s.Size, typ: s.Type, bind: s.Bind,
+			exec: sec.Flags&elf.SHF_EXECINSTR != 0})
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.fixupEnd()
+	return t, nil
+}
+
+// find is perf's symbols__find.
+func (t *rbSymbols) find(addr uint64) (symbol, bool) {
+	n := t.root
+	for n != rbNil {
+		s := &t.nodes[n].sym
+		switch {
+		case addr < s.start:
+			n = t.nodes[n].left
+		case addr > s.end || addr == s.end && addr != s.start:
+			n = t.nodes[n].right
+		default:
+			return *s, true
+		}
+	}
+	return symbol{}, false
+}
+
+// fixupEnd is perf's symbols__fixup_end: zero-sized symbols end where the
+// next one (in tree order) starts; a last zero-sized one at the next page.
+func (t *rbSymbols) fixupEnd() {
+	var prev int32 = rbNil
+	t.inorder(t.root, func(i int32) {
+		if prev != rbNil {
+			p := &t.nodes[prev].sym
+			if p.end == p.start {
+				p.end = t.nodes[i].sym.start
+			}
+		}
+		prev = i
+	})
+	if prev != rbNil {
+		if c := &t.nodes[prev].sym; c.end == c.start {
+			c.end = (c.start+4095)&^4095 + 4096
+		}
+	}
+}
+
+func (t *rbSymbols) inorder(n int32, fn func(int32)) {
+	// Iterative: a module's symbol tree is shallow, but keep the stack
+	// bounded regardless.
+	var stack []int32
+	for n != rbNil || len(stack) > 0 {
+		for n != rbNil {
+			stack = append(stack, n)
+			n = t.nodes[n].left
+		}
+		n = stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fn(n)
+		n = t.nodes[n].right
+	}
+}
+
+// insert is perf's __symbols__insert followed by the kernel's
+// rb_insert_color.
+func (t *rbSymbols) insert(s symbol) {
+	z := int32(len(t.nodes))
+	t.nodes = append(t.nodes, rbNode{sym: s, left: rbNil, right: rbNil, parent: rbNil, red: true})
+	y, x := int32(rbNil), t.root
+	for x != rbNil {
+		y = x
+		if s.start < t.nodes[x].sym.start {
+			x = t.nodes[x].left
+		} else {
+			x = t.nodes[x].right
+		}
+	}
+	t.nodes[z].parent = y
+	switch {
+	case y == rbNil:
+		t.root = z
+	case s.start < t.nodes[y].sym.start:
+		t.nodes[y].left = z
+	default:
+		t.nodes[y].right = z
+	}
+	t.fixInsert(z)
+}
+
+func (t *rbSymbols) fixInsert(z int32) {
+	n := t.nodes
+	for {
+		p := n[z].parent
+		if p == rbNil {
+			n[z].red = false
+			return
+		}
+		if !n[p].red {
+			return
+		}
+		g := n[p].parent
+		if p == n[g].left {
+			u := n[g].right
+			if u != rbNil && n[u].red {
+				n[p].red, n[u].red, n[g].red = false, false, true
+				z = g
+				continue
+			}
+			if z == n[p].right {
+				t.rotateLeft(p)
+				z, p = p, z
+			}
+			n[p].red, n[g].red = false, true
+			t.rotateRight(g)
+			return
+		}
+		u := n[g].left
+		if u != rbNil && n[u].red {
+			n[p].red, n[u].red, n[g].red = false, false, true
+			z = g
+			continue
+		}
+		if z == n[p].left {
+			t.rotateRight(p)
+			z, p = p, z
+		}
+		n[p].red, n[g].red = false, true
+		t.rotateLeft(g)
+		return
+	}
+}
+
+func (t *rbSymbols) rotateLeft(x int32) {
+	n := t.nodes
+	y := n[x].right
+	n[x].right = n[y].left
+	if n[y].left != rbNil {
+		n[n[y].left].parent = x
+	}
+	t.replaceChild(x, y)
+	n[y].left = x
+	n[x].parent = y
+}
+
+func (t *rbSymbols) rotateRight(x int32) {
+	n := t.nodes
+	y := n[x].left
+	n[x].left = n[y].right
+	if n[y].right != rbNil {
+		n[n[y].right].parent = x
+	}
+	t.replaceChild(x, y)
+	n[y].right = x
+	n[x].parent = y
+}
+
+// replaceChild puts y where x hangs from x's parent.
+func (t *rbSymbols) replaceChild(x, y int32) {
+	n := t.nodes
+	p := n[x].parent
+	n[y].parent = p
+	switch {
+	case p == rbNil:
+		t.root = y
+	case n[p].left == x:
+		n[p].left = y
+	default:
+		n[p].right = y
+	}
+}
+
+// perfSpaceSymbols looks layout addresses up the way perf 6.1's
+// post_process_module_probe_trace_events does (PerfModuleAltBug): the
+// DWARF address minus .text's (layout address - file offset), in a map of
+// file-offset symbols. Where a module's sections are not laid out in the
+// file as libdwfl lays them out, that names the wrong symbol.
+type perfSpaceSymbols struct {
+	t        *rbSymbols
+	textOffs uint64
+}
+
+func (p perfSpaceSymbols) find(addr uint64) (symbol, bool) {
+	s, ok := p.t.find(addr - p.textOffs)
+	s.start += p.textOffs
+	s.end += p.textOffs
+	return s, ok
+}
