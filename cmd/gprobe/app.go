@@ -251,6 +251,8 @@ type target struct {
 	user   bool
 	path   string
 	module string // -m: the module's path or name (module.go)
+	// noDebuginfo: why no vmlinux was opened when btf stands in for it.
+	noDebuginfo error
 }
 
 func (t *target) close() {
@@ -283,7 +285,7 @@ func (a *app) openTargetOrBTF(c *cli.Context) (*target, error) {
 	if boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", btfinfo.KernelBTFPath)
 	}
-	return &target{btf: spec, path: btfinfo.KernelBTFPath}, nil
+	return &target{btf: spec, path: btfinfo.KernelBTFPath, noDebuginfo: err}, nil
 }
 
 // openTarget opens -x BINARY, -k VMLINUX, or the running kernel's
@@ -399,7 +401,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	for _, p := range parsed {
 		ps, err := r.Probes(p)
 		if err != nil {
-			return a.resolveFailed(c, err, "  Error: Failed to add events.")
+			return a.resolveFailedOn(c, t, err, "  Error: Failed to add events.")
 		}
 		all = append(all, ps...)
 	}
@@ -450,6 +452,16 @@ func (a *app) parseFailed(err error, option string) int {
 }
 
 func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
+	return a.resolveFailedOn(c, nil, err, trailer)
+}
+
+// resolveFailedOn is resolveFailed for a target: when BTF stood in for a
+// missing vmlinux and the spec needs DWARF, it also says where the vmlinux
+// was looked for.
+func (a *app) resolveFailedOn(c *cli.Context, t *target, err error, trailer string) int {
+	if t != nil && t.noDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
+		fmt.Fprintln(a.stderr, t.noDebuginfo)
+	}
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -567,20 +579,31 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 // str returns a string flag set on this command or any parent: target
 // flags may come before or after a subcommand name.
 func str(c *cli.Context, name string) string {
-	for _, x := range c.Lineage() {
-		if x.IsSet(name) {
-			return x.String(name)
-		}
+	if x := setIn(c, name); x != nil {
+		return x.String(name)
 	}
 	return ""
 }
 
+// setIn returns the innermost context of c's lineage where flag name was
+// given on the command line. (urfave's IsSet looks through the lineage, and
+// String then answers from the local flag set, so a flag given before the
+// subcommand would read as its empty local default.)
+func setIn(c *cli.Context, name string) *cli.Context {
+	for _, x := range c.Lineage() {
+		for _, n := range x.LocalFlagNames() {
+			if n == name {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
 // boolean is str for boolean flags.
 func boolean(c *cli.Context, name string) bool {
-	for _, x := range c.Lineage() {
-		if x.IsSet(name) {
-			return x.Bool(name)
-		}
+	if x := setIn(c, name); x != nil {
+		return x.Bool(name)
 	}
 	return false
 }

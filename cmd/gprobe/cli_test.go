@@ -102,6 +102,8 @@ func TestNoKernelDebuginfo(t *testing.T) {
 	if len(tried) < 7 {
 		t.Errorf("tried %d paths, perf tries 7", len(tried))
 	}
+	// A line probe needs DWARF: the error names the paths tried (and, when
+	// the running kernel's BTF stood in, why BTF cannot answer).
 	r := runGprobe("-D", "vfs_read:3")
 	if r.code != exitENOENT || !strings.Contains(r.stderr, "/usr/lib/debug/boot/vmlinux-") {
 		t.Errorf("without -k and without debuginfo: %s", r)

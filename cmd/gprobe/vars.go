@@ -116,10 +116,8 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 // intFlag returns an int flag set on this command or any parent, or the
 // nearest default.
 func intFlag(c *cli.Context, name string) int {
-	for _, x := range c.Lineage() {
-		if x.IsSet(name) {
-			return x.Int(name)
-		}
+	if x := setIn(c, name); x != nil {
+		return x.Int(name)
 	}
 	return c.Int(name)
 }
