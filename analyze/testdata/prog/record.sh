@@ -1,0 +1,63 @@
+#!/bin/sh
+# record.sh OUTDIR CALLS OBJECTS LEAKED DOUBLE [BUFFER_KB]
+#
+# Builds refprog, puts uprobes on work (entry and return), obj_get and
+# obj_put (obj=%di, site=return address), enables them in a private
+# tracefs instance, runs refprog, and writes into OUTDIR:
+#   trace.txt       the instance's `trace` text
+#   v7-zstd.dat     `trace-cmd extract` (v7, its default compression)
+#   v7-none.dat     `trace-cmd convert --compression none`
+#   v7-zlib.dat     `trace-cmd convert --compression zlib` (if supported)
+#   v6.dat          `trace-cmd convert --file-version 6`
+# Probes and instance carry a unique name and are removed on every exit.
+set -eu
+out=$1 calls=$2 objs=$3 leaked=$4 dbl=$5 bufkb=${6:-}
+here=$(cd "$(dirname "$0")" && pwd)
+T=/sys/kernel/tracing
+[ -w $T/uprobe_events ] || { echo "record.sh: $T/uprobe_events not writable" >&2; exit 1; }
+mkdir -p "$out"
+prog=$(cd "$out" && pwd)/refprog
+gcc -O0 -g -no-pie -o "$prog" "$here/refprog.c"
+
+tag=$(basename "$out" | tr -c 'a-zA-Z0-9_\n' _)
+group=gpa_${tag}_$$
+inst=gprobe_analyze_${tag}_$$
+added=""
+cleanup() {
+	[ -d $T/instances/$inst ] && { echo 0 > $T/instances/$inst/events/$group/enable 2>/dev/null || true; rmdir $T/instances/$inst 2>/dev/null || true; }
+	for ev in $added; do echo "-:$group/$ev" >> $T/uprobe_events 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
+
+# File offset of a symbol: its address minus its LOAD segment's vaddr plus offset.
+fileoff() {
+	addr=0x$(nm "$prog" | awk -v s="$1" '$3 == s { print $1 }')
+	readelf -lW "$prog" | awk '$1 == "LOAD" { print $2, $3, $6 }' | while read -r off vaddr memsz; do
+		if [ $((addr)) -ge $((vaddr)) ] && [ $((addr)) -lt $((vaddr + memsz)) ]; then
+			printf '0x%x\n' $((addr - vaddr + off))
+			break
+		fi
+	done
+}
+probe() { # probe NAME DEF
+	echo "$2" >> $T/uprobe_events
+	added="$added $1"
+}
+probe work "p:$group/work $prog:$(fileoff work) depth=%di:s32"
+probe work__return "r:$group/work__return $prog:$(fileoff work) ret=\$retval:s64"
+probe obj_get "p:$group/obj_get $prog:$(fileoff obj_get) obj=%di:x64 site=+0(%sp):x64"
+probe obj_put "p:$group/obj_put $prog:$(fileoff obj_put) obj=%di:x64 site=+0(%sp):x64"
+
+mkdir $T/instances/$inst
+[ -n "$bufkb" ] && echo "$bufkb" > $T/instances/$inst/buffer_size_kb
+echo 1 > $T/instances/$inst/events/$group/enable
+"$prog" "$calls" "$objs" "$leaked" "$dbl" > /dev/null
+echo 0 > $T/instances/$inst/events/$group/enable
+cat $T/instances/$inst/trace > "$out/trace.txt"
+trace-cmd extract -B "$inst" -o "$out/v7-zstd.dat" > "$out/extract.log" 2>&1
+trace-cmd convert -i "$out/v7-zstd.dat" --compression none -o "$out/v7-none.dat" >> "$out/extract.log" 2>&1
+trace-cmd convert -i "$out/v7-zstd.dat" --file-version 6 -o "$out/v6.dat" >> "$out/extract.log" 2>&1
+if trace-cmd list -c 2>/dev/null | grep -q zlib; then
+	trace-cmd convert -i "$out/v7-zstd.dat" --compression zlib -o "$out/v7-zlib.dat" >> "$out/extract.log" 2>&1
+fi
+rm -f "$out"/*.dat.cpu*
