@@ -143,7 +143,7 @@ func TestRealRecordings(t *testing.T) {
 	aLo, aHi := symRange(t, filepath.Join(dir, "refprog"), "take_a")
 	bLo, bHi := symRange(t, filepath.Join(dir, "refprog"), "take_b")
 
-	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "trace.txt"}
+	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
 	if _, err := os.Stat(filepath.Join(dir, "v7-zlib.dat")); err == nil {
 		files = append(files, "v7-zlib.dat")
 	}

@@ -24,7 +24,7 @@ var (
 	// latency format: comm-pid CPU+flags time(us)[mark]: event: payload
 	latRE  = regexp.MustCompile(`^(.*?)-(\d+)\s+(\d+)([.a-zA-Z0-9]{4,5})\s+(\d+)us\s?[!+#*@$ ]?:\s+([^:\s][^:]*?):\s?(.*)$`)
 	lostRE = regexp.MustCompile(`^CPU:\s*(\d+)\s+\[(?:LOST (\d+) EVENTS|(\d+) EVENTS DROPPED|EVENTS DROPPED)\]`)
-	entRE  = regexp.MustCompile(`entries-in-buffer/entries-written:\s*(\d+)/(\d+)`)
+	entRE  = regexp.MustCompile(`(?:entries-in-buffer/entries-written:\s*|latency: .*#)(\d+)/(\d+)`)
 )
 
 // Reader is a trace.Source over text.

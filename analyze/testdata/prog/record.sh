@@ -4,12 +4,17 @@
 # Builds refprog, puts uprobes on work (entry and return), obj_get and
 # obj_put (obj=%di, site=return address), enables them in a private
 # tracefs instance, runs refprog, and writes into OUTDIR:
-#   trace.txt       the instance's `trace` text
+#   trace.txt       the instance's `trace` text (default columns)
+#   trace-tgid.txt  ... with options/record-tgid (TGID column)
+#   trace-noirq.txt ... with options/irq-info off (no flag columns)
+#   trace-lat.txt   ... with options/latency-format
 #   v7-zstd.dat     `trace-cmd extract` (v7, its default compression)
 #   v7-none.dat     `trace-cmd convert --compression none`
 #   v7-zlib.dat     `trace-cmd convert --compression zlib` (if supported)
 #   v6.dat          `trace-cmd convert --file-version 6`
 # Probes and instance carry a unique name and are removed on every exit.
+# With KALLSYMS_EMPTY=1, trace-cmd runs in a private mount namespace where
+# /proc/kallsyms is empty, so that the files stay small (golden set).
 set -eu
 out=$1 calls=$2 objs=$3 leaked=$4 dbl=$5 bufkb=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,11 +55,27 @@ probe obj_put "p:$group/obj_put $prog:$(fileoff obj_put) obj=%di:x64 site=+0(%sp
 
 mkdir $T/instances/$inst
 [ -n "$bufkb" ] && echo "$bufkb" > $T/instances/$inst/buffer_size_kb
-echo 1 > $T/instances/$inst/events/$group/enable
+I=$T/instances/$inst
+echo 1 > $I/options/record-tgid
+echo 1 > $I/events/$group/enable
 "$prog" "$calls" "$objs" "$leaked" "$dbl" > /dev/null
 echo 0 > $T/instances/$inst/events/$group/enable
-cat $T/instances/$inst/trace > "$out/trace.txt"
-trace-cmd extract -B "$inst" -o "$out/v7-zstd.dat" > "$out/extract.log" 2>&1
+cat $I/trace > "$out/trace-tgid.txt"
+echo 0 > $I/options/record-tgid
+cat $I/trace > "$out/trace.txt"
+echo 0 > $I/options/irq-info
+cat $I/trace > "$out/trace-noirq.txt"
+echo 1 > $I/options/irq-info
+echo 1 > $I/options/latency-format
+cat $I/trace > "$out/trace-lat.txt"
+echo 0 > $I/options/latency-format
+if [ "${KALLSYMS_EMPTY:-}" = 1 ]; then
+	: > "$out/empty"
+	unshare -m sh -c "mount --bind '$out/empty' /proc/kallsyms && trace-cmd extract -B '$inst' -o '$out/v7-zstd.dat'" > "$out/extract.log" 2>&1
+	rm -f "$out/empty"
+else
+	trace-cmd extract -B "$inst" -o "$out/v7-zstd.dat" > "$out/extract.log" 2>&1
+fi
 trace-cmd convert -i "$out/v7-zstd.dat" --compression none -o "$out/v7-none.dat" >> "$out/extract.log" 2>&1
 trace-cmd convert -i "$out/v7-zstd.dat" --file-version 6 -o "$out/v6.dat" >> "$out/extract.log" 2>&1
 if trace-cmd list -c 2>/dev/null | grep -q zlib; then
