@@ -134,86 +134,126 @@ func traceCmdCount(t *testing.T, path string) int {
 func TestRealRecordings(t *testing.T) {
 	const calls, objs, leaked, dbl = 301, 41, 7, 5
 	dir := recording(t, "real", calls, objs, leaked, dbl, "")
-	work := 0
-	for i := 0; i < calls; i++ {
-		work += i%3 + 1
-	}
-	balanced := objs - leaked - dbl
-	wantEvents := 2*work + leaked*3 + dbl*3 + balanced*4
-	aLo, aHi := symRange(t, filepath.Join(dir, "refprog"), "take_a")
-	bLo, bHi := symRange(t, filepath.Join(dir, "refprog"), "take_b")
 
 	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
 	if _, err := os.Stat(filepath.Join(dir, "v7-zlib.dat")); err == nil {
 		files = append(files, "v7-zlib.dat")
 	}
-	spec, err := refcount.ParseSpec("get=obj_get,put=obj_put")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := refprog{calls: calls, objs: objs, leaked: leaked, dbl: dbl}
+	w.aLo, w.aHi = symRange(t, filepath.Join(dir, "refprog"), "take_a")
+	w.bLo, w.bHi = symRange(t, filepath.Join(dir, "refprog"), "take_b")
 	for _, name := range files {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, name)
-			rec, err := analyze.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rec.Close()
-			rep, err := analyze.Run(rec, analyze.Config{Refcount: &spec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Events != int64(wantEvents) || rep.LostEvents != 0 || rep.Truncated {
-				t.Errorf("events %d lost %d truncated %v, want %d 0 false", rep.Events, rep.LostEvents, rep.Truncated, wantEvents)
-			}
+			rep := analyzeFile(t, path)
+			w.check(t, rep)
 			if strings.HasSuffix(name, ".dat") {
-				if n := traceCmdCount(t, path); n != wantEvents {
-					t.Errorf("trace-cmd report prints %d events, want %d", n, wantEvents)
+				if n := traceCmdCount(t, path); n != w.events() {
+					t.Errorf("trace-cmd report prints %d events, want %d", n, w.events())
 				}
-			}
-			checkLatency(t, rep, work)
-			rc := rep.Refcount
-			if rc.Objects != objs || rc.Outstanding != leaked || rc.Underflows != dbl || rc.UseAfterPut != 0 || rc.Reused != 0 || rc.UnmatchedPuts != 0 || rc.Uncertain != 0 {
-				t.Errorf("refcount %+v, want objects %d outstanding %d underflows %d and no other finding", *rc, objs, leaked, dbl)
-			}
-			inA, inB := 0, 0
-			for _, s := range rc.Sites {
-				f := strings.Fields(s.Site)
-				if len(f) != 2 || f[0] != "obj_get" || !strings.HasPrefix(f[1], "site=0x") {
-					t.Fatalf("site %q, want obj_get site=0x...", s.Site)
-				}
-				a, err := strconv.ParseUint(f[1][7:], 16, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				switch {
-				case a >= aLo && a < aHi:
-					inA += s.Objects
-				case a >= bLo && a < bHi:
-					inB += s.Objects
-				default:
-					t.Errorf("site %#x is neither in take_a nor take_b", a)
-				}
-			}
-			if inA != (leaked+1)/2 || inB != leaked/2 {
-				t.Errorf("leaks by site: take_a %d take_b %d, want %d %d", inA, inB, (leaked+1)/2, leaked/2)
-			}
-			for _, l := range rc.Leaks {
-				if l.Count != 1 || len(l.History) != 3 || l.FirstTS > l.LastTS {
-					t.Errorf("leak %+v: want count 1 after get, get, put", l)
-				}
-			}
-			for _, u := range rc.UnderflowObjects {
-				if u.Count != -1 {
-					t.Errorf("underflow object %+v: want count -1", u)
-				}
-			}
-			// The text report renders without error and names the leak sites.
-			var sb strings.Builder
-			if err := report.Text(&sb, rep, report.Unit{Name: "us", Ns: 1000}, 5); err != nil || !strings.Contains(sb.String(), "LEAKS BY SITE") {
-				t.Errorf("text report: %v\n%s", err, sb.String())
 			}
 		})
+	}
+}
+
+// refprog is what testdata/prog/refprog.c does for given arguments.
+type refprog struct {
+	calls, objs, leaked, dbl int
+	// Address ranges of take_a and take_b, when the binary is at hand.
+	aLo, aHi, bLo, bHi uint64
+}
+
+func (w refprog) work() int {
+	n := 0
+	for i := 0; i < w.calls; i++ {
+		n += i%3 + 1
+	}
+	return n
+}
+
+func (w refprog) events() int {
+	return 2*w.work() + w.leaked*3 + w.dbl*3 + (w.objs-w.leaked-w.dbl)*4
+}
+
+var refSpec = func() refcount.Spec {
+	s, err := refcount.ParseSpec("get=obj_get,put=obj_put")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+func analyzeFile(t *testing.T, path string) *report.Report {
+	t.Helper()
+	rec, err := analyze.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	spec := refSpec
+	rep, err := analyze.Run(rec, analyze.Config{Refcount: &spec, RefSpec: "get=obj_get,put=obj_put"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// check asserts every count of the report.
+func (w refprog) check(t *testing.T, rep *report.Report) {
+	t.Helper()
+	if rep.Events != int64(w.events()) || rep.LostEvents != 0 || rep.Truncated {
+		t.Errorf("events %d lost %d truncated %v, want %d 0 false", rep.Events, rep.LostEvents, rep.Truncated, w.events())
+	}
+	checkLatency(t, rep, w.work())
+	rc := rep.Refcount
+	if rc.Objects != w.objs || rc.Outstanding != w.leaked || rc.Underflows != w.dbl || rc.UseAfterPut != 0 || rc.Reused != 0 || rc.UnmatchedPuts != 0 || rc.Uncertain != 0 {
+		t.Errorf("refcount %+v, want objects %d outstanding %d underflows %d and no other finding", *rc, w.objs, w.leaked, w.dbl)
+	}
+	var counts []int
+	inA, inB := 0, 0
+	for _, s := range rc.Sites {
+		counts = append(counts, s.Objects)
+		f := strings.Fields(s.Site)
+		if len(f) != 2 || f[0] != "obj_get" || !strings.HasPrefix(f[1], "site=0x") {
+			t.Fatalf("site %q, want obj_get site=0x...", s.Site)
+		}
+		a, err := strconv.ParseUint(f[1][7:], 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case w.aHi == 0:
+		case a >= w.aLo && a < w.aHi:
+			inA += s.Objects
+		case a >= w.bLo && a < w.bHi:
+			inB += s.Objects
+		default:
+			t.Errorf("site %#x is neither in take_a nor take_b", a)
+		}
+	}
+	if want := []int{(w.leaked + 1) / 2, w.leaked / 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("objects per leak site %v, want %v", counts, want)
+	}
+	if w.aHi != 0 && (inA != (w.leaked+1)/2 || inB != w.leaked/2) {
+		t.Errorf("leaks by site: take_a %d take_b %d, want %d %d", inA, inB, (w.leaked+1)/2, w.leaked/2)
+	}
+	for _, l := range rc.Leaks {
+		if l.Count != 1 || len(l.History) != 3 || l.FirstTS > l.LastTS {
+			t.Errorf("leak %+v: want count 1 after get, get, put", l)
+		}
+	}
+	if len(rc.UnderflowObjects) != w.dbl {
+		t.Errorf("%d underflow objects listed, want %d", len(rc.UnderflowObjects), w.dbl)
+	}
+	for _, u := range rc.UnderflowObjects {
+		if u.Count != -1 {
+			t.Errorf("underflow object %+v: want count -1", u)
+		}
+	}
+	// The text report renders and names the leak sites.
+	var sb strings.Builder
+	if err := report.Text(&sb, rep, report.Unit{Name: "us", Ns: 1000}, 5); err != nil || !strings.Contains(sb.String(), "LEAKS BY SITE") {
+		t.Errorf("text report: %v\n%s", err, sb.String())
 	}
 }
 

@@ -65,12 +65,15 @@ func (d *Decoder) Decode(page []byte, fn func(Record)) (Page, error) {
 	}
 	size := int(commit & commitMask)
 	data := page[h.DataOffset:]
+	var cut error
 	if size > len(data) {
-		return p, fmt.Errorf("%w: commit %d beyond the %d data bytes", ErrPage, size, len(data))
+		// A page cut short (truncated file): decode what is there.
+		cut = fmt.Errorf("%w: commit %d beyond the %d data bytes", ErrPage, size, len(data))
+		size = len(data)
 	}
 	if commit&missedEvents != 0 {
 		p.Missed = -1
-		if commit&missedStored != 0 && size+h.CommitSize <= len(data) {
+		if commit&missedStored != 0 && cut == nil && size+h.CommitSize <= len(data) {
 			if h.CommitSize == 8 {
 				p.Missed = int64(d.Order.Uint64(data[size:]))
 			} else {
@@ -96,7 +99,7 @@ func (d *Decoder) Decode(page []byte, fn func(Record)) (Page, error) {
 		switch {
 		case typeLen == typePadding:
 			if delta == 0 {
-				return p, nil // rest of the page is unused
+				return p, cut // rest of the page is unused
 			}
 			// A discarded event: array[0] is its length.
 			if off+8 > len(data) {
@@ -144,5 +147,5 @@ func (d *Decoder) Decode(page []byte, fn func(Record)) (Page, error) {
 			off += 4 + n
 		}
 	}
-	return p, nil
+	return p, cut
 }

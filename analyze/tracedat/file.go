@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,9 +79,11 @@ type File struct {
 	PageSize    int
 	Compression string // "" or "none" when uncompressed
 	HeaderPage  event.PageHeader
-	Cmdlines    map[int]string
-	Buffers     []Buffer
-	CPUStats    []string
+	// HeaderPageText is events/header_page as stored.
+	HeaderPageText string
+	Cmdlines       map[int]string
+	Buffers        []Buffer
+	CPUStats       []string
 	// Truncated is set when the file ends before the data its tables
 	// announce; the streams then stop at the last complete page.
 	Truncated bool
@@ -113,6 +116,26 @@ func (f *File) Format(id int) (*event.Format, error) {
 	}
 	f.formats[id] = ef
 	return ef, nil
+}
+
+// FormatSource returns the stored text of event id's format and its system.
+func (f *File) FormatSource(id int) (system, text string, ok bool) {
+	f.fmtMu.Lock()
+	defer f.fmtMu.Unlock()
+	raw, ok := f.rawFmts[id]
+	return raw.system, raw.text, ok
+}
+
+// FormatIDs lists the IDs of every stored format.
+func (f *File) FormatIDs() []int {
+	f.fmtMu.Lock()
+	defer f.fmtMu.Unlock()
+	ids := make([]int, 0, len(f.rawFmts))
+	for id := range f.rawFmts {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
 }
 
 // Formats lists every event format in the file, parsed.
@@ -188,10 +211,11 @@ func Open(r io.ReaderAt, size int64) (*File, error) {
 		}
 		for j := range b.CPUs {
 			cpu := &b.CPUs[j]
-			if cpu.Offset < 0 || cpu.Size < 0 || cpu.Offset > size {
-				return nil, fmt.Errorf("%w: CPU %d data at %d outside the %d-byte file", ErrCorrupt, cpu.CPU, cpu.Offset, size)
+			if cpu.Offset < 0 || cpu.Size < 0 || cpu.Offset+cpu.Size < 0 {
+				return nil, fmt.Errorf("%w: CPU %d data at %d+%d", ErrCorrupt, cpu.CPU, cpu.Offset, cpu.Size)
 			}
-			if cpu.Offset+cpu.Size > size {
+			if cpu.Size > 0 && cpu.Offset+cpu.Size > size {
+				// Cut short: Pages reads what is left.
 				f.Truncated = true
 			}
 		}
@@ -208,6 +232,7 @@ func (f *File) readHeaderInfo(c *cursor) error {
 	if c.err != nil {
 		return fmt.Errorf("%w: header_page: %v", ErrCorrupt, c.err)
 	}
+	f.HeaderPageText = string(hp)
 	h, err := event.ParseHeaderPage(string(hp))
 	if err != nil {
 		return err
@@ -402,15 +427,24 @@ func (f *File) readV7(c *cursor) error {
 	}
 	var bufs []bufOpt
 	seen := map[uint64]bool{}
+	var metaEnd int64 // end of the last options section read
+	broken := false
 	for next := first; next != 0; {
 		if seen[next] {
 			return fmt.Errorf("%w: options sections loop", ErrCorrupt)
 		}
 		seen[next] = true
-		body, id, err := f.section(int64(next))
+		body, id, end, err := f.sectionEnd(int64(next))
 		if err != nil {
+			if next != first {
+				// trace-cmd writes each buffer's options after its data, so
+				// a file cut inside the data loses them: recover below.
+				broken = true
+				break
+			}
 			return err
 		}
+		metaEnd = max(metaEnd, end)
 		if id != optDone {
 			return fmt.Errorf("%w: section at %d is %d, not options", ErrCorrupt, next, id)
 		}
@@ -469,6 +503,10 @@ func (f *File) readV7(c *cursor) error {
 			return err
 		}
 	}
+	if broken {
+		f.Truncated = true
+		f.recoverBuffers(metaEnd)
+	}
 	for _, bo := range bufs {
 		bc := &cursor{data: bo.data, size: int64(len(bo.data)), order: f.Order}
 		off := bc.u64()
@@ -516,21 +554,37 @@ func (f *File) readV7(c *cursor) error {
 
 // section reads the section at off and returns its (decompressed) body.
 func (f *File) section(off int64) ([]byte, uint16, error) {
+	b, id, _, err := f.sectionEnd(off)
+	return b, id, err
+}
+
+// sectionEnd is section, also returning where the section ends.
+func (f *File) sectionEnd(off int64) ([]byte, uint16, int64, error) {
+	b, id, c, err := f.readSection(off)
+	return b, id, c, err
+}
+
+func (f *File) readSection(off int64) ([]byte, uint16, int64, error) {
 	c := &cursor{r: f.r, size: f.size, order: f.Order, off: off}
+	body, id, err := f.sectionBody(c)
+	return body, id, c.off, err
+}
+
+func (f *File) sectionBody(c *cursor) ([]byte, uint16, error) {
 	id := c.u16()
 	flags := c.u16()
 	c.u32() // description string id
 	size := c.u64()
 	if c.err != nil {
-		return nil, 0, fmt.Errorf("%w: section header at %d: %v", ErrCorrupt, off, c.err)
+		return nil, 0, fmt.Errorf("%w: section header at %d: %w", ErrCorrupt, c.off, c.err)
 	}
 	if size > uint64(f.size) {
-		return nil, 0, fmt.Errorf("%w: section %d of %d bytes in a %d-byte file", ErrCorrupt, id, size, f.size)
+		return nil, 0, fmt.Errorf("%w: section %d of %d bytes in a %d-byte file: %w", ErrCorrupt, id, size, f.size, errShort)
 	}
 	if flags&secFlCompress == 0 {
 		body := c.blob(size)
 		if c.err != nil {
-			return nil, 0, fmt.Errorf("%w: section %d: %v", ErrCorrupt, id, c.err)
+			return nil, 0, fmt.Errorf("%w: section %d: %w", ErrCorrupt, id, c.err)
 		}
 		return body, id, nil
 	}
@@ -540,7 +594,7 @@ func (f *File) section(off int64) ([]byte, uint16, error) {
 	zs, us := c.u32(), c.u32()
 	z := c.blob(uint64(zs))
 	if c.err != nil {
-		return nil, 0, fmt.Errorf("%w: section %d: %v", ErrCorrupt, id, c.err)
+		return nil, 0, fmt.Errorf("%w: section %d: %w", ErrCorrupt, id, c.err)
 	}
 	if us > maxMetaSection {
 		return nil, 0, fmt.Errorf("%w: section %d claims %d bytes", ErrCorrupt, id, us)
@@ -557,4 +611,69 @@ func cstr(b []byte) string {
 		return string(b[:i])
 	}
 	return string(b)
+}
+
+// recoverBuffers finds the buffer data of a file cut before the options
+// that locate it: after the last metadata section come flyrecord sections
+// (id 3), each followed by an options section. CPU data is page aligned;
+// compressed CPUs are chunk lists, uncompressed CPUs are told apart by a
+// page timestamp going backwards.
+func (f *File) recoverBuffers(p int64) {
+	for p > 0 && p < f.size {
+		c := &cursor{r: f.r, size: f.size, order: f.Order, off: p}
+		id, flags := c.u16(), c.u16()
+		c.u32()
+		size := c.u64()
+		if c.err != nil {
+			return
+		}
+		body := c.off
+		switch id {
+		case optDone:
+			p = body + int64(size)
+			continue
+		case optBuffer:
+		default:
+			return
+		}
+		b := Buffer{Name: "(recovered)", PageSize: f.PageSize, Compressed: flags&secFlCompress != 0}
+		ps := int64(f.PageSize)
+		pos := (body + ps - 1) / ps * ps
+		end := body + int64(size)
+		if size == 0 {
+			p = end
+			continue
+		}
+		if b.Compressed {
+			for cpu := 0; pos < min(end, f.size); cpu++ {
+				cc := &cursor{r: f.r, size: f.size, order: f.Order, off: pos}
+				n := cc.u32()
+				for i := uint32(0); i < n && cc.err == nil; i++ {
+					zs := cc.u32()
+					cc.u32() // inflated size
+					cc.skip(uint64(zs))
+				}
+				b.CPUs = append(b.CPUs, CPU{CPU: cpu, Offset: pos, Size: cc.off - pos})
+				if cc.err != nil || n == 0 {
+					break
+				}
+				pos = (cc.off + ps - 1) / ps * ps
+			}
+		} else {
+			start, prev, cpu := pos, uint64(0), 0
+			for ; pos+ps <= min(end, f.size); pos += ps {
+				hb := make([]byte, 8)
+				f.r.ReadAt(hb, pos)
+				ts := f.Order.Uint64(hb)
+				if ts < prev {
+					b.CPUs = append(b.CPUs, CPU{CPU: cpu, Offset: start, Size: pos - start})
+					start, cpu = pos, cpu+1
+				}
+				prev = ts
+			}
+			b.CPUs = append(b.CPUs, CPU{CPU: cpu, Offset: start, Size: pos - start})
+		}
+		f.Buffers = append(f.Buffers, b)
+		p = end
+	}
 }

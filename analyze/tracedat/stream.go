@@ -31,6 +31,7 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 	p := &Pages{f: f, b: b, cpu: c, off: c.Offset, end: c.Offset + c.Size}
 	if p.end > f.size {
 		p.end = f.size
+		p.Truncated = true
 	}
 	if b.Compressed && c.Size > 0 {
 		hc := &cursor{r: f.r, size: f.size, order: f.Order, off: c.Offset}
