@@ -121,7 +121,7 @@ func TestJSONSchema(t *testing.T) {
 }
 
 // datgenInput rebuilds a datgen input from a real trace-cmd file.
-func datgenInput(t *testing.T, path string) datgen.Input {
+func datgenInput(t testing.TB, path string) datgen.Input {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {

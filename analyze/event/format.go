@@ -126,7 +126,9 @@ func parseField(line string) (Field, error) {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
+		// No event is larger than a ring-buffer sub-buffer; bounding the
+		// numbers keeps offset+size from overflowing.
+		if err != nil || n < 0 || n > 1<<24 {
 			return fl, fmt.Errorf("%w: %s in %q", ErrFormat, k, line)
 		}
 		switch k {

@@ -20,9 +20,11 @@ var ErrNotText = errors.New("not ftrace text")
 
 var (
 	// comm-pid [(tgid)] [cpu] [flags] ts: event: payload
-	lineRE = regexp.MustCompile(`^(.*?)-(\d+)\s+(?:\(\s*(-+|\d+)\)\s+)?\[(\d+)\]\s+(?:([.a-zA-Z0-9]{4,6})\s+)?(\d+(?:\.\d+)?):\s+([^:\s][^:]*?):\s?(.*)$`)
+	lineRE = regexp.MustCompile(`^(.*?)-(\d+)\s+(?:\(\s*(-+|\d+)\)\s+)?\[(\d+)\]\s+(?:([.a-zA-Z0-9]{4,6})\s+)?(\d+(?:\.\d+)?):\s+(.*)$`)
+	// "event: payload"; function tracer lines are "func <-parent" instead.
+	evRE = regexp.MustCompile(`^([^:\s][^:\s]*):(?:\s(.*))?$`)
 	// latency format: comm-pid CPU+flags time(us)[mark]: event: payload
-	latRE  = regexp.MustCompile(`^(.*?)-(\d+)\s+(\d+)([.a-zA-Z0-9]{4,5})\s+(\d+)us\s?[!+#*@$ ]?:\s+([^:\s][^:]*?):\s?(.*)$`)
+	latRE  = regexp.MustCompile(`^(.*?)-(\d+)\s+(\d+)([.a-zA-Z0-9]{4,5})\s+(\d+)us\s?[!+#*@$ ]?:\s+(.*)$`)
 	lostRE = regexp.MustCompile(`^CPU:\s*(\d+)\s+\[(?:LOST (\d+) EVENTS|(\d+) EVENTS DROPPED|EVENTS DROPPED)\]`)
 	entRE  = regexp.MustCompile(`(?:entries-in-buffer/entries-written:\s*|latency: .*#)(\d+)/(\d+)`)
 )
@@ -141,13 +143,20 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 	}
 	var comm, pid, tgid, cpu, ts, name, payload string
 	latency := false
+	var rest string
 	if m := lineRE.FindStringSubmatch(line); m != nil {
-		comm, pid, tgid, cpu, ts, name, payload = m[1], m[2], m[3], m[4], m[6], m[7], m[8]
+		comm, pid, tgid, cpu, ts, rest = m[1], m[2], m[3], m[4], m[6], m[7]
 	} else if m := latRE.FindStringSubmatch(line); m != nil {
-		comm, pid, cpu, ts, name, payload = m[1], m[2], m[3], m[5], m[6], m[7]
+		comm, pid, cpu, ts, rest = m[1], m[2], m[3], m[5], m[6]
 		latency = true
 	} else {
 		return lineBad, nil
+	}
+	funcLine := false
+	if m := evRE.FindStringSubmatch(rest); m != nil {
+		name, payload = m[1], m[2]
+	} else {
+		name, payload, funcLine = "function", rest, true
 	}
 	*ev = trace.Event{Kind: trace.Data, Fields: ev.Fields[:0]}
 	comm = strings.TrimSpace(comm)
@@ -172,7 +181,15 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 	if i := strings.LastIndexByte(ev.Name, '/'); i >= 0 { // "group/event" as some tools print
 		ev.System, ev.Name = ev.Name[:i], ev.Name[i+1:]
 	}
-	ev.Fields = parsePayload(payload, ev.Fields)
+	if funcLine {
+		fn, parent, _ := strings.Cut(payload, " <-")
+		ev.Fields = append(ev.Fields, trace.KV{Key: "ip", Val: strings.TrimSpace(fn)})
+		if parent != "" {
+			ev.Fields = append(ev.Fields, trace.KV{Key: "parent_ip", Val: strings.TrimSpace(parent)})
+		}
+	} else {
+		ev.Fields = parsePayload(payload, ev.Fields)
+	}
 	t.info.Events++
 	return lineEvent, nil
 }

@@ -114,7 +114,8 @@ func zstdDecompressor() decompressor {
 		if err != nil {
 			return nil, err
 		}
-		out, err := d.DecodeAll(z, make([]byte, 0, size))
+		// No preallocation: a damaged size must not cost memory.
+		out, err := d.DecodeAll(z, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -130,9 +131,13 @@ func zlibDecompress(z []byte, size int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, size)
-	if _, err := io.ReadFull(zr, out); err != nil {
+	var out bytes.Buffer
+	n, err := io.Copy(&out, io.LimitReader(zr, int64(size)+1))
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if n != int64(size) {
+		return nil, fmt.Errorf("zlib block inflates to %d bytes, header says %d", n, size)
+	}
+	return out.Bytes(), nil
 }

@@ -49,7 +49,7 @@ const (
 	optCmdlines    = 21
 	optBufferText  = 22
 	secFlCompress  = 1
-	maxMetaSection = 1 << 30 // refuse to allocate more than this for one metadata blob
+	maxMetaSection = 256 << 20 // refuse to inflate more than this for one metadata blob
 )
 
 // CPU locates one CPU's data inside the file.
@@ -540,6 +540,9 @@ func (f *File) readV7(c *cursor) error {
 			continue
 		}
 		b.Compressed = flags&secFlCompress != 0
+		if b.Compressed && f.dec == nil {
+			return fmt.Errorf("%w: buffer %q is compressed in a file without compression", ErrCorrupt, b.Name)
+		}
 		if b.Latency {
 			body, _, err := f.section(int64(off))
 			if err != nil {
@@ -637,6 +640,9 @@ func (f *File) recoverBuffers(p int64) {
 			return
 		}
 		b := Buffer{Name: "(recovered)", PageSize: f.PageSize, Compressed: flags&secFlCompress != 0}
+		if b.Compressed && f.dec == nil {
+			return
+		}
 		ps := int64(f.PageSize)
 		pos := (body + ps - 1) / ps * ps
 		end := body + int64(size)

@@ -7,7 +7,7 @@ import (
 
 // maxChunk bounds one compressed chunk's inflated size (trace-cmd writes
 // ten pages per chunk).
-const maxChunk = 64 << 20
+const maxChunk = 16 << 20
 
 // Pages iterates over the pages of one CPU of one buffer. It holds at most
 // one decompressed chunk, so memory does not grow with the trace.

@@ -17,7 +17,7 @@ func sharedZstd() (*zstd.Decoder, error) {
 	zstdMu.Lock()
 	defer zstdMu.Unlock()
 	if zstdDec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxMetaSection))
 		if err != nil {
 			return nil, err
 		}
