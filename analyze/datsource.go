@@ -40,19 +40,34 @@ func newDatSource(f *tracedat.File) *datSource {
 
 func (s *datSource) Info() trace.Info { return s.info }
 
+// rec is the compact form a CPU decoder hands over; the merge loop turns
+// it into the trace.Event the consumer sees.
+type rec struct {
+	ts    uint64
+	data  []byte
+	f     *event.Format
+	count int64 // loss markers
+	id    int32 // event id when f is nil
+	pid   int32
+	cpu   int32
+	lost  bool
+}
+
 type batch struct {
-	evs  []trace.Event
+	recs []rec
 	err  error
 	last bool
 }
 
 type stream struct {
 	ch    chan batch
-	cur   []trace.Event
+	cur   []rec
 	i     int
 	done  bool
 	order int // tie-break for equal timestamps: deterministic output
 }
+
+var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
 
 func (s *datSource) Run(fn func(*trace.Event) error) error {
 	var streams []*stream
@@ -71,6 +86,10 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 			st := &stream{ch: make(chan batch, chanDepth), order: len(streams)}
 			streams = append(streams, st)
 			pages := s.f.Pages(b, ci)
+			// Records alias their page until the merge loop is done with
+			// them: at most the batches in the channel, the one being
+			// merged and the one being filled.
+			pages.Keep = batchPages * (chanDepth + 3)
 			cpu := b.CPUs[ci].CPU
 			wg.Add(1)
 			go func() {
@@ -90,6 +109,10 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 	var firstErr error
 	advance := func(st *stream) bool {
 		for st.i >= len(st.cur) {
+			if st.cur != nil {
+				batchPool.Put(st.cur[:0])
+				st.cur = nil
+			}
 			if st.done {
 				return false
 			}
@@ -97,7 +120,7 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 			if b.err != nil && firstErr == nil {
 				firstErr = b.err
 			}
-			st.cur, st.i, st.done = b.evs, 0, b.last
+			st.cur, st.i, st.done = b.recs, 0, b.last
 		}
 		return true
 	}
@@ -106,20 +129,34 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 			heap.Push(h, st)
 		}
 	}
+	var ev trace.Event
+	lastPID, lastComm := -1, ""
 	for h.Len() > 0 {
 		st := (*h)[0]
-		ev := &st.cur[st.i]
+		r := &st.cur[st.i]
 		st.i++
-		if ev.Kind == trace.Lost {
-			if ev.Count < 0 {
+		ev = trace.Event{TS: r.ts, CPU: int(r.cpu), PID: int(r.pid)}
+		if r.lost {
+			ev.Kind, ev.Count = trace.Lost, r.count
+			if r.count < 0 {
 				s.info.LostUnknown++
 			} else {
-				s.info.Lost += ev.Count
+				s.info.Lost += r.count
 			}
 		} else {
 			s.info.Events++
+			ev.Data, ev.Order, ev.Format = r.data, s.f.Order, r.f
+			if r.f != nil {
+				ev.System, ev.Name = r.f.System, r.f.Name
+			} else {
+				ev.Name = fmt.Sprintf("event_%d", r.id)
+			}
+			if ev.PID != lastPID {
+				lastPID, lastComm = ev.PID, s.f.Cmdlines[ev.PID]
+			}
+			ev.Comm = lastComm
 		}
-		if err := fn(ev); err != nil {
+		if err := fn(&ev); err != nil {
 			return err
 		}
 		if advance(st) {
@@ -147,18 +184,21 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 	return firstErr
 }
 
-// decodeCPU reads one CPU's pages and sends decoded events in batches. It
-// returns whether the stream was cut short.
+// decodeCPU reads one CPU's pages and sends decoded records in batches.
+// It returns whether the stream was cut short.
 func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
 	dec := ringbuf.Decoder{Header: s.f.HeaderPage, Order: s.f.Order}
 	formats := map[int]*event.Format{}
-	var pidField, typeField *event.Field
-	evs := make([]trace.Event, 0, 256)
+	pidField := &event.Field{Offset: 4, Size: 4, Signed: true}
+	pidKnown := false
+	order := s.f.Order
+	lastID, lastFmt := ^uint64(0), (*event.Format)(nil)
+	recs := batchPool.Get().([]rec)
 	n := 0
 	send := func(last bool, err error) bool {
 		select {
-		case out <- batch{evs: evs, last: last, err: err}:
-			evs = make([]trace.Event, 0, 256)
+		case out <- batch{recs: recs, last: last, err: err}:
+			recs = batchPool.Get().([]rec)
 			n = 0
 			return true
 		case <-stop:
@@ -175,52 +215,45 @@ func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, 
 			send(true, err)
 			return true
 		}
-		start := len(evs)
+		start := len(recs)
 		p, derr := dec.Decode(pg, func(r ringbuf.Record) {
 			if len(r.Data) < 8 {
 				return
 			}
-			if typeField == nil {
-				typeField = &event.Field{Offset: 0, Size: 2}
-			}
-			id, _ := typeField.Uint(r.Data, s.f.Order)
-			ef, ok := formats[int(id)]
-			if !ok {
-				ef, _ = s.f.Format(int(id))
-				formats[int(id)] = ef
-				if ef != nil && pidField == nil {
-					pidField = ef.Field("common_pid")
+			id := uint64(order.Uint16(r.Data))
+			ef := lastFmt
+			if id != lastID {
+				var ok bool
+				ef, ok = formats[int(id)]
+				if !ok {
+					ef, _ = s.f.Format(int(id))
+					formats[int(id)] = ef
+					if ef != nil && !pidKnown {
+						if pf := ef.Field("common_pid"); pf != nil {
+							pidField, pidKnown = pf, true
+						}
+					}
 				}
+				lastID, lastFmt = id, ef
 			}
-			ev := trace.Event{TS: r.TS, CPU: cpu, Data: r.Data, Order: s.f.Order, Format: ef}
-			if ef != nil {
-				ev.System, ev.Name = ef.System, ef.Name
-				if pidField != nil {
-					v, _ := pidField.Uint(r.Data, s.f.Order)
-					ev.PID = int(int32(v))
-				}
-			} else {
-				ev.Name = fmt.Sprintf("event_%d", id)
-			}
-			ev.Comm = s.f.Cmdlines[ev.PID]
+			pid, _ := pidField.Uint(r.Data, s.f.Order)
 			lastTS = r.TS
-			evs = append(evs, ev)
+			recs = append(recs, rec{ts: r.TS, data: r.Data, f: ef, id: int32(id), pid: int32(pid), cpu: int32(cpu)})
 		})
 		if p.Missed != 0 {
 			// Lost events sit between the previous page and this one; the
 			// marker goes before this page's first event.
-			mark := trace.Event{Kind: trace.Lost, TS: p.TS, CPU: cpu, Count: p.Missed}
+			mark := rec{lost: true, count: p.Missed, ts: p.TS, cpu: int32(cpu)}
 			if p.TS < lastTS {
-				mark.TS = lastTS
+				mark.ts = lastTS
 			}
-			evs = append(evs, trace.Event{})
-			copy(evs[start+1:], evs[start:])
-			evs[start] = mark
+			recs = append(recs, rec{})
+			copy(recs[start+1:], recs[start:])
+			recs[start] = mark
 		}
 		if derr != nil {
-			truncated = true
 			send(true, nil)
-			return truncated
+			return true
 		}
 		n++
 		if n >= batchPages {
@@ -238,8 +271,8 @@ type mergeHeap []*stream
 func (h mergeHeap) Len() int { return len(h) }
 func (h mergeHeap) Less(i, j int) bool {
 	a, b := &h[i].cur[h[i].i], &h[j].cur[h[j].i]
-	if a.TS != b.TS {
-		return a.TS < b.TS
+	if a.ts != b.ts {
+		return a.ts < b.ts
 	}
 	return h[i].order < h[j].order
 }

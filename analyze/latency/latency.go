@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
 
@@ -77,7 +78,21 @@ type fnInfo struct {
 
 type threadKey struct {
 	pid int
-	fn  string
+	fn  int
+}
+
+// class is what the analyzer learned about one event type, so that the
+// per-event work is a map lookup by format pointer.
+type class struct {
+	ret       bool
+	probe     bool // has __probe_ip (entry) or is a return
+	full      string
+	fn        int // entry: function index; return: partner (-1 unknown)
+	ipField   *event.Field
+	funcField *event.Field
+	info      *fnInfo // return: the partner's, once known
+	lastProc  int
+	lastIP    uint64
 }
 
 type addrKey struct {
@@ -91,22 +106,31 @@ type Analyzer struct {
 	// OnCall, when set, sees every matched call.
 	OnCall func(Call)
 
-	stacks   map[threadKey][]frame
-	fns      map[string]*fnInfo // by function identity
-	evFn     map[string]string  // entry event full name -> function identity
-	retFn    map[string]string  // return event full name -> function identity ("" = not yet known)
-	addrFn   map[addrKey]string // (process, entry ip) -> function identity
-	defs     map[string]string  // event name -> probe target, from Definitions
-	defRet   map[string]bool
-	stats    map[[2]string]*stats
-	unplaced map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
+	stacks    map[threadKey]*[]frame
+	lastKey   threadKey
+	lastStack *[]frame
+	fns       map[string]*fnInfo // by function identity
+	fnIDs     map[string]int
+	fnNames   []string
+	byFormat  map[*event.Format]*class
+	byName    map[[2]string]*class
+	evFn      map[string]string  // entry event full name -> function identity
+	retFn     map[string]string  // return event full name -> function identity ("" = not yet known)
+	addrFn    map[addrKey]string // (process, entry ip) -> function identity
+	defs      map[string]string  // event name -> probe target, from Definitions
+	defRet    map[string]bool
+	stats     map[[2]string]*stats
+	statFn    map[string]*stats
+	statID    []*stats             // by function index, when not grouping
+	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
 }
 
 // New returns an empty analyzer.
 func New(opts Options) *Analyzer {
-	a := &Analyzer{opts: opts, stacks: map[threadKey][]frame{}, fns: map[string]*fnInfo{},
+	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, fns: map[string]*fnInfo{},
+		fnIDs: map[string]int{}, byFormat: map[*event.Format]*class{}, byName: map[[2]string]*class{},
 		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
-		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, unplaced: map[[2]string]uint64{}}
+		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
 	for _, d := range opts.Definitions {
 		a.addDefinition(d)
 	}
@@ -149,31 +173,98 @@ func proc(e *trace.Event) int {
 	return e.PID
 }
 
+func (a *Analyzer) classOf(e *trace.Event) *class {
+	if e.Format != nil {
+		if c, ok := a.byFormat[e.Format]; ok {
+			return c
+		}
+	} else if c, ok := a.byName[[2]string{e.System, e.Name}]; ok {
+		return c
+	}
+	c := &class{full: fullName(e), fn: -1}
+	switch {
+	case isReturn(e):
+		c.ret, c.probe = true, true
+	case e.Has("__probe_ip"):
+		c.probe = true
+		fn, known := a.evFn[c.full]
+		if !known {
+			fn = c.full
+			a.evFn[c.full] = fn
+			a.fns[fn] = &fnInfo{name: e.Name, entryEvent: c.full}
+		}
+		c.fn = a.fnID(fn)
+	}
+	if e.Format != nil {
+		c.ipField = e.Format.Field("__probe_ip")
+		c.funcField = e.Format.Field("__probe_func")
+		a.byFormat[e.Format] = c
+	} else {
+		a.byName[[2]string{e.System, e.Name}] = c
+	}
+	return c
+}
+
+func (a *Analyzer) fnID(fn string) int {
+	if id, ok := a.fnIDs[fn]; ok {
+		return id
+	}
+	a.fnIDs[fn] = len(a.fnNames)
+	a.fnNames = append(a.fnNames, fn)
+	return len(a.fnNames) - 1
+}
+
+func (c *class) uint(e *trace.Event, f *event.Field, name string) (uint64, bool) {
+	if f != nil {
+		return f.Uint(e.Data, e.Order)
+	}
+	if e.Format != nil {
+		return 0, false
+	}
+	return e.Uint(name)
+}
+
 // Event feeds one event.
 func (a *Analyzer) Event(e *trace.Event) {
 	if e.Kind != trace.Data {
 		return
 	}
-	if isReturn(e) {
-		a.onReturn(e)
+	c := a.classOf(e)
+	if !c.probe {
 		return
 	}
-	ip, ok := e.Uint("__probe_ip")
-	if !ok && !e.Has("__probe_ip") {
-		return // not a probe event
+	if c.ret {
+		a.onReturn(e, c)
+		return
 	}
-	full := fullName(e)
-	fn, known := a.evFn[full]
-	if !known {
-		fn = full
-		a.evFn[full] = fn
-		a.fns[fn] = &fnInfo{name: e.Name, entryEvent: full}
+	if ip, ok := c.uint(e, c.ipField, "__probe_ip"); ok {
+		// Remember which function this address is, for returns that only
+		// name an address; the same (process, ip) repeats, skip the map then.
+		if p := proc(e); p != c.lastProc || ip != c.lastIP {
+			c.lastProc, c.lastIP = p, ip
+			k := addrKey{p, ip}
+			if _, seen := a.addrFn[k]; !seen {
+				a.addrFn[k] = a.fnNames[c.fn]
+			}
+		}
 	}
-	if ok {
-		a.addrFn[addrKey{proc(e), ip}] = fn
+	st := a.stack(threadKey{e.PID, c.fn})
+	*st = append(*st, frame{ts: e.TS, comm: e.Comm})
+}
+
+// stack returns a thread's open calls of one function. Consecutive events
+// mostly come from the same thread, so the last one is cached.
+func (a *Analyzer) stack(k threadKey) *[]frame {
+	if a.lastStack != nil && a.lastKey == k {
+		return a.lastStack
 	}
-	k := threadKey{e.PID, fn}
-	a.stacks[k] = append(a.stacks[k], frame{ts: e.TS, comm: e.Comm})
+	st, ok := a.stacks[k]
+	if !ok {
+		st = new([]frame)
+		a.stacks[k] = st
+	}
+	a.lastKey, a.lastStack = k, st
+	return st
 }
 
 // partner finds the entry function of a return event.
@@ -214,37 +305,53 @@ func (a *Analyzer) partner(e *trace.Event, full string) string {
 	return ""
 }
 
-func (a *Analyzer) onReturn(e *trace.Event) {
-	full := fullName(e)
-	fn := a.partner(e, full)
-	if fn == "" {
+func (a *Analyzer) onReturn(e *trace.Event, c *class) {
+	full := c.full
+	if c.fn < 0 {
+		if fn := a.partner(e, full); fn != "" {
+			c.fn = a.fnID(fn)
+		}
+	}
+	if c.fn < 0 {
 		// No entry seen yet: the entry probe is missing or the trace
 		// started inside the call.
 		a.unplaced[[2]string{full, a.group(e.PID, e.Comm)}]++
 		return
 	}
-	info := a.fns[fn]
+	fn := a.fnNames[c.fn]
+	if c.info == nil {
+		c.info = a.fns[fn]
+	}
+	info := c.info
 	if info.retEvent == "" {
 		info.retEvent = full
 	}
-	k := threadKey{e.PID, fn}
-	st := a.stacks[k]
-	if len(st) == 0 {
+	sp := a.stack(threadKey{e.PID, c.fn})
+	if len(*sp) == 0 {
 		a.stat(fn, a.group(e.PID, e.Comm)).res.UnmatchedReturns++
 		return
 	}
-	f := st[len(st)-1]
-	st = st[:len(st)-1]
-	if len(st) == 0 {
-		delete(a.stacks, k)
-	} else {
-		a.stacks[k] = st
-	}
+	// The emptied stack stays in the map: the thread will call again,
+	// and reusing its array spares an allocation per call.
+	st := (*sp)[:len(*sp)-1]
+	f := (*sp)[len(st)]
+	*sp = st
 	var d uint64
 	if e.TS > f.ts {
 		d = e.TS - f.ts
 	}
-	s := a.stat(fn, a.group(e.PID, f.comm))
+	var s *stats
+	if a.opts.By == "" {
+		for len(a.statID) <= c.fn {
+			a.statID = append(a.statID, nil)
+		}
+		if s = a.statID[c.fn]; s == nil {
+			s = a.stat(fn, "")
+			a.statID[c.fn] = s
+		}
+	} else {
+		s = a.stat(fn, a.group(e.PID, f.comm))
+	}
 	r := &s.res
 	if r.Count == 0 || d < r.MinNs {
 		r.MinNs = d
@@ -272,12 +379,21 @@ func (a *Analyzer) group(pid int, comm string) string {
 }
 
 func (a *Analyzer) stat(fn, group string) *stats {
+	if a.opts.By == "" {
+		// One row per function: skip the string-keyed map on the hot path.
+		if s, ok := a.statFn[fn]; ok {
+			return s
+		}
+	}
 	k := [2]string{fn, group}
 	s, ok := a.stats[k]
 	if !ok {
 		s = &stats{}
 		s.res.Group = group
 		a.stats[k] = s
+		if a.opts.By == "" {
+			a.statFn[fn] = s
+		}
 	}
 	return s
 }
@@ -311,11 +427,12 @@ func (a *Analyzer) Results() []Result {
 		}
 	}
 	for k, st := range a.stacks {
-		if !paired[k.fn] {
+		fn := a.fnNames[k.fn]
+		if !paired[fn] {
 			continue
 		}
-		for _, f := range st {
-			a.stat(k.fn, a.group(k.pid, f.comm)).res.UnmatchedEntries++
+		for _, f := range *st {
+			a.stat(fn, a.group(k.pid, f.comm)).res.UnmatchedEntries++
 		}
 	}
 	var out []Result

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
 
@@ -102,6 +104,7 @@ type Object struct {
 	Uncertain bool   `json:"uncertain,omitempty"`
 	History   []Step `json:"history,omitempty"`
 
+	key     objKey
 	dead    bool
 	hist    []Step // ring
 	hn      int
@@ -157,16 +160,17 @@ type Options struct {
 
 // Analyzer consumes events in time order.
 type Analyzer struct {
-	spec  Spec
-	opts  Options
-	roles map[string]role
-	live  map[string]*Object
-	dead  map[string]*Object
-	order []string // quarantine FIFO
-	qhead int
-	loss  []uint64
-	last  uint64
-	rep   Report
+	spec     Spec
+	opts     Options
+	byFormat map[*event.Format]*class
+	byName   map[[2]string]*class
+	live     map[objKey]*Object
+	dead     map[objKey]*Object
+	order    []objKey // quarantine FIFO
+	qhead    int
+	loss     []uint64
+	last     uint64
+	rep      Report
 }
 
 // New returns an analyzer for spec.
@@ -180,7 +184,8 @@ func New(spec Spec, opts Options) *Analyzer {
 	if opts.MaxListed <= 0 {
 		opts.MaxListed = 100
 	}
-	return &Analyzer{spec: spec, opts: opts, roles: map[string]role{}, live: map[string]*Object{}, dead: map[string]*Object{}}
+	return &Analyzer{spec: spec, opts: opts, byFormat: map[*event.Format]*class{}, byName: map[[2]string]*class{},
+		live: map[objKey]*Object{}, dead: map[objKey]*Object{}}
 }
 
 func matches(specs []string, e *trace.Event) bool {
@@ -199,60 +204,107 @@ func matches(specs []string, e *trace.Event) bool {
 	return false
 }
 
-func (a *Analyzer) role(e *trace.Event) role {
-	full := e.System + ":" + e.Name
-	if r, ok := a.roles[full]; ok {
-		return r
-	}
-	r := roleNone
-	switch {
-	case matches(a.spec.New, e):
-		r = roleNew
-	case matches(a.spec.Free, e):
-		r = roleFree
-	case matches(a.spec.Get, e):
-		r = roleGet
-	case matches(a.spec.Put, e):
-		r = rolePut
-	}
-	a.roles[full] = r
-	return r
+// class caches, per event type, the role and where the key is.
+type class struct {
+	role     role
+	keyField *event.Field // binary events
+	keyName  string
+	ipField  *event.Field
 }
 
-// key returns the object key: the address, prefixed by the process for
-// user-space probes (addresses are per process).
-func (a *Analyzer) key(e *trace.Event) (string, bool) {
-	field := a.spec.Key
-	if field == "" {
-		args := e.ArgNames()
-		if len(args) == 0 {
-			return "", false
+func (a *Analyzer) classOf(e *trace.Event) *class {
+	if e.Format != nil {
+		if c, ok := a.byFormat[e.Format]; ok {
+			return c
 		}
-		field = args[0]
+	} else if c, ok := a.byName[[2]string{e.System, e.Name}]; ok {
+		return c
 	}
-	var k string
-	if v, ok := e.Uint(field); ok {
-		k = fmt.Sprintf("0x%x", v)
-	} else if s, ok := e.Value(field); ok {
-		k = s
+	c := &class{}
+	switch {
+	case matches(a.spec.New, e):
+		c.role = roleNew
+	case matches(a.spec.Free, e):
+		c.role = roleFree
+	case matches(a.spec.Get, e):
+		c.role = roleGet
+	case matches(a.spec.Put, e):
+		c.role = rolePut
+	}
+	c.keyName = a.spec.Key
+	if c.keyName == "" {
+		if args := e.ArgNames(); len(args) > 0 {
+			c.keyName = args[0]
+		}
+	}
+	if e.Format != nil {
+		c.keyField = e.Format.Field(c.keyName)
+		c.ipField = e.Format.Field("__probe_ip")
+		a.byFormat[e.Format] = c
 	} else {
-		return "", false
+		a.byName[[2]string{e.System, e.Name}] = c
 	}
-	if ip, ok := e.Uint("__probe_ip"); ok && ip < 1<<47 {
-		p := e.TGID
-		if p == 0 {
-			p = e.PID
+	return c
+}
+
+// objKey identifies an object: its address, or its printed key when not
+// numeric, and for user-space probes the process (addresses are per
+// process).
+type objKey struct {
+	proc int
+	addr uint64
+	str  string
+}
+
+func (k objKey) String() string {
+	s := k.str
+	if s == "" {
+		s = "0x" + strconv.FormatUint(k.addr, 16)
+	}
+	if k.proc != 0 {
+		return strconv.Itoa(k.proc) + ":" + s
+	}
+	return s
+}
+
+func (a *Analyzer) key(e *trace.Event, c *class) (objKey, bool) {
+	var k objKey
+	var ok bool
+	if c.keyField != nil {
+		if k.addr, ok = c.keyField.Uint(e.Data, e.Order); !ok {
+			k.str, ok = c.keyField.String(e.Data, e.Order)
 		}
-		k = fmt.Sprintf("%d:%s", p, k)
+	} else if e.Format == nil && c.keyName != "" {
+		if k.addr, ok = e.Uint(c.keyName); !ok {
+			k.str, ok = e.Value(c.keyName)
+		}
+	}
+	if !ok {
+		return k, false
+	}
+	var ip uint64
+	var ipOK bool
+	if c.ipField != nil {
+		ip, ipOK = c.ipField.Uint(e.Data, e.Order)
+	} else if e.Format == nil {
+		ip, ipOK = e.Uint("__probe_ip")
+	}
+	if ipOK && ip < 1<<47 {
+		k.proc = e.TGID
+		if k.proc == 0 {
+			k.proc = e.PID
+		}
 	}
 	return k, true
 }
 
-func site(e *trace.Event) string {
+// site names where a reference was taken: the event, and the call site
+// when the probe records one (an argument named site, call_site or caller).
+func (a *Analyzer) site(e *trace.Event) string {
 	s := e.Name
 	for _, f := range []string{"site", "call_site", "caller"} {
 		if v, ok := e.Uint(f); ok {
-			return fmt.Sprintf("%s %s=0x%x", s, f, v)
+			return s + " " + f + "=0x" + strconv.FormatUint(v, 16)
 		}
 	}
 	return s
@@ -267,11 +319,12 @@ func (a *Analyzer) Event(e *trace.Event) {
 		a.loss = append(a.loss, e.TS)
 		return
 	}
-	r := a.role(e)
+	c := a.classOf(e)
+	r := c.role
 	if r == roleNone {
 		return
 	}
-	k, ok := a.key(e)
+	k, ok := a.key(e, c)
 	if !ok {
 		return
 	}
@@ -330,14 +383,14 @@ func (a *Analyzer) Event(e *trace.Event) {
 	o.record(Step{TS: e.TS, Event: e.Name, Count: o.Count, PID: e.PID, Comm: e.Comm}, a.opts.History)
 }
 
-func (a *Analyzer) born(k string, e *trace.Event) *Object {
-	o := &Object{Key: k, Count: 1, FirstTS: e.TS, Site: site(e)}
+func (a *Analyzer) born(k objKey, e *trace.Event) *Object {
+	o := &Object{key: k, Count: 1, FirstTS: e.TS, Site: a.site(e)}
 	a.live[k] = o
 	a.rep.Objects++
 	return o
 }
 
-func (a *Analyzer) quarantine(k string, o *Object) {
+func (a *Analyzer) quarantine(k objKey, o *Object) {
 	a.dead[k] = o
 	a.order = append(a.order, k)
 	if len(a.order)-a.qhead > a.opts.Quarantine {
@@ -347,7 +400,7 @@ func (a *Analyzer) quarantine(k string, o *Object) {
 			delete(a.dead, old)
 		}
 		if a.qhead > len(a.order)/2 {
-			a.order = append([]string(nil), a.order[a.qhead:]...)
+			a.order = append([]objKey(nil), a.order[a.qhead:]...)
 			a.qhead = 0
 		}
 	}
@@ -357,6 +410,7 @@ func (a *Analyzer) quarantine(k string, o *Object) {
 func (a *Analyzer) list(l *[]Object, o *Object) {
 	if len(*l) < a.opts.MaxListed {
 		c := *o
+		c.Key = o.key.String()
 		c.History = o.history()
 		c.Uncertain = a.lossIn(o.FirstTS, a.last)
 		*l = append(*l, c)
@@ -378,6 +432,7 @@ func (a *Analyzer) Report() Report {
 			continue
 		}
 		c := *o
+		c.Key = o.key.String()
 		c.History = o.history()
 		c.Uncertain = a.lossIn(o.FirstTS, a.last)
 		if c.Uncertain {

@@ -105,17 +105,23 @@ func (c *cursor) cstring(limit int) string {
 	return ""
 }
 
-// decompressor inflates one block whose uncompressed size is known.
-type decompressor func(z []byte, size int) ([]byte, error)
+// decompressor inflates one block whose uncompressed size is known,
+// appending to dst (which may be nil).
+type decompressor func(z []byte, size int, dst []byte) ([]byte, error)
 
 func zstdDecompressor() decompressor {
-	return func(z []byte, size int) ([]byte, error) {
+	return func(z []byte, size int, dst []byte) ([]byte, error) {
 		d, err := sharedZstd()
 		if err != nil {
 			return nil, err
 		}
-		// No preallocation: a damaged size must not cost memory.
-		out, err := d.DecodeAll(z, nil)
+		if dst == nil {
+			// Room for the declared size, within what the compressed
+			// bytes can plausibly hold, so that a damaged size costs
+			// nothing and a real one no regrowing.
+			dst = make([]byte, 0, min(size, 64*len(z)+1<<16))
+		}
+		out, err := d.DecodeAll(z, dst)
 		if err != nil {
 			return nil, err
 		}
@@ -126,13 +132,13 @@ func zstdDecompressor() decompressor {
 	}
 }
 
-func zlibDecompress(z []byte, size int) ([]byte, error) {
+func zlibDecompress(z []byte, size int, dst []byte) ([]byte, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(z))
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	n, err := io.Copy(&out, io.LimitReader(zr, int64(size)+1))
+	out := bytes.NewBuffer(dst)
+	n, err := io.Copy(out, io.LimitReader(zr, int64(size)+1))
 	if err != nil {
 		return nil, err
 	}

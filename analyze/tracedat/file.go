@@ -602,7 +602,7 @@ func (f *File) sectionBody(c *cursor) ([]byte, uint16, error) {
 	if us > maxMetaSection {
 		return nil, 0, fmt.Errorf("%w: section %d claims %d bytes", ErrCorrupt, id, us)
 	}
-	body, err := f.dec(z, int(us))
+	body, err := f.dec(z, int(us), nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: section %d: %v", ErrCorrupt, id, err)
 	}

@@ -9,9 +9,15 @@ import (
 // ten pages per chunk).
 const maxChunk = 16 << 20
 
-// Pages iterates over the pages of one CPU of one buffer. It holds at most
-// one decompressed chunk, so memory does not grow with the trace.
+// Pages iterates over the pages of one CPU of one buffer, so memory does
+// not grow with the trace.
 type Pages struct {
+	// Keep, when not zero, lets Next reuse the memory of a page once Keep
+	// newer pages were returned: the caller promises not to hold a page
+	// longer. Reuse spares allocating (and faulting in) every page. With
+	// Keep zero every page is fresh memory.
+	Keep int
+
 	f        *File
 	b        *Buffer
 	cpu      CPU
@@ -20,9 +26,43 @@ type Pages struct {
 	chunks, chunk uint32
 	zoff          int64
 	cur           []byte
+	seq           int64 // pages returned so far
+	ring          []slot
+	next          int
 	// Truncated is set when the data ended early or a chunk was damaged.
 	Truncated bool
 	Err       error
+}
+
+// slot is a reusable buffer and the sequence number of the last page
+// handed out from it.
+type slot struct {
+	buf  []byte
+	last int64
+}
+
+// buffer returns memory for n bytes that will hold pages up to sequence
+// number last: a ring slot whose pages are all older than Keep, or fresh.
+func (p *Pages) buffer(n int, last int64) []byte {
+	if p.Keep <= 0 {
+		return make([]byte, n)
+	}
+	if len(p.ring) > 0 {
+		s := &p.ring[p.next]
+		if p.seq-s.last > int64(p.Keep) && cap(s.buf) >= n {
+			p.next = (p.next + 1) % len(p.ring)
+			s.last = last
+			return s.buf[:n]
+		}
+	}
+	// The oldest buffer is still in use: the ring grows until it spans
+	// Keep pages, then stays that size.
+	b := make([]byte, n)
+	p.ring = append(p.ring, slot{})
+	copy(p.ring[p.next+1:], p.ring[p.next:])
+	p.ring[p.next] = slot{buf: b, last: last}
+	p.next = (p.next + 1) % len(p.ring)
+	return b
 }
 
 // Pages returns the page iterator of CPU index i of buffer b.
@@ -60,7 +100,8 @@ func (p *Pages) Next() ([]byte, error) {
 		if p.off+n > p.end {
 			n = p.end - p.off
 		}
-		buf := make([]byte, n)
+		buf := p.buffer(int(n), p.seq)
+		p.seq++
 		if _, err := p.f.r.ReadAt(buf, p.off); err != nil && err != io.EOF {
 			p.Err = err
 			return nil, err
@@ -82,7 +123,8 @@ func (p *Pages) Next() ([]byte, error) {
 			p.Truncated = true
 			return nil, io.EOF
 		}
-		out, err := p.f.dec(z, int(us))
+		last := p.seq + (int64(us)+int64(ps)-1)/int64(ps) - 1
+		out, err := p.f.dec(z, int(us), p.buffer(int(us), last)[:0])
 		if err != nil {
 			p.Truncated = true
 			return nil, io.EOF
@@ -97,5 +139,6 @@ func (p *Pages) Next() ([]byte, error) {
 	}
 	pg := p.cur[:n]
 	p.cur = p.cur[n:]
+	p.seq++
 	return pg, nil
 }
