@@ -10,6 +10,7 @@
 #   scripts/bench-analyze.sh [CALLS OBJECTS RUNS]
 set -eu
 cd "$(dirname "$0")/.."
+command -v /usr/bin/time > /dev/null || { echo "bench-analyze.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 calls=${1:-200000} objs=${2:-12500} runs=${3:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -20,20 +21,24 @@ events=$("$tmp/gprobe" analyze --json "$dat" | sed -n 's/^  "events": \([0-9]*\)
 lost=$("$tmp/gprobe" analyze --json "$dat" | sed -n 's/^  "lost_events": \([0-9]*\),/\1/p')
 echo "recording: $events events ($lost lost), $(stat -c %s "$dat") bytes, trace-cmd v7 zstd"
 
-# best of N wall-clock seconds
+# best of N: wall-clock seconds and CPU seconds (user + system), each
+# the minimum over the runs (the machine may be shared).
 best() {
-	b=""
+	bw="" bc=""
 	for i in $(seq "$runs"); do
-		s=$(date +%s.%N)
-		"$@" > /dev/null
-		e=$(date +%s.%N)
-		t=$(echo "$e - $s" | bc)
-		if [ -z "$b" ] || [ "$(echo "$t < $b" | bc)" = 1 ]; then b=$t; fi
+		/usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" > /dev/null
+		read -r w u s < "$tmp/time"
+		c=$(echo "$u + $s" | bc)
+		if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc)" = 1 ]; then bw=$w; fi
+		if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc)" = 1 ]; then bc=$c; fi
 	done
-	echo "$b"
+	echo "$bw $bc"
 }
-g=$(best "$tmp/gprobe" analyze --refcount get=obj_get,put=obj_put "$dat")
-r=$(best trace-cmd report "$dat")
-printf 'gprobe analyze (latency + refcount): %8.3f s\n' "$g"
-printf 'trace-cmd report (print only):       %8.3f s\n' "$r"
-printf 'ratio: gprobe analyze is %.1fx faster\n' "$(echo "$r / $g" | bc -l)"
+set -- $(best "$tmp/gprobe" analyze --refcount get=obj_get,put=obj_put "$dat")
+gw=$1 gc=$2
+set -- $(best trace-cmd report "$dat")
+rw=$1 rc=$2
+printf '%-38s %8s %8s\n' "" "wall s" "cpu s"
+printf '%-38s %8.3f %8.3f\n' "gprobe analyze (latency + refcount)" "$gw" "$gc"
+printf '%-38s %8.3f %8.3f\n' "trace-cmd report (print only)" "$rw" "$rc"
+printf 'ratio: gprobe analyze is %.1fx faster (wall), %.1fx (cpu)\n' "$(echo "$rw / $gw" | bc -l)" "$(echo "$rc / $gc" | bc -l)"
