@@ -86,9 +86,19 @@ func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
 	} else {
 		fmt.Fprintf(w, "LATENCY (%s)\n", unit.Name)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "FUNCTION\tGROUP\tCOUNT\tNO-RETURN\tNO-ENTRY\tMIN\tMEAN\tP50\tP90\tP99\tP99.9\tMAX\t")
+		grouped := false
 		for _, l := range r.Latency {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Function, l.Group, l.Count,
+			grouped = grouped || l.Group != ""
+		}
+		group := func(g string) string {
+			if grouped {
+				return g + "\t"
+			}
+			return ""
+		}
+		fmt.Fprintln(tw, "FUNCTION\t"+group("GROUP")+"COUNT\tNO-RETURN\tNO-ENTRY\tMIN\tMEAN\tP50\tP90\tP99\tP99.9\tMAX\t")
+		for _, l := range r.Latency {
+			fmt.Fprintf(tw, "%s\t%s%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Function, group(l.Group), l.Count,
 				l.UnmatchedEntries, l.UnmatchedReturns, unit.fmt(l.MinNs), unit.fmt(l.MeanNs), unit.fmt(l.P50Ns),
 				unit.fmt(l.P90Ns), unit.fmt(l.P99Ns), unit.fmt(l.P999Ns), unit.fmt(l.MaxNs))
 		}
