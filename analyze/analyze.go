@@ -32,12 +32,15 @@ func Run(src trace.Source, cfg Config) (*report.Report, error) {
 		return nil
 	})
 	info := src.Info()
-	rep := &report.Report{
+	rep := &report.Report{StatsLost: info.StatsLost,
 		Format: info.Format, Events: info.Events, LostEvents: info.Lost, LostUnknown: info.LostUnknown,
 		Truncated: info.Truncated, TextTimestamps: info.TextTimestamps,
 		Latency: lat.Results(), RefcountSpec: cfg.RefSpec,
 	}
 	if rc != nil {
+		if info.StatsLost > 0 {
+			rc.LostSomewhere()
+		}
 		r := rc.Report()
 		rep.Refcount = &r
 	}

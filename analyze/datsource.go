@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gprobe/gprobe/analyze/event"
@@ -35,6 +37,7 @@ func newDatSource(f *tracedat.File) *datSource {
 	}
 	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
 	s.info.Truncated = f.Truncated
+	s.info.StatsLost = statsLost(f.CPUStats)
 	return s
 }
 
@@ -283,4 +286,22 @@ func (h *mergeHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// statsLost sums the "overrun" and "dropped events" counters of the
+// per-CPU stats trace-cmd stores (CPUSTAT options).
+func statsLost(stats []string) int64 {
+	var n int64
+	for _, st := range stats {
+		for _, line := range strings.Split(st, "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || (k != "overrun" && k != "dropped events") {
+				continue
+			}
+			if c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && c > 0 {
+				n += c
+			}
+		}
+	}
+	return n
 }

@@ -171,6 +171,8 @@ type Analyzer struct {
 	loss     []uint64
 	last     uint64
 	rep      Report
+	// lostAnywhere: events were lost at unknown times.
+	lostAnywhere bool
 }
 
 // New returns an analyzer for spec.
@@ -419,9 +421,17 @@ func (a *Analyzer) list(l *[]Object, o *Object) {
 
 // lossIn reports whether a loss marker lies in [from, to].
 func (a *Analyzer) lossIn(from, to uint64) bool {
+	if a.lostAnywhere {
+		return true
+	}
 	i := sort.Search(len(a.loss), func(i int) bool { return a.loss[i] >= from })
 	return i < len(a.loss) && a.loss[i] <= to
 }
+
+// LostSomewhere records that events were lost at unknown times (the
+// kernel's counters say so, the stream does not say where): every verdict
+// becomes uncertain.
+func (a *Analyzer) LostSomewhere() { a.lostAnywhere = true }
 
 // Report closes the analysis.
 func (a *Analyzer) Report() Report {

@@ -21,6 +21,7 @@ type Report struct {
 	Events         int64            `json:"events"`
 	LostEvents     int64            `json:"lost_events"`
 	LostUnknown    int              `json:"lost_markers_without_count"`
+	StatsLost      int64            `json:"kernel_stats_lost"`
 	Truncated      bool             `json:"truncated"`
 	TextTimestamps bool             `json:"text_timestamps"`
 	Latency        []latency.Result `json:"latency"`
@@ -77,6 +78,9 @@ func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
 		fmt.Fprintf(w, " (+%d loss markers without a count)", r.LostUnknown)
 	}
 	fmt.Fprintf(w, ", %s\n", state)
+	if r.StatsLost > 0 {
+		fmt.Fprintf(w, "UNCERTAIN: the kernel's buffer stats count %d events overwritten or dropped, at unknown times\n", r.StatsLost)
+	}
 	if r.TextTimestamps {
 		fmt.Fprintln(w, "note: text input has microsecond timestamps; durations are rounded to 1us")
 	}

@@ -137,6 +137,9 @@ type Info struct {
 	Lost        int64  // events known lost (sum of known counts)
 	LostUnknown int    // loss markers without a count
 	Truncated   bool
+	// StatsLost is what the kernel's per-CPU stats (overrun, dropped)
+	// recorded in the file count as lost, where it is not known when.
+	StatsLost int64
 	// TextTimestamps: timestamps came from text (microsecond resolution).
 	TextTimestamps bool
 }

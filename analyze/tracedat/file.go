@@ -97,7 +97,12 @@ type File struct {
 	formats map[int]*event.Format
 }
 
-type rawFormat struct{ system, text string }
+// rawFormat is a format description as stored; it is parsed (and copied
+// into a string) only when an event of its type is met.
+type rawFormat struct {
+	system string
+	text   []byte
+}
 
 // Format returns the description of event id, parsing it on first use.
 func (f *File) Format(id int) (*event.Format, error) {
@@ -110,7 +115,7 @@ func (f *File) Format(id int) (*event.Format, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no format for event id %d", ErrCorrupt, id)
 	}
-	ef, err := event.Parse(raw.system, raw.text)
+	ef, err := event.Parse(raw.system, string(raw.text))
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +128,7 @@ func (f *File) FormatSource(id int) (system, text string, ok bool) {
 	f.fmtMu.Lock()
 	defer f.fmtMu.Unlock()
 	raw, ok := f.rawFmts[id]
-	return raw.system, raw.text, ok
+	return raw.system, string(raw.text), ok
 }
 
 // FormatIDs lists the IDs of every stored format.
@@ -251,7 +256,7 @@ func (f *File) readHeaderInfo(c *cursor) error {
 func (f *File) readFtraceEvents(c *cursor) error {
 	n := c.u32()
 	for i := uint32(0); i < n && c.err == nil; i++ {
-		f.addFormat("ftrace", string(c.blob(c.u64())))
+		f.addFormat("ftrace", c.blob(c.u64()))
 	}
 	if c.err != nil {
 		return fmt.Errorf("%w: ftrace formats: %v", ErrCorrupt, c.err)
@@ -265,7 +270,7 @@ func (f *File) readEventFormats(c *cursor) error {
 		sys := c.cstring(1024)
 		n := c.u32()
 		for j := uint32(0); j < n && c.err == nil; j++ {
-			f.addFormat(sys, string(c.blob(c.u64())))
+			f.addFormat(sys, c.blob(c.u64()))
 		}
 	}
 	if c.err != nil {
@@ -275,16 +280,16 @@ func (f *File) readEventFormats(c *cursor) error {
 }
 
 // addFormat indexes a format by its ID without parsing the rest.
-func (f *File) addFormat(system, text string) {
-	i := strings.Index(text, "\nID:")
+func (f *File) addFormat(system string, text []byte) {
+	i := bytes.Index(text, []byte("\nID:"))
 	if i < 0 {
 		return
 	}
 	rest := text[i+4:]
-	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
 		rest = rest[:j]
 	}
-	id, err := strconv.Atoi(strings.TrimSpace(rest))
+	id, err := strconv.Atoi(string(bytes.TrimSpace(rest)))
 	if err != nil {
 		return
 	}
