@@ -180,6 +180,7 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 	var addr uint64
 	var opIndex int
 	file, line, stmt := 1, 1, defaultStmt
+	prologueEnd := false
 	reset := func() {
 		addr, opIndex, file, line, stmt = 0, 0, 1, 1, defaultStmt
 	}
@@ -188,7 +189,8 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 		opIndex = int((uint64(opIndex) + opAdv) % uint64(maxOps))
 	}
 	emit := func(endSeq bool) {
-		rows = append(rows, Row{Addr: addr, File: file, Line: line, IsStmt: stmt, EndSeq: endSeq})
+		rows = append(rows, Row{Addr: addr, File: file, Line: line, IsStmt: stmt, EndSeq: endSeq, PrologueEnd: prologueEnd})
+		prologueEnd = false
 	}
 	for b.err == nil && b.pos < end {
 		op := int(b.u8())
@@ -234,7 +236,9 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 			b.uleb()
 		case op == lnsNegateStmt:
 			stmt = !stmt
-		case op == lnsSetBasicBlock, op == lnsSetPrologueEnd, op == lnsSetEpilogueBegin:
+		case op == lnsSetPrologueEnd:
+			prologueEnd = true
+		case op == lnsSetBasicBlock, op == lnsSetEpilogueBegin:
 		case op == lnsConstAddPC:
 			advance(uint64((255 - opcodeBase) / lineRange))
 		case op == lnsFixedAdvancePC:

@@ -154,6 +154,9 @@ type Row struct {
 	Line   int
 	IsStmt bool
 	EndSeq bool
+	// PrologueEnd is the row's prologue_end flag (clang sets it; GCC does
+	// not).
+	PrologueEnd bool
 }
 
 // SortRows orders rows as elfutils' read_srclines does: by address, an

@@ -1,6 +1,14 @@
-// Package record runs a tracing session: a private tracefs instance, the
-// enabled probe events, the traced command, and per-CPU trace_pipe_raw
-// readers that write a trace-cmd compatible trace.dat file.
+// Package record runs a tracing session: a private tracefs instance
+// (instances/gprobe-<pid>), the enabled probe events or tracepoints, the
+// traced command followed with set_event_pid and event-fork, and one reader
+// per CPU copying per_cpu/cpuN/trace_pipe_raw sub-buffers verbatim into a
+// trace-cmd compatible trace.dat v6 file (package record/tracedat).
 //
-// It arrives with issue 5; nothing is implemented yet.
+// Losses are never silent: ring-buffer overruns (per_cpu stats and the
+// counts the kernel stores in the pages), dropped events and kprobe misses
+// are counted in [Metadata.Lost], stored in the file (option
+// tracedat.OptionGprobe, JSON [Metadata]) and printed by [Result.Summary].
+//
+// [Run] removes the instance and disables its events on every exit path.
+// It never adds or deletes probe events.
 package record

@@ -18,6 +18,7 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -72,6 +73,12 @@ type Options struct {
 	// AllowMidInsn disables the instruction-boundary check (never set by
 	// the CLI; for comparing with perf's raw answer in tests).
 	AllowMidInsn bool
+	// BTF resolves arguments when the image has no DWARF (or there is no
+	// image: New(nil, ...) resolves FUNC entry probes from BTF alone).
+	// Without it, an image's own .BTF section is used.
+	BTF *btfinfo.Spec
+	// Machine is the target architecture when there is no image.
+	Machine elf.Machine
 }
 
 // Resolver resolves probe specs against one image: a kernel (vmlinux) or a
@@ -82,6 +89,9 @@ type Resolver struct {
 	opts Options
 	syms *symbolMap
 	arch disasm.Arch
+
+	btf    *btfinfo.Spec // the image's .BTF, loaded on first use
+	btfErr error
 }
 
 // New returns a resolver for f. user selects uprobes (-x).
@@ -91,6 +101,20 @@ func New(f *dwarfinfo.File, user bool, opts Options) (*Resolver, error) {
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
+	}
+	if f == nil {
+		if opts.BTF == nil {
+			return nil, errors.New("resolve: no image and no BTF")
+		}
+		m := opts.Machine
+		if m == 0 {
+			m = hostMachine()
+		}
+		arch, err := disasm.ArchForMachine(m)
+		if err != nil {
+			return nil, err
+		}
+		return &Resolver{user: user, opts: opts, arch: arch}, nil
 	}
 	arch, err := disasm.ArchForMachine(f.Machine)
 	if err != nil {
@@ -109,6 +133,8 @@ type tracePoint struct {
 	// unit is the unit the point came from: its line-table rows are known
 	// instruction starts for the boundary check (nil from the symbol table).
 	unit *lines.Unit
+	// args are the converted arguments at this address (DWARF only).
+	args []*traceArg
 }
 
 func (r *Resolver) symbols() (*symbolMap, error) {
@@ -128,24 +154,22 @@ func needDWARF(p *spec.Probe) bool {
 	if pp.HasFile || pp.Line != 0 || pp.HasLazy {
 		return true
 	}
-	for _, a := range p.Args {
-		if spec.IsCVarname(a.Var) || len(a.Fields) > 0 {
-			return true
-		}
-	}
-	return false
+	return withVar(p.Args)
 }
 
 // Probes resolves one parsed probe definition into trace events, named and
 // grouped as perf names them for `perf probe -D`.
 func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
-	args, err := rawArgs(p)
-	if err != nil {
+	if err := checkRetval(p); err != nil {
 		return nil, err
 	}
+	var err error
 	pp := p.Point
 	if pp.IsAbs {
 		return nil, errorf(ErrUnsupported, "Absolute address probes are not supported yet.")
+	}
+	if r.f == nil || !r.f.HasDWARF() && withVar(p.Args) && r.hasBTF() {
+		return r.btfProbes(p)
 	}
 	var tps []tracePoint
 	useSymbols := pp.Return
@@ -156,7 +180,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			}
 			useSymbols = true
 		} else {
-			tps, err = r.findDWARF(&pp)
+			tps, err = r.findDWARF(&pp, p.Args)
 			if err == nil && len(tps) == 0 && len(p.Args) > 0 && r.opts.Features.Immediates {
 				// perf's fill_empty_trace_arg: with arguments (and kernel
 				// immediates) finding no point is an error, reported
@@ -165,8 +189,11 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			}
 			if err == nil && len(tps) == 0 {
 				if alt, ok := r.alternative(&pp); ok {
-					tps, err = r.findDWARF(alt)
+					tps, err = r.findDWARF(alt, p.Args)
 				}
+			}
+			if err == nil && len(tps) > 0 && len(p.Args) > 0 && r.opts.Features.Immediates {
+				err = fillEmptyArgs(p.Args, tps)
 			}
 			if err == nil && len(tps) > 0 {
 				err = r.postProcess(tps)
@@ -196,41 +223,63 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 		}
 	}
 	probes, err := r.name(p, tps)
-	for i := range probes {
-		probes[i].Args = args
+	if err != nil {
+		return nil, err
 	}
-	return probes, err
+	for i := range probes {
+		if tps[i].args != nil || useSymbols {
+			probes[i].Args = fetchArgs(p, tps[i].args, useSymbols)
+		}
+	}
+	if err := checkLimits(probes); err != nil {
+		return nil, err
+	}
+	return probes, nil
 }
 
-// rawArgs converts arguments that are fetch expressions already (perf's
-// "raw" arguments: not a C variable name, such as %ax, $retval, $comm,
-// +0(%di), @sym, \123) into fetch args, passed through as perf does. C
-// variables and $vars/$params need the DWARF argument support of issue 3.
-func rawArgs(p *spec.Probe) ([]probe.FetchArg, error) {
+// fetchArgs turns converted arguments (or, from the symbol table, the raw
+// arguments as written) into fetch args.
+func fetchArgs(p *spec.Probe, args []*traceArg, raw bool) []probe.FetchArg {
 	var out []probe.FetchArg
-	for _, a := range p.Args {
-		if spec.IsCVarname(a.Var) || len(a.Fields) > 0 || a.Var == "$vars" || a.Var == "$params" {
-			return nil, errorf(ErrUnsupported, "Variable arguments (%s) are not supported yet; raw fetch arguments such as %%di, $retval or +0(%%di) are.", a.Raw)
+	if raw {
+		for _, a := range p.Args {
+			fa := probe.FetchArg{Expr: probe.Raw(a.Var)}
+			if a.HasName {
+				fa.Name = a.Name
+			}
+			if a.HasType {
+				fa.Type = a.Type
+			}
+			out = append(out, fa)
 		}
-		if strings.HasPrefix(a.Var, "$retval") && !p.Point.Return {
-			// perf emits it; the kernel then refuses the definition.
-			return nil, errorf(ErrInvalid, "%s is only available on a return probe (FUNC%%return); the kernel rejects it on an entry probe.", a.Var)
-		}
-		fa := probe.FetchArg{Expr: probe.Raw(a.Var)}
-		if a.HasName {
-			fa.Name = a.Name
-		}
-		if a.HasType {
-			fa.Type = a.Type
-		}
-		out = append(out, fa)
+		return out
 	}
-	return out, nil
+	for _, a := range args {
+		out = append(out, a.fetchArg())
+	}
+	return out
+}
+
+// checkRetval refuses $retval on an entry probe: perf emits it, and the
+// kernel then rejects the definition.
+func checkRetval(p *spec.Probe) error {
+	for _, a := range p.Args {
+		if strings.HasPrefix(a.Var, "$retval") && !p.Point.Return {
+			return errorf(ErrInvalid, "%s is only available on a return probe (FUNC%%return); the kernel rejects it on an entry probe.", a.Var)
+		}
+	}
+	return nil
 }
 
 // findDWARF is perf's debuginfo__find_probe_location.
-func (r *Resolver) findDWARF(pp *spec.Point) ([]tracePoint, error) {
-	f := &finder{r: r, pp: pp}
+func (r *Resolver) findDWARF(pp *spec.Point, args []spec.Arg) ([]tracePoint, error) {
+	return r.runFinder(&finder{r: r, pp: pp, args: args})
+}
+
+// runFinder is perf's debuginfo__find_probes: it calls f.callProbeFinder
+// for every address the point resolves to.
+func (r *Resolver) runFinder(f *finder) ([]tracePoint, error) {
+	pp := f.pp
 	if !pp.HasFunction {
 		units, err := r.f.UnitsWithFile(pp.File)
 		if err != nil {
@@ -434,6 +483,9 @@ func topInline(s *lines.Scope, addr uint64) *lines.Scope {
 type finder struct {
 	r         *Resolver
 	pp        *spec.Point
+	args      []spec.Arg     // the probe's arguments, converted at each address
+	vars      *varsCollector // -V: collect variables instead of trace points
+	optimized *bool          // cached optimizedTarget of cu
 	cu        *dwarfinfo.CU
 	tps       []tracePoint
 	lazyLines map[int]bool // source lines matching the lazy pattern
@@ -448,7 +500,7 @@ func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
 	if err != nil {
 		return err
 	}
-	f.cu = cu
+	f.cu, f.optimized = cu, nil
 	u := cu.Lines
 	pp := f.pp
 	if pp.HasFile && cuFindRealpath(u, pp.File) == "" {
@@ -485,6 +537,10 @@ func (f *finder) searchFunc(sp *lines.Scope) error {
 		}
 		if pp.HasLazy {
 			return f.lazy(sp, fname)
+		}
+		addr, err := f.skipPrologue(sp, addr)
+		if err != nil {
+			return err
 		}
 		return f.callProbeFinder(sp, addr+pp.Offset)
 	case !f.r.opts.NoInlines:
@@ -629,6 +685,9 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 			return errorf(ErrNotFound, "")
 		}
 	}
+	if f.vars != nil {
+		return f.collectVars(sc, sp, addr)
+	}
 	for _, tp := range f.tps {
 		if tp.addr == addr {
 			return nil
@@ -644,8 +703,39 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 	}
 	tp.realname = sc.Name
 	tp.unit = u
+	if len(f.args) > 0 {
+		ctx := &scopeCtx{f: f, cu: f.cu, sc: sc, sp: sp, addr: addr}
+		if err := ctx.frameBase(); err != nil {
+			return err
+		}
+		if tp.args, err = ctx.traceArgs(f.args, f.r.opts.Features.Immediates); err != nil {
+			return err
+		}
+	}
 	f.tps = append(f.tps, tp)
 	return nil
+}
+
+// collectVars is the -V callback (perf's add_available_vars).
+func (f *finder) collectVars(sc, sp *lines.Scope, addr uint64) error {
+	for _, a := range f.vars.addrs {
+		if a == addr {
+			return nil
+		}
+	}
+	if len(f.vars.lists) == f.r.opts.MaxProbes {
+		f.warn("Too many( > %d) probe point found.", f.r.opts.MaxProbes)
+		return errorf(ErrInvalid, "")
+	}
+	tp, err := f.convertToTracePoint(sp, addr)
+	if err != nil {
+		return err
+	}
+	ctx := &scopeCtx{f: f, cu: f.cu, sc: sc, sp: sp, addr: addr}
+	if err := ctx.frameBase(); err != nil {
+		return err
+	}
+	return ctx.collect(f.vars, tp.symbol, tp.offset)
 }
 
 // convertToTracePoint is perf's convert_to_trace_point.

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
@@ -197,7 +197,7 @@ func targetFlags() []cli.Flag {
 }
 
 func rootFlags() []cli.Flag {
-	return append(targetFlags(),
+	return append(append(targetFlags(),
 		&cli.StringFlag{Name: "line", Aliases: []string{"L"}, Usage: "show probe-able source lines of `FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]`"},
 		&cli.StringSliceFlag{Name: "definition", Aliases: []string{"D"}, Usage: "print the probe event `DEFINITION`(s) instead of installing"},
 		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event (issue 4)"},
@@ -208,7 +208,7 @@ func rootFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-	)
+	), varsFlags()...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -409,7 +409,7 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
 		return exitEINVAL
 	}
-	if errors.Is(err, resolve.ErrUnsupportedRange) {
+	if errors.Is(err, resolve.ErrUnsupportedRange) || errors.Is(err, resolve.ErrUnsupported) {
 		return exitEOPNOTSUPP
 	}
 	return exitENOENT
@@ -463,32 +463,16 @@ func isTerminal(w io.Writer) bool {
 }
 
 // kernelFeatures reads the probe-event features the running kernel
-// advertises in tracefs README, as perf does.
+// advertises in tracefs README, as perf does (mounting tracefs first when
+// nothing is mounted; failures leave every feature off, as in perf).
 func kernelFeatures() resolve.Features {
-	var f resolve.Features
-	mountTracefs()
-	for _, p := range []string{"/sys/kernel/tracing/README", "/sys/kernel/debug/tracing/README"} {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if lines.GlobMatch(line, "*Create/append/*") {
-				f.MultiProbe = true
-			}
-			if lines.GlobMatch(line, "*type: * x8/16/32/64,*") {
-				f.HexTypes = true
-			}
-			if lines.GlobMatch(line, "*place (kretprobe): *") {
-				f.KretprobeOffset = true
-			}
-			if lines.GlobMatch(line, `*\\imm-value,*`) {
-				f.Immediates = true
-			}
-		}
-		break
+	fs, err := tracefs.Open()
+	if err != nil {
+		return resolve.Features{}
 	}
-	return f
+	f := fs.Features()
+	return resolve.Features{MultiProbe: f.MultiProbe, HexTypes: f.HexTypes,
+		KretprobeOffset: f.KretprobeOffset, Immediates: f.Immediates}
 }
 
 // showFuncs implements -F [FILTER] (default "!_*"): the image's function
@@ -543,18 +527,4 @@ func boolean(c *cli.Context, name string) bool {
 		}
 	}
 	return false
-}
-
-// mountTracefs mounts tracefs on /sys/kernel/tracing when nothing is
-// mounted there, as perf does before it reads README (the features it
-// finds change perf's output). Failures (not root, no tracefs) are ignored:
-// the features then stay off, as in perf.
-func mountTracefs() {
-	if _, err := os.Stat("/sys/kernel/tracing/README"); err == nil {
-		return
-	}
-	if _, err := os.Stat("/sys/kernel/debug/tracing/README"); err == nil {
-		return
-	}
-	_ = syscall.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, "")
 }

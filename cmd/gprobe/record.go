@@ -1,9 +1,67 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gprobe/gprobe/record"
+)
 
 // record: capture probe events into trace.out (issue 5).
 
 func (a *app) recordCommand() *cli.Command {
-	return &cli.Command{Name: "record", Usage: "record probe events into trace.out", Action: func(*cli.Context) error { return a.set(a.notYet("record")) }}
+	return &cli.Command{
+		Name:      "record",
+		Usage:     "record probe events into a trace-cmd compatible trace.out",
+		ArgsUsage: "[-- CMD ARGS...]",
+		Description: "Enables the installed probe events (or the events named with -e) in a private tracefs\n" +
+			"instance, runs CMD following it and its children (or follows -p PID, or everything with -a)\n" +
+			"and writes trace.dat v6 (read it with gprobe analyze, trace-cmd report or KernelShark).",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "event", Aliases: []string{"e"}, Usage: "record `GROUP:EVENT` (GROUP:* and static SYSTEM:EVENT too); default: every probe event"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "trace.out", Usage: "write the trace to `FILE`"},
+			&cli.IntFlag{Name: "buffer-size", Usage: "per-CPU ring buffer size in `KB`"},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every process, not only CMD and its children"},
+			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "follow process `PID` (and its new children) until it exits or Ctrl-C"},
+		},
+		Action: func(c *cli.Context) error { return a.set(a.record(c)) },
+	}
+}
+
+func (a *app) record(c *cli.Context) int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	cfg := record.Config{
+		Events:       c.StringSlice("event"),
+		Output:       c.String("output"),
+		BufferSizeKB: c.Int("buffer-size"),
+		All:          c.Bool("all"),
+		PID:          c.Int("pid"),
+		Command:      c.Args().Slice(),
+		Signals:      sigs,
+		Stdout:       a.stdout,
+		Stderr:       a.stderr,
+	}
+	if isTerminal(a.stderr) {
+		cfg.Progress = a.stderr
+	}
+	res, err := record.Run(cfg)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gprobe record: %v\n", err)
+		switch {
+		case errors.Is(err, record.ErrConfig), errors.Is(err, record.ErrBadEvent), errors.Is(err, record.ErrNoEvents):
+			return exitEINVAL
+		case errors.Is(err, record.ErrNoTracefs):
+			return exitENOENT
+		}
+		return 1
+	}
+	fmt.Fprintln(a.stderr, res.Summary())
+	return res.ExitCode
 }

@@ -115,7 +115,8 @@ type Arg int
 // Imm is an immediate value (\IMM).
 type Imm int64
 
-// Symbol fetches memory at a kernel symbol: @SYM[+OFF].
+// Symbol fetches memory at a kernel symbol: @SYM+OFF. The offset is always
+// printed, as perf prints DWARF-resolved globals ("@jiffies+0").
 type Symbol struct {
 	Name string
 	Off  int64
@@ -126,15 +127,19 @@ type Raw string
 
 func (r Reg) String() string { return "%" + string(r) }
 func (m Mem) String() string {
-	u := ""
+	// The kernel reads "+u"/"-u" then the magnitude; perf's "+u%ld" would
+	// give "+u-8(", which the kernel rejects (BAD_DEREF_OFFS).
 	if m.User {
-		u = "u"
+		if m.Off < 0 {
+			return "-u" + strconv.FormatUint(uint64(-m.Off), 10) + "(" + m.Inner.String() + ")"
+		}
+		return "+u" + strconv.FormatInt(m.Off, 10) + "(" + m.Inner.String() + ")"
 	}
 	sign := "+"
 	if m.Off < 0 {
 		sign = ""
 	}
-	return sign + u + strconv.FormatInt(m.Off, 10) + "(" + m.Inner.String() + ")"
+	return sign + strconv.FormatInt(m.Off, 10) + "(" + m.Inner.String() + ")"
 }
 func (s Stack) String() string {
 	if s < 0 {
@@ -142,17 +147,12 @@ func (s Stack) String() string {
 	}
 	return "$stack" + strconv.Itoa(int(s))
 }
-func (Retval) String() string { return "$retval" }
-func (Comm) String() string   { return "$comm" }
-func (a Arg) String() string  { return "$arg" + strconv.Itoa(int(a)) }
-func (i Imm) String() string  { return "\\" + strconv.FormatInt(int64(i), 10) }
-func (s Symbol) String() string {
-	if s.Off == 0 {
-		return "@" + s.Name
-	}
-	return fmt.Sprintf("@%s%+d", s.Name, s.Off)
-}
-func (r Raw) String() string { return string(r) }
+func (Retval) String() string   { return "$retval" }
+func (Comm) String() string     { return "$comm" }
+func (a Arg) String() string    { return "$arg" + strconv.Itoa(int(a)) }
+func (i Imm) String() string    { return "\\" + strconv.FormatInt(int64(i), 10) }
+func (s Symbol) String() string { return fmt.Sprintf("@%s%+d", s.Name, s.Off) }
+func (r Raw) String() string    { return string(r) }
 
 func (Reg) isFetch()    {}
 func (Mem) isFetch()    {}

@@ -32,7 +32,7 @@ func TestString(t *testing.T) {
 				{Name: "h", Expr: Symbol{Name: "jiffies", Off: -8}},
 				{Name: "s", Expr: Stack(3)},
 			}},
-			"p:probe/vfs_read vfs_read+0 name=+0(+40(+24(%di))):string count=%dx:x64 x=-16(%bp):s32 +u8($stack) c=$comm:string a=$arg2 i=\\-3 g=@jiffies:u64 h=@jiffies-8 s=$stack3"},
+			"p:probe/vfs_read vfs_read+0 name=+0(+40(+24(%di))):string count=%dx:x64 x=-16(%bp):s32 +u8($stack) c=$comm:string a=$arg2 i=\\-3 g=@jiffies+0:u64 h=@jiffies-8 s=$stack3"},
 		{Probe{Group: "probe", Event: "abs", Target: Location{Address: 0xffffffff81000010}},
 			"p:probe/abs 0xffffffff81000010"},
 	}

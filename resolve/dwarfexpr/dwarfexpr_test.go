@@ -226,7 +226,7 @@ func TestLocationFields(t *testing.T) {
 		t.Fatalf("addr: %+v %v", loc, err)
 	}
 	loc.SetSymbol("jiffies")
-	if Format(loc) != "@jiffies" || loc.Symbol != "jiffies" {
+	if Format(loc) != "@jiffies+0" || loc.Symbol != "jiffies" {
 		t.Errorf("addr symbol: %q", Format(loc))
 	}
 }
@@ -300,7 +300,7 @@ func FuzzTranslate(f *testing.F) {
 }
 
 func TestHelpers(t *testing.T) {
-	if got := Format(StaticVar("jiffies")); got != "@jiffies" {
+	if got := Format(StaticVar("jiffies")); got != "@jiffies+0" {
 		t.Errorf("StaticVar: %q", got)
 	}
 	if l := StaticVar("x"); !l.IsAddress || l.Symbol != "x" {

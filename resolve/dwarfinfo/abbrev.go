@@ -33,6 +33,7 @@ const (
 	atStrOffsetsBase = 0x72
 	atAddrBase       = 0x73
 	atRnglistsBase   = 0x74
+	atLoclistsBase   = 0x8c
 	atMIPSLinkage    = 0x2007
 	atStmtList       = 0x10
 	atFrameBase      = 0x40

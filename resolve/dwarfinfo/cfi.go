@@ -33,6 +33,42 @@ func (f *File) CFICovers(addr uint64) (bool, error) {
 	return f.cfi.covers(addr), nil
 }
 
+// CFA returns the canonical frame address rule at addr as register +
+// offset, the way libdw's dwarf_frame_cfa presents a def_cfa rule
+// (DW_OP_bregx reg off), searching .eh_frame before .debug_frame as perf
+// does. ok is false when no FDE covers addr or the rule is not
+// register-based (an expression).
+func (f *File) CFA(addr uint64) (reg uint64, off int64, ok bool, err error) {
+	f.cfiOnce.Do(func() { f.cfi, f.cfiErr = f.loadCFI() })
+	if f.cfiErr != nil {
+		return 0, 0, false, f.cfiErr
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: %w: call frame information at %#x: %v", f.Path, ErrBadDWARF, addr, p)
+		}
+	}()
+	for _, fdes := range f.fdes {
+		fde, e := fdes.FDEForPC(addr)
+		if e != nil {
+			continue
+		}
+		ptr := 8
+		if f.ELF.Class == 1 {
+			ptr = 4
+		}
+		rule, e := cfaAt(fde, addr, f.Order, ptr)
+		if e != nil {
+			return 0, 0, false, fmt.Errorf("%s: %w: call frame information at %#x: %v", f.Path, ErrBadDWARF, addr, e)
+		}
+		if rule.expr {
+			return 0, 0, false, nil
+		}
+		return rule.reg, rule.off, true, nil
+	}
+	return 0, 0, false, nil
+}
+
 func (f *File) loadCFI() (r cfiRanges, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -59,6 +95,8 @@ func (f *File) loadCFI() (r cfiRanges, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w: %s: %v", f.Path, ErrBadDWARF, name, err)
 		}
+		// FDEForPC needs them sorted (notes P10).
+		f.fdes = append(f.fdes, frame.FrameDescriptionEntries{}.Append(fdes))
 		for _, fde := range fdes {
 			if fde.End() > fde.Begin() {
 				r = append(r, [2]uint64{fde.Begin(), fde.End()})

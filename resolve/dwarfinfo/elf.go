@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"os"
 	"sync"
 	"syscall"
@@ -51,6 +52,7 @@ type File struct {
 	cfiOnce sync.Once
 	cfi     cfiRanges
 	cfiErr  error
+	fdes    []frame.FrameDescriptionEntries // .eh_frame, then .debug_frame
 }
 
 // Open maps path and parses its ELF headers. Returns an error wrapping

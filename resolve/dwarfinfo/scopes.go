@@ -31,6 +31,8 @@ func (s *scanner) unitAttributes(r *reader, a *abbrev) (ua unitAttrs, lowForm ui
 			ua.addrBase = v
 		case atRnglistsBase:
 			ua.rnglistsBase = v
+		case atLoclistsBase:
+			ua.loclistsBase = v
 		case atLanguage:
 			ua.language = int64(v)
 		}
@@ -51,6 +53,7 @@ type unitAttrs struct {
 	hasStmt                bool
 	lowPC                  uint64
 	addrBase, rnglistsBase uint64
+	loclistsBase           uint64
 	language               int64
 }
 
@@ -103,7 +106,8 @@ func (f *File) decodeScopes(idx int, u *unitHeader) (*CU, error) {
 	if lowForm != 0 {
 		ua.lowPC = d.addr(lowForm, lowVal) // addr_base is known only now
 	}
-	cu := &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.addrSize), Language: ua.language}
+	cu := &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.addrSize), Language: ua.language,
+		f: f, hdr: *u, lowPC: ua.lowPC, addrBase: ua.addrBase, loclistsBase: ua.loclistsBase}
 	lu := &lines.Unit{Offset: u.off + uint64(cuPos), Name: ua.name, CompDir: ua.compDir}
 	cu.Lines = lu
 	if ua.hasStmt {

@@ -1,6 +1,7 @@
 package dwarfinfo
 
 import (
+	"debug/dwarf"
 	"fmt"
 
 	"github.com/gprobe/gprobe/lines"
@@ -20,6 +21,13 @@ type CU struct {
 	// Language is DW_AT_language.
 	Language int64
 	AddrSize int
+
+	f                      *File
+	hdr                    unitHeader
+	lowPC                  uint64 // base address of location lists
+	addrBase, loclistsBase uint64
+	data                   *dwarf.Data // lazily, see unitData
+	dataErr                error
 }
 
 // Unit decodes unit idx (an index from [File.FindFuncs]). Units are not

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The record subcommand end to end, on the real tracefs with static
+// tracepoints (the uprobe round trip lives in package record).
+
+func requireRecording(t *testing.T) {
+	t.Helper()
+	_, terr := os.Stat("/sys/kernel/tracing/events/sched/sched_process_exec/format")
+	_, cerr := exec.LookPath("trace-cmd")
+	if terr == nil && cerr == nil && os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
+		t.Fatalf("recording needs root, tracefs with sched:sched_process_exec and trace-cmd (%v, %v)", terr, cerr)
+	}
+	t.Skip("no tracefs, root or trace-cmd")
+}
+
+// buildGprobe builds the command, for tests that must signal a process.
+func buildGprobe(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gprobe")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// instancesOf lists the tracefs instances a gprobe process pid created.
+func instancesOf(pid int) []string {
+	m, _ := filepath.Glob(fmt.Sprintf("/sys/kernel/tracing/instances/gprobe-%d*", pid))
+	return m
+}
+
+func TestRecordSignals(t *testing.T) {
+	requireRecording(t)
+	bin := buildGprobe(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "trace.out")
+			var stderr bytes.Buffer
+			cmd := exec.Command(bin, "record", "-e", "sched:sched_process_exec", "-o", out, "--",
+				"sh", "-c", "while :; do true; /bin/true; sleep 0.01; done")
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until tracing is on (the command runs) and some execs
+			// happened.
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				if in := instancesOf(cmd.Process.Pid); len(in) > 0 {
+					if b, _ := os.ReadFile(filepath.Join(in[0], "tracing_on")); string(b) == "1\n" {
+						break
+					}
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond)
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			code := cmd.ProcessState.ExitCode()
+			// The shell got SIGTERM from gprobe: its status is 128+15.
+			if code != 143 {
+				t.Errorf("exit %d (%v), want 143 (the command's SIGTERM)\n%s", code, err, &stderr)
+			}
+			if !strings.Contains(stderr.String(), "interrupted by "+sig.String()) {
+				t.Errorf("summary does not tell the interruption:\n%s", &stderr)
+			}
+			if left := instancesOf(cmd.Process.Pid); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+			rep, err := exec.Command("trace-cmd", "report", "-i", out).CombinedOutput()
+			if err != nil {
+				t.Fatalf("trace-cmd report: %v\n%s", err, rep)
+			}
+			if n := len(regexp.MustCompile(`sched_process_exec:\s+filename=/bin/true`).FindAllIndex(rep, -1)); n == 0 {
+				t.Errorf("no exec events recorded:\n%s", rep)
+			}
+		})
+	}
+}
+
+func TestRecordCLI(t *testing.T) {
+	requireRecording(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "t.out")
+	// Two execs: the shell itself and /bin/true.
+	r := runGprobe("record", "-e", "sched:sched_process_exec", "-o", out, "--", "sh", "-c", "/bin/true; exit 7")
+	if r.code != 7 {
+		t.Errorf("exit %d, want the command's 7: %s", r.code, r)
+	}
+	if !regexp.MustCompile(`^gprobe record: 2 events, \d+ \w+ written to ` + regexp.QuoteMeta(out) + `, no events lost\n$`).MatchString(r.stderr) {
+		t.Errorf("summary: %q", r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"record", "-e", "nosuch_zz:ev", "--", "true"}, `gprobe record: bad event "nosuch_zz:ev": no such event in`},
+		{[]string{"record", "-e", "sched", "--", "true"}, `gprobe record: bad event "sched": want GROUP:EVENT`},
+		{[]string{"record", "-a", "-p", "1", "-e", "sched:sched_switch"}, "gprobe record: invalid record settings: -a and -p exclude each other"},
+		{[]string{"record", "-e", "sched:sched_switch"}, "gprobe record: invalid record settings: nothing to follow"},
+		{[]string{"record", "-e", "sched:sched_switch", "-o", filepath.Join(dir, "no", "t.out"), "--", "true"}, "gprobe record: invalid record settings: output directory"},
+		{[]string{"record", "-e", "sched:sched_switch", "--", filepath.Join(dir, "nonexistent")}, "gprobe record: invalid record settings: exec"},
+	} {
+		r := runGprobe(c.args...)
+		if r.code != exitEINVAL || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%q: %s\nwant exit %d and %q", c.args, r, exitEINVAL, c.want)
+		}
+	}
+}

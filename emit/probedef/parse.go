@@ -1,0 +1,565 @@
+package probedef
+
+import (
+	"io/fs"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Kernel limits (kernel/trace/trace_probe.h, trace_kprobe.c).
+const (
+	MaxTraceArgs       = 128  // MAX_TRACE_ARGS
+	MaxArgStrLen       = 63   // MAX_ARGSTR_LEN: one argument body
+	MaxArgNameLen      = 32   // MAX_ARG_NAME_LEN
+	MaxArrayLen        = 64   // MAX_ARRAY_LEN
+	MaxEventNameLen    = 64   // MAX_EVENT_NAME_LEN, including the NUL
+	MaxKretprobeActive = 4096 // KRETPROBE_MAXACTIVE_MAX
+	MaxLineLen         = 4094 // one written line (WRITE_BUFSIZE - 2)
+	fetchInsnMax       = 16   // FETCH_INSN_MAX
+	maxProbeEventSize  = 3072 // MAX_PROBE_EVENT_SIZE
+	paramMaxStack      = 16384 / 8
+)
+
+// The kernel's messages (trace_probe.h ERRORS), by error name.
+var errText = map[string]string{
+	"FILE_NOT_FOUND":    "Failed to find the given file",
+	"NO_REGULAR_FILE":   "Not a regular file",
+	"BAD_REFCNT":        "Invalid reference counter offset",
+	"REFCNT_OPEN_BRACE": "Reference counter brace is not closed",
+	"BAD_REFCNT_SUFFIX": "Reference counter has wrong suffix",
+	"BAD_UPROBE_OFFS":   "Invalid uprobe offset",
+	"MAXACT_NO_KPROBE":  "Maxactive is not for kprobe",
+	"BAD_MAXACT":        "Invalid maxactive number",
+	"MAXACT_TOO_BIG":    "Maxactive is too big",
+	"BAD_PROBE_ADDR":    "Invalid probed address or symbol",
+	"NON_UNIQ_SYMBOL":   "The symbol is not unique",
+	"BAD_RETPROBE":      "Retprobe address must be an function entry",
+	"BAD_ADDR_SUFFIX":   "Invalid probed address suffix",
+	"NO_GROUP_NAME":     "Group name is not specified",
+	"GROUP_TOO_LONG":    "Group name is too long",
+	"BAD_GROUP_NAME":    "Group name must follow the same rules as C identifiers",
+	"NO_EVENT_NAME":     "Event name is not specified",
+	"EVENT_TOO_LONG":    "Event name is too long",
+	"BAD_EVENT_NAME":    "Event name must follow the same rules as C identifiers",
+	"EVENT_EXIST":       "Given group/event name is already used by another event",
+	"RETVAL_ON_PROBE":   "$retval is not available on probe",
+	"BAD_STACK_NUM":     "Invalid stack number",
+	"BAD_ARG_NUM":       "Invalid argument number",
+	"BAD_VAR":           "Invalid $-variable specified",
+	"BAD_REG_NAME":      "Invalid register name",
+	"BAD_MEM_ADDR":      "Invalid memory address",
+	"BAD_IMM":           "Invalid immediate value",
+	"IMMSTR_NO_CLOSE":   "String is not closed with '\"'",
+	"FILE_ON_KPROBE":    "File offset is not available with kprobe",
+	"BAD_FILE_OFFS":     "Invalid file offset value",
+	"SYM_ON_UPROBE":     "Symbol is not available with uprobe",
+	"TOO_MANY_OPS":      "Dereference is too much nested",
+	"DEREF_NEED_BRACE":  "Dereference needs a brace",
+	"BAD_DEREF_OFFS":    "Invalid dereference offset",
+	"DEREF_OPEN_BRACE":  "Dereference brace is not closed",
+	"COMM_CANT_DEREF":   "$comm can not be dereferenced",
+	"BAD_FETCH_ARG":     "Invalid fetch argument",
+	"ARRAY_NO_CLOSE":    "Array is not closed",
+	"BAD_ARRAY_SUFFIX":  "Array has wrong suffix",
+	"BAD_ARRAY_NUM":     "Invalid array size",
+	"ARRAY_TOO_BIG":     "Array number is too big",
+	"BAD_TYPE":          "Unknown type is specified",
+	"BAD_STRING":        "String accepts only memory argument",
+	"BAD_SYMSTRING":     "Symbol String doesn't accept data/userdata",
+	"BAD_BITFIELD":      "Invalid bitfield",
+	"ARG_NAME_TOO_LONG": "Argument name is too long",
+	"NO_ARG_NAME":       "Argument name is not specified",
+	"BAD_ARG_NAME":      "Argument name must follow the same rules as C identifiers",
+	"USED_ARG_NAME":     "This argument name is already used",
+	"ARG_TOO_LONG":      "Argument expression is too long",
+	"NO_ARG_BODY":       "No argument expression",
+	"DIFF_PROBE_TYPE":   "Probe type is different from existing probe",
+	"DIFF_ARG_TYPE":     "Argument type or name is different from existing probe",
+	"SAME_PROBE":        "There is already the exact same probe event",
+	"EVENT_TOO_BIG":     "Event too big (too many fields?)",
+	"NEED_STRING_TYPE":  "$comm and immediate-string only accepts string type",
+	"TOO_MANY_ARGS":     "Too many arguments are specified",
+	// Refused by gprobe although the kernel silently accepts or ignores them.
+	"MAXACT_NO_UPROBE": "Maxactive is not for uprobe (the kernel would ignore the event name)",
+	"BAD_PREFIX":       "A definition starts with p:, r: or -: (the kernel would ignore what follows the p or r)",
+	"TRAILING_DEREF":   "Text after the closing brace of a dereference (the kernel would ignore it)",
+	"NO_PLACE":         "No probe place",
+	"NOT_A_PROBE":      "Not a probe definition: lines start with p, r or -:",
+	"LINE_TOO_LONG":    "Line length is too long: Should be less than 4094",
+	"BAD_CHAR":         "A definition cannot contain '#' (it starts a comment)",
+	"BAD_SYMBOL":       "Invalid symbol in @SYMBOL[+|-OFFSET] (the kernel would fail to register the probe)",
+}
+
+// parser holds one line being parsed.
+type parser struct {
+	opts  *Options
+	feat  *Features
+	kind  Kind
+	argv  []string
+	cmd   string
+	index int // argv index errors refer to, as trace_probe_log_set_index
+}
+
+func (p *parser) fail(offset int, code string) *Error {
+	pos := 0
+	if p.index >= len(p.argv) {
+		pos = len(p.cmd) + 1
+		offset = 0
+	} else {
+		for i := 0; i < p.index; i++ {
+			pos += len(p.argv[i]) + 1
+		}
+	}
+	return &Error{Kind: p.kind, Code: code, Text: errText[code], Command: p.cmd, Pos: pos + offset}
+}
+
+// KindOf tells which events file a line belongs to: a uprobe when its place
+// has a '/' and its last ':' is followed by a digit, as the kernel decides.
+func KindOf(line string) Kind {
+	f := strings.Fields(line)
+	if len(f) >= 2 && isUprobePlace(f[1]) {
+		return Uprobe
+	}
+	return Kprobe
+}
+
+func isUprobePlace(s string) bool {
+	if !strings.Contains(s, "/") {
+		return false
+	}
+	i := strings.LastIndexByte(s, ':')
+	return i >= 0 && i+1 < len(s) && isDigit(s[i+1])
+}
+
+// Parse parses and checks one definition or deletion line. opts may be nil.
+// A refused line returns an *Error that wraps ErrSyntax.
+func Parse(line string, opts *Options) (*Def, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	p := &parser{opts: opts, feat: opts.features(), argv: strings.Fields(line)}
+	p.cmd = strings.Join(p.argv, " ")
+	p.kind = KindOf(line)
+	if len(p.argv) == 0 {
+		return nil, p.fail(0, "NOT_A_PROBE")
+	}
+	if len(line) > MaxLineLen {
+		return nil, p.fail(0, "LINE_TOO_LONG")
+	}
+	if strings.ContainsAny(line, "#") {
+		return nil, p.fail(strings.IndexByte(p.cmd, '#'), "BAD_CHAR")
+	}
+	a0 := p.argv[0]
+	if a0[0] == '-' {
+		return p.parseDelete()
+	}
+	if a0[0] != 'p' && a0[0] != 'r' {
+		return nil, p.fail(0, "NOT_A_PROBE")
+	}
+	if len(p.argv) < 2 {
+		p.index = 1
+		return nil, p.fail(0, "NO_PLACE")
+	}
+	var d *Def
+	var err *Error
+	if p.kind == Uprobe {
+		d, err = p.parseUprobe()
+	} else {
+		d, err = p.parseKprobe()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkExisting(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (p *parser) parseDelete() (*Def, error) {
+	a0 := p.argv[0]
+	if len(a0) < 2 || a0[1] != ':' {
+		return nil, p.fail(1, "BAD_PREFIX")
+	}
+	d := &Def{Kind: p.kind, Delete: true}
+	ev := a0[2:]
+	if g, e, ok := strings.Cut(ev, "/"); ok {
+		if g == "" {
+			// "-:/EV" would match no group at all.
+			return nil, p.fail(2, "NO_GROUP_NAME")
+		}
+		d.Group, d.Event = g, e
+	} else {
+		if ev == "" {
+			return nil, p.fail(2, "NO_EVENT_NAME")
+		}
+		d.Event = ev
+	}
+	if len(p.argv) > 1 {
+		d.Place = p.argv[1]
+		for _, a := range p.argv[2:] {
+			d.Args = append(d.Args, Arg{Comm: a, Fetch: a})
+		}
+	}
+	return d, nil
+}
+
+func (p *parser) parseKprobe() (*Def, *Error) {
+	d := &Def{Kind: Kprobe}
+	a0 := p.argv[0]
+	d.Return = a0[0] == 'r'
+	event, hasEvent := "", false
+	evOff := 0
+	if i := strings.IndexByte(a0[1:], ':'); i >= 0 {
+		event, hasEvent, evOff = a0[i+2:], true, i+2
+	}
+	if len(a0) > 1 && isDigit(a0[1]) {
+		if !d.Return {
+			return nil, p.fail(1, "MAXACT_NO_KPROBE")
+		}
+		num := a0[1:]
+		if hasEvent {
+			num = a0[1 : evOff-1]
+		}
+		if len(num) > MaxEventNameLen-1 {
+			return nil, p.fail(1, "BAD_MAXACT")
+		}
+		v, ok := kstrtoull(num, 0)
+		if !ok || v == 0 || v > 0xffffffff {
+			return nil, p.fail(1, "BAD_MAXACT")
+		}
+		if v > MaxKretprobeActive {
+			return nil, p.fail(1, "MAXACT_TOO_BIG")
+		}
+		d.MaxActive = int(v)
+	} else if len(a0) > 1 && a0[1] != ':' {
+		// The kernel reads only argv[0][0] and what follows a ':'.
+		return nil, p.fail(1, "BAD_PREFIX")
+	}
+
+	place := p.argv[1]
+	d.Place = place
+	fentry := false
+	if addr, ok := kstrtoull(place, 0); ok {
+		d.Address = addr
+	} else {
+		p.index = 1
+		sym := place
+		if i := strings.IndexByte(sym, '%'); i >= 0 {
+			if sym[i:] != "%return" {
+				return nil, p.fail(i, "BAD_ADDR_SUFFIX")
+			}
+			sym = sym[:i]
+			d.Return = true
+		}
+		var off int64
+		if i := strings.IndexAny(sym, "+-"); i >= 0 {
+			v, ok := kstrtoll(sym[i:], 0)
+			if !ok || v < 0 || v > 0xffffffff {
+				return nil, p.fail(0, "BAD_PROBE_ADDR")
+			}
+			off = v
+			sym = sym[:i]
+		}
+		exists := true
+		if p.opts.Symbols != nil && !strings.Contains(sym, ":") {
+			exists = p.opts.Symbols(sym) > 0
+		}
+		entry := off == 0 || (p.arch() == "x86_64" && off == 4) // ENDBR64 on IBT kernels
+		if d.Return && exists && !entry {
+			return nil, p.fail(0, "BAD_RETPROBE")
+		}
+		fentry = exists && entry
+		if p.opts.Symbols != nil && !strings.Contains(sym, ":") {
+			switch n := p.opts.Symbols(sym); {
+			case n > 1:
+				return nil, p.fail(0, "NON_UNIQ_SYMBOL")
+			case n == 0:
+				return nil, p.fail(0, "BAD_PROBE_ADDR")
+			}
+		}
+		if m, s, ok := strings.Cut(sym, ":"); ok {
+			d.Module, sym = m, s
+		}
+		d.Symbol, d.Offset = sym, uint64(off)
+	}
+	p.index = 0
+	if hasEvent {
+		if err := p.parseEventName(d, event, evOff); err != nil {
+			return nil, err
+		}
+	}
+	flags := argFlags{kernel: true, ret: d.Return, fentry: fentry}
+	if err := p.parseArgs(d, flags); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (p *parser) parseUprobe() (*Def, *Error) {
+	d := &Def{Kind: Uprobe}
+	a0 := p.argv[0]
+	d.Return = a0[0] == 'r'
+	if len(a0) > 1 && a0[1] != ':' {
+		if isDigit(a0[1]) {
+			return nil, p.fail(1, "MAXACT_NO_UPROBE")
+		}
+		return nil, p.fail(1, "BAD_PREFIX")
+	}
+	p.index = 1
+	file := p.argv[1]
+	d.Place = file
+	colon := strings.LastIndexByte(file, ':')
+	path, rest := file[:colon], file[colon+1:]
+	restOff := colon + 1
+	d.Path = path
+	if !p.opts.NoStat {
+		stat := p.opts.Stat
+		if stat == nil {
+			stat = os.Stat
+		}
+		fi, err := stat(path)
+		if err != nil {
+			return nil, p.fail(0, "FILE_NOT_FOUND")
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, p.fail(0, "NO_REGULAR_FILE")
+		}
+	}
+	if i := strings.IndexByte(rest, '('); i >= 0 {
+		j := strings.IndexByte(rest[i:], ')')
+		if j < 0 {
+			return nil, p.fail(restOff+len(rest), "REFCNT_OPEN_BRACE")
+		}
+		j += i
+		if j+1 != len(rest) {
+			return nil, p.fail(restOff+j+1, "BAD_REFCNT_SUFFIX")
+		}
+		v, ok := kstrtoull(rest[i+1:j], 0)
+		if !ok {
+			return nil, p.fail(restOff+i+1, "BAD_REFCNT")
+		}
+		d.RefCtr, d.HasRefCtr = v, true
+		rest = rest[:i]
+	}
+	if i := strings.IndexByte(rest, '%'); i >= 0 {
+		if rest[i:] != "%return" {
+			return nil, p.fail(restOff+i, "BAD_ADDR_SUFFIX")
+		}
+		d.Return = true
+		rest = rest[:i]
+	}
+	off, ok := kstrtoull(rest, 0)
+	if !ok {
+		return nil, p.fail(restOff, "BAD_UPROBE_OFFS")
+	}
+	d.Offset = off
+	p.index = 0
+	if len(a0) > 1 {
+		if err := p.parseEventName(d, a0[2:], 2); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.parseArgs(d, argFlags{ret: d.Return}); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parseEventName is traceprobe_parse_event_name.
+func (p *parser) parseEventName(d *Def, event string, offset int) *Error {
+	slash := strings.IndexByte(event, '/')
+	if slash < 0 {
+		slash = strings.IndexByte(event, '.')
+	}
+	if slash >= 0 {
+		if slash == 0 {
+			return p.fail(offset, "NO_GROUP_NAME")
+		}
+		if slash+1 > MaxEventNameLen {
+			return p.fail(offset, "GROUP_TOO_LONG")
+		}
+		if !isGoodName(event[:slash], true) {
+			return p.fail(offset, "BAD_GROUP_NAME")
+		}
+		d.Group = event[:slash]
+		offset += slash + 1
+		event = event[slash+1:]
+	}
+	if event == "" {
+		if slash >= 0 {
+			return nil // "GRP/": the kernel generates the event name
+		}
+		return p.fail(offset, "NO_EVENT_NAME")
+	}
+	if len(event) >= MaxEventNameLen {
+		return p.fail(offset, "EVENT_TOO_LONG")
+	}
+	if !isGoodName(event, false) {
+		return p.fail(offset, "BAD_EVENT_NAME")
+	}
+	d.Event = event
+	return nil
+}
+
+func isGoodName(s string, system bool) bool {
+	if s == "" || !(isAlpha(s[0]) || s[0] == '_') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(isAlpha(c) || isDigit(c) || c == '_' || (system && c == '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (p *parser) arch() string {
+	if p.opts.Arch != "" {
+		return p.opts.Arch
+	}
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	}
+	return runtime.GOARCH
+}
+
+var reservedFields = []string{"common_type", "common_flags", "common_preempt_count", "common_pid",
+	"common_tgid", "__probe_ip", "__probe_ret_ip", "__probe_func"}
+
+func (p *parser) parseArgs(d *Def, flags argFlags) *Error {
+	args := p.argv[2:]
+	if len(args) > MaxTraceArgs {
+		p.index = 2
+		return p.fail(0, "TOO_MANY_ARGS")
+	}
+	size := 0
+	names := map[string]bool{}
+	for _, r := range reservedFields {
+		names[r] = true
+	}
+	for i, a := range args {
+		p.index = i + 2
+		arg := Arg{}
+		body := a
+		bodyOff := 0
+		name := "arg" + strconv.Itoa(i+1)
+		if eq := strings.IndexByte(a, '='); eq >= 0 {
+			if eq > MaxArgNameLen {
+				return p.fail(0, "ARG_NAME_TOO_LONG")
+			}
+			if eq == 0 {
+				return p.fail(0, "NO_ARG_NAME")
+			}
+			name = a[:eq]
+			arg.Name = name
+			body, bodyOff = a[eq+1:], eq+1
+		}
+		if !isGoodName(name, false) {
+			return p.fail(0, "BAD_ARG_NAME")
+		}
+		if names[name] {
+			return p.fail(0, "USED_ARG_NAME")
+		}
+		names[name] = true
+		if err := p.parseArgBody(&arg, body, bodyOff, flags, &size); err != nil {
+			return err
+		}
+		d.Args = append(d.Args, arg)
+	}
+	return nil
+}
+
+// checkExisting runs the kernel's multi-probe checks against opts.Existing.
+func (p *parser) checkExisting(d *Def) error {
+	if d.Event == "" {
+		return nil
+	}
+	for _, old := range p.opts.Existing {
+		if old.Delete || old.GroupOrDefault() != d.GroupOrDefault() || old.Event != d.Event {
+			continue
+		}
+		if old.Kind != d.Kind {
+			p.index = 0
+			return p.fail(0, "EVENT_EXIST")
+		}
+		if old.Return != d.Return {
+			p.index = 0
+			return p.fail(0, "DIFF_PROBE_TYPE")
+		}
+		if i := compareArgTypes(d, old); i > 0 {
+			p.index = i + 1
+			return p.fail(0, "DIFF_ARG_TYPE")
+		}
+		if samePlace(old, d) {
+			same := true
+			for i := range d.Args {
+				if d.Args[i].Comm != old.Args[i].Comm {
+					same = false
+				}
+			}
+			if same {
+				p.index = 0
+				return p.fail(0, "SAME_PROBE")
+			}
+		}
+	}
+	return nil
+}
+
+// compareArgTypes is trace_probe_compare_arg_type: the 1-based index of the
+// first argument whose name, type or count differs, 0 if none.
+func compareArgTypes(a, b *Def) int {
+	if len(a.Args) < len(b.Args) {
+		return len(a.Args) + 1
+	}
+	if len(a.Args) > len(b.Args) {
+		return len(b.Args) + 1
+	}
+	for i := range a.Args {
+		x, y := a.Args[i], b.Args[i]
+		if x.EffectiveName(i) != y.EffectiveName(i) || fetchTypeOf(x) != fetchTypeOf(y) || x.Count != y.Count {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// fetchTypeOf is the kernel's fetch type of an argument (bitfields share
+// their container's type; $comm and immediate strings are strings).
+func fetchTypeOf(a Arg) string {
+	if a.Fetch == "$comm" || a.Fetch == "$COMM" || strings.HasPrefix(a.Fetch, `\"`) {
+		return "string"
+	}
+	t := a.Type
+	if t == "" {
+		return "x64"
+	}
+	if t[0] == 'b' {
+		if i := strings.IndexByte(t, '/'); i >= 0 {
+			return "u" + t[i+1:]
+		}
+	}
+	return t
+}
+
+func samePlace(a, b *Def) bool {
+	if a.Kind == Uprobe {
+		return a.Path == b.Path && a.Offset == b.Offset
+	}
+	return a.Module == b.Module && a.Symbol == b.Symbol && a.Offset == b.Offset && a.Address == b.Address
+}
+
+// RegularFile is an Options.Stat that reports every path as a regular file.
+func RegularFile(string) (fs.FileInfo, error) { return regular{}, nil }
+
+type regular struct{ fs.FileInfo }
+
+func (regular) Mode() fs.FileMode { return 0 }

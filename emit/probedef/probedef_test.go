@@ -1,0 +1,257 @@
+package probedef
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var testSymbols = map[string]int{"vfs_read": 1, "kernel_clone": 1, "do_exit": 1, "kfree": 1, "name_show": 2}
+
+func testOptions() *Options {
+	return &Options{Arch: "x86_64", Symbols: func(s string) int { return testSymbols[s] }}
+}
+
+// syntaxCase is one line of testdata/syntax_errors.txt.
+type syntaxCase struct {
+	line     string // without the caret
+	pos      int    // caret position
+	code     string
+	existing []*Def
+}
+
+func readSyntaxCases(t testing.TB) []syntaxCase {
+	f, err := os.Open("testdata/syntax_errors.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []syntaxCase
+	var existing []*Def
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "existing:"); ok {
+			existing = nil
+			if rest = strings.TrimSpace(rest); rest != "" {
+				d, err := Parse(rest, testOptions())
+				if err != nil {
+					t.Fatalf("existing %q: %v", rest, err)
+				}
+				existing = []*Def{d}
+			}
+			continue
+		}
+		cmd, code, ok := strings.Cut(l, "\t")
+		if !ok || strings.Count(cmd, "^") != 1 {
+			t.Fatalf("bad case line %q", l)
+		}
+		pos := strings.IndexByte(cmd, '^')
+		out = append(out, syntaxCase{line: strings.Replace(cmd, "^", "", 1), pos: pos, code: code, existing: existing})
+	}
+	return out
+}
+
+// TestSyntaxErrors: every error case of the kernel's ftrace selftests (and
+// gprobe's extra ones) is refused with the kernel's error name and caret
+// position; the rendered error_log text is kept in a golden file.
+func TestSyntaxErrors(t *testing.T) {
+	var golden strings.Builder
+	for _, c := range readSyntaxCases(t) {
+		o := testOptions()
+		o.Existing = c.existing
+		_, err := Parse(c.line, o)
+		e, ok := err.(*Error)
+		if !ok {
+			t.Errorf("%q: got %v, want %s at %d", c.line, err, c.code, c.pos)
+			continue
+		}
+		if e.Code != c.code || e.Pos != c.pos {
+			t.Errorf("%q: got %s at %d, want %s at %d", c.line, e.Code, e.Pos, c.code, c.pos)
+		}
+		if e.Text == "" {
+			t.Errorf("%q: no message for %s", c.line, e.Code)
+		}
+		golden.WriteString(e.ErrorLog() + "\n" + e.Error() + "\n\n")
+	}
+	checkGolden(t, "testdata/syntax_errors.golden", golden.String())
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update to rewrite):\n%s", path, diffLines(string(want), got))
+	}
+}
+
+func diffLines(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return "line " + strconv.Itoa(i+1) + ":\n- " + x + "\n+ " + y
+		}
+	}
+	return ""
+}
+
+// TestAccepted: the forms the selftests and perf write must pass, and the
+// parsed value must render back to the same line.
+func TestAccepted(t *testing.T) {
+	lines := []string{
+		"p:probe/vfs_read vfs_read+0",
+		"p:probe/vfs_read vfs_read+0 count=%dx:x64 name=+0(+40(+24(%di))):string",
+		"r:probe/vfs_read__return vfs_read+0 $retval",
+		"r16:probe/x vfs_read",
+		"p:testprobe kernel_clone $stack $stack0 +0($stack)",
+		"p vfs_read %ax @_sdata @0xffffffff82000000 @_sdata+10 @_sdata-10",
+		"p vfs_read $stack $stack0 $stack1 $comm",
+		"r vfs_read $retval",
+		"p vfs_read +0(%ax) -0(%ax) +10($stack) +0($stack1) +10(@_sdata-10) +0(+10(+20($stack)))",
+		"p vfs_read varname=%ax %ax:x16 $comm:string +0($stack):string",
+		"p:myevent vfs_read path=+0($arg2):ustring path2=+u0($arg2):string",
+		"p vfs_read arg1=+0(%di):char arg2=+0(%di):char[4] b=+0(%di):b3@2/8 s=+0(%di):string[2]",
+		"p vfs_read%return",
+		"p:kprobes/testevent kernel_clone abcd=\\1 e=\\-3 f=\\+4 g=\\\"foo\"",
+		"p:probe_prog/work /bin/sh:0x1139 n=%di:s32",
+		"p:probe_prog/work /bin/sh:0x0000000000001139 arg1=%ip arg2=%ax",
+		"p:uprobes/x /bin/sh:10%return(10)",
+		"p /bin/sh:10 @+10 @0x10 +u0(%sp):ustring",
+		"p:grp-1/ev /bin/sh:10",
+		"p:foo/ vfs_read",
+		"p 0xffffffff81000000",
+		"p ext4:ext4_sync_fs+4",
+		"-:probe/vfs_read",
+		"-:vfs_read",
+	}
+	for _, l := range lines {
+		d, err := Parse(l, testOptions())
+		if err != nil {
+			t.Errorf("%q: %v", l, err)
+			continue
+		}
+		if got := d.String(); got != strings.Join(strings.Fields(l), " ") {
+			t.Errorf("%q renders as %q", l, got)
+		}
+	}
+	// 128 arguments is the limit, not an error.
+	var b strings.Builder
+	b.WriteString("p vfs_read")
+	for i := 1; i <= MaxTraceArgs; i++ {
+		b.WriteString(" \\" + strconv.Itoa(i))
+	}
+	if _, err := Parse(b.String(), testOptions()); err != nil {
+		t.Errorf("128 args: %v", err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		pos  int
+		want string
+	}{
+		{"p vfs_read %none_reg", 11, `X (argument 1 "^%none_reg")`},
+		{"p:foo/bar.1 vfs_read", 6, `X (event "p:foo/^bar.1")`},
+		{"p /bin/sh:10a", 10, `X (probe place "/bin/sh:^10a")`},
+		{"p vfs_read arg1=", 16, `X (argument 1 "arg1=^")`},
+		{"p:e vfs_read", 13, `X (after the last argument of "p:e vfs_read")`},
+	} {
+		if got := Describe(c.cmd, c.pos, "X"); got != c.want {
+			t.Errorf("Describe(%q, %d) = %s, want %s", c.cmd, c.pos, got, c.want)
+		}
+	}
+}
+
+// FuzzParse: no input panics, errors carry a position inside (or just past)
+// the command, and accepted lines round-trip through String.
+func FuzzParse(f *testing.F) {
+	for _, c := range readSyntaxCases(f) {
+		f.Add(c.line)
+	}
+	f.Add("p:probe/vfs_read vfs_read+0 count=%dx:x64 name=+0(+40(+24(%di))):string")
+	f.Add("r:uprobes/x /bin/sh:10%return(10) a=+u0(%sp):ustring")
+	f.Fuzz(func(t *testing.T, line string) {
+		o := testOptions()
+		o.Stat = RegularFile
+		d, err := Parse(line, o)
+		if err != nil {
+			e, ok := err.(*Error)
+			if !ok {
+				t.Fatalf("%q: %T %v", line, err, err)
+			}
+			if e.Pos < 0 || e.Pos > len(e.Command)+1 {
+				t.Fatalf("%q: position %d outside %q", line, e.Pos, e.Command)
+			}
+			_ = e.Error()
+			return
+		}
+		again, err := Parse(d.String(), o)
+		if err != nil {
+			t.Fatalf("%q parsed, but its rendering %q does not: %v", line, d.String(), err)
+		}
+		if again.String() != d.String() {
+			t.Fatalf("%q: %q then %q", line, d.String(), again.String())
+		}
+	})
+}
+
+func TestKallsymsSymbols(t *testing.T) {
+	n := KallsymsSymbols(strings.NewReader("ffffffff81000000 T _text\n" +
+		"ffffffff81234560 t name_show\nffffffff81234999 t name_show\n" +
+		"ffffffffc0001000 t ext4_sync_fs\t[ext4]\nffffffff82000000 D jiffies\n"))
+	for sym, want := range map[string]int{"name_show": 2, "_text": 1, "ext4_sync_fs": 1, "jiffies": 1, "nosuch": 0} {
+		if got := n(sym); got != want {
+			t.Errorf("%s: %d, want %d", sym, got, want)
+		}
+	}
+}
+
+func TestKallsymsAddresses(t *testing.T) {
+	const text = "ffffffff81000000 T _stext\nffffffff81234560 t vfs_read\nffffffff81e00000 T _etext\n"
+	k := ReadKallsyms(strings.NewReader(text))
+	if k.Hidden {
+		t.Fatal("addresses reported hidden")
+	}
+	if err := k.CheckAddress(0xffffffff81234560, "0"); err != nil {
+		t.Errorf("address in text: %v", err)
+	}
+	err := k.CheckAddress(0xffffffff9a000000, "0")
+	if !errors.Is(err, ErrNotKernelText) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("address outside text: %v", err)
+	}
+	hidden := ReadKallsyms(strings.NewReader("0000000000000000 T _stext\n0000000000000000 t vfs_read\n0000000000000000 T _etext\n"))
+	err = hidden.CheckAddress(0xffffffff81234560, "2")
+	if !hidden.Hidden || !errors.Is(err, ErrHiddenAddresses) || !strings.Contains(err.Error(), "kernel.kptr_restrict=2") {
+		t.Errorf("hidden addresses: %v", err)
+	}
+	if hidden.Count("vfs_read") != 1 {
+		t.Error("names must still count when addresses are hidden")
+	}
+}

@@ -1,0 +1,69 @@
+package tracefs
+
+import (
+	"os"
+	"strings"
+
+	"github.com/gprobe/gprobe/emit/probedef"
+)
+
+// LogEntry is one error_log entry:
+//
+//	[  137.012345] trace_kprobe: error: Invalid probed address or symbol
+//	  Command: p non_exist_func
+//	             ^
+type LogEntry struct {
+	Subsystem string // "trace_kprobe", "trace_uprobe"
+	Text      string // "Invalid probed address or symbol"
+	Command   string // the command, argv re-joined with single spaces
+	Pos       int    // byte offset of the caret in Command (may equal len(Command)+1)
+}
+
+// Message is a one-line description naming the failing part of the command.
+func (e LogEntry) Message() string {
+	return probedef.Describe(e.Command, e.Pos, e.Text)
+}
+
+// ErrorLog reads and parses error_log (oldest first).
+func (t *FS) ErrorLog() ([]LogEntry, error) {
+	b, err := os.ReadFile(t.Path("error_log"))
+	if err != nil {
+		return nil, t.fileErr(err, "error_log")
+	}
+	return ParseErrorLog(string(b)), nil
+}
+
+const cmdPrefix = "  Command: "
+
+// ParseErrorLog parses error_log text. Entries it cannot read are skipped.
+func ParseErrorLog(s string) []LogEntry {
+	lines := strings.Split(s, "\n")
+	var out []LogEntry
+	for i := 0; i+2 < len(lines); i++ {
+		h := lines[i]
+		if !strings.HasPrefix(h, "[") || !strings.HasPrefix(lines[i+1], cmdPrefix) {
+			continue
+		}
+		rb := strings.Index(h, "] ")
+		if rb < 0 {
+			continue
+		}
+		rest := h[rb+2:]
+		sub, text, ok := strings.Cut(rest, ": error: ")
+		if !ok {
+			continue
+		}
+		caret := strings.IndexByte(lines[i+2], '^')
+		if caret < len(cmdPrefix) {
+			continue
+		}
+		out = append(out, LogEntry{
+			Subsystem: sub,
+			Text:      text,
+			Command:   strings.TrimPrefix(lines[i+1], cmdPrefix),
+			Pos:       caret - len(cmdPrefix),
+		})
+		i += 2
+	}
+	return out
+}

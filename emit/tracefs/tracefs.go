@@ -1,0 +1,165 @@
+// Package tracefs is gprobe's client for the kernel's dynamic probe events:
+// it finds (or mounts) tracefs, reads the features the kernel advertises in
+// README, writes and deletes kprobe_events / uprobe_events lines, enables and
+// disables events, lists what is installed, and turns a refused write into the
+// kernel's own reason read back from error_log.
+//
+// Every failure wraps one of the sentinel errors below with %w, so callers
+// test with errors.Is and print err.Error() as a one-line message.
+package tracefs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/gprobe/gprobe/emit/probedef"
+)
+
+// Sentinel errors. Kernel write errors carry the errno as well
+// (errors.Is(err, syscall.EINVAL) also holds).
+var (
+	// ErrNoTracefs: tracefs is neither mounted nor mountable.
+	ErrNoTracefs = errors.New("tracefs is not available")
+	// ErrNoKprobes: the kernel has no kprobe_events (built without CONFIG_KPROBE_EVENTS).
+	ErrNoKprobes = errors.New("this kernel was built without CONFIG_KPROBE_EVENTS: kernel probes cannot be installed here")
+	// ErrNoUprobes: the kernel has no uprobe_events (built without CONFIG_UPROBE_EVENTS).
+	ErrNoUprobes = errors.New("this kernel was built without CONFIG_UPROBE_EVENTS: user-space probes cannot be installed here")
+	// ErrPermission: tracefs files cannot be read or written by this user.
+	ErrPermission = errors.New("no permission")
+	// ErrInvalid (EINVAL): the kernel rejected the definition.
+	ErrInvalid = errors.New("invalid probe definition")
+	// ErrNotBoundary (EILSEQ): the probe address is not an instruction boundary.
+	ErrNotBoundary = errors.New("probe point is not an instruction boundary")
+	// ErrNotFound (ENOENT): no such symbol, file or event.
+	ErrNotFound = errors.New("not found")
+	// ErrExist (EEXIST): an event of that name already exists.
+	ErrExist = errors.New("event already exists")
+	// ErrBusy (EBUSY): the event is enabled or in use.
+	ErrBusy = errors.New("event is busy (enabled or in use)")
+)
+
+// Standard places, in perf's order of preference.
+var mountPoints = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
+
+// FS is a tracefs mount.
+type FS struct {
+	Root string // e.g. /sys/kernel/tracing
+}
+
+// At returns an FS rooted at dir without checking it.
+func At(dir string) *FS { return &FS{Root: dir} }
+
+// Open finds a mounted tracefs (looking at /sys/kernel/tracing, the
+// debugfs location and /proc/mounts) and, as perf does, mounts tracefs on
+// /sys/kernel/tracing when nothing is there. It fails with ErrNoTracefs or
+// ErrPermission.
+func Open() (*FS, error) {
+	if fs, err := find(); err == nil {
+		return fs, nil
+	}
+	// Mounted but closed to this user (tracefs is mode 0700 by default).
+	for _, d := range mountPoints {
+		if _, err := os.Stat(filepath.Join(d, "README")); errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w to read tracefs at %s: run this command again as root (or remount it with mode=755 to read)", ErrPermission, d)
+		}
+	}
+	// perf mounts tracefs itself before it reads README.
+	mountErr := syscall.Mount("nodev", mountPoints[0], "tracefs", 0, "")
+	if fs, err := find(); err == nil {
+		return fs, nil
+	}
+	if errors.Is(mountErr, syscall.EPERM) || errors.Is(mountErr, syscall.EACCES) {
+		return nil, fmt.Errorf("%w to mount tracefs on %s: run as root, or mount it: mount -t tracefs nodev %s", ErrPermission, mountPoints[0], mountPoints[0])
+	}
+	return nil, fmt.Errorf("%w: nothing is mounted on %s and mounting tracefs failed (%v)", ErrNoTracefs, mountPoints[0], mountErr)
+}
+
+func find() (*FS, error) {
+	for _, d := range mountPoints {
+		if _, err := os.Stat(filepath.Join(d, "README")); err == nil {
+			return &FS{Root: d}, nil
+		}
+	}
+	f, err := os.Open("/proc/mounts")
+	if err != nil {
+		return nil, ErrNoTracefs
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fl := strings.Fields(sc.Text())
+		if len(fl) >= 3 && fl[2] == "tracefs" {
+			if _, err := os.Stat(filepath.Join(fl[1], "README")); err == nil {
+				return &FS{Root: fl[1]}, nil
+			}
+		}
+	}
+	return nil, ErrNoTracefs
+}
+
+// Path returns the absolute path of a tracefs file.
+func (t *FS) Path(name string) string { return filepath.Join(t.Root, name) }
+
+// README returns the kernel's tracefs README text.
+func (t *FS) README() (string, error) {
+	b, err := os.ReadFile(t.Path("README"))
+	if err != nil {
+		return "", t.fileErr(err, "README")
+	}
+	return string(b), nil
+}
+
+// Features reads README and returns what it advertises (zero Features if
+// README cannot be read, as perf then assumes nothing).
+func (t *FS) Features() Features {
+	s, err := t.README()
+	if err != nil {
+		return Features{}
+	}
+	return ParseFeatures(s)
+}
+
+// Kind selects kprobe_events or uprobe_events.
+type Kind = probedef.Kind
+
+const (
+	Kprobe = probedef.Kprobe
+	Uprobe = probedef.Uprobe
+)
+
+// Has reports whether the kernel provides the events file of kind k.
+func (t *FS) Has(k Kind) bool {
+	_, err := os.Stat(t.Path(k.File()))
+	return err == nil
+}
+
+// Check returns an error wrapping ErrNoKprobes/ErrNoUprobes when the kernel
+// lacks the events file of kind k ("/sys/kernel/tracing/kprobe_events does
+// not exist: this kernel was built without CONFIG_KPROBE_EVENTS: ...").
+func (t *FS) Check(k Kind) error {
+	_, err := os.Stat(t.Path(k.File()))
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		missing := ErrNoKprobes
+		if k == Uprobe {
+			missing = ErrNoUprobes
+		}
+		return fmt.Errorf("%s does not exist: %w", t.Path(k.File()), missing)
+	}
+	return t.fileErr(err, k.File())
+}
+
+func (t *FS) fileErr(err error, name string) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w to access %s (tracefs needs root or a tracing group; check its mode and mount options)", ErrPermission, t.Path(name))
+	}
+	return err
+}

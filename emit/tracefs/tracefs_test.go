@@ -1,0 +1,416 @@
+package tracefs
+
+import (
+	"bufio"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gprobe/gprobe/emit/probedef"
+)
+
+// realFS opens this machine's tracefs with uprobe_events, or skips (fatal
+// under GPROBE_REQUIRE_PERF=1, as in CI).
+func realFS(t *testing.T) *FS {
+	t.Helper()
+	fs, err := Open()
+	if err == nil && fs.Has(Uprobe) && os.Geteuid() == 0 {
+		return fs
+	}
+	msg := fmt.Sprintf("needs root and tracefs with uprobe_events (%v)", err)
+	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return nil
+}
+
+// group is a tracefs group name unique to this test and process.
+func group(t *testing.T) string {
+	n := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	return fmt.Sprintf("gpt_%s_%d", n, os.Getpid())
+}
+
+// selfOffset is the file offset of the test binary's ELF entry point: a
+// real instruction for uprobes to sit on, already executed.
+func selfOffset(t *testing.T) (string, uint64) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && f.Entry >= p.Vaddr && f.Entry < p.Vaddr+p.Filesz {
+			return exe, f.Entry - p.Vaddr + p.Off
+		}
+	}
+	t.Fatal("no segment holds the entry point")
+	return "", 0
+}
+
+// cleanup deletes every event of grp this test created, disabling it first.
+func cleanup(t *testing.T, fs *FS, grp string) {
+	t.Cleanup(func() {
+		evs, err := fs.List()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, e := range evs {
+			if e.Group == grp {
+				_ = fs.Enable(e.Group, e.Name, false)
+				if err := fs.Delete(e.Kind, e.Group, e.Name); err != nil && !errors.Is(err, ErrNotFound) {
+					t.Errorf("cleanup %s:%s: %v", e.Group, e.Name, err)
+				}
+			}
+		}
+	})
+}
+
+func TestFeaturesOfThisKernel(t *testing.T) {
+	fs := realFS(t)
+	f := fs.Features()
+	if !f.HexTypes || !f.MultiProbe || !f.Immediates {
+		t.Errorf("README features: %+v", f)
+	}
+	for _, want := range []string{"u8", "s64", "x32", "string", "ustring", "symbol", "bitfield"} {
+		found := false
+		for _, ty := range f.Types {
+			found = found || ty == want
+		}
+		if !found {
+			t.Errorf("type %s missing from %v", want, f.Types)
+		}
+	}
+}
+
+func TestParseFeatures(t *testing.T) {
+	readme := "  uprobe_events\t\t- Create/append/remove/show the userspace dynamic events\n" +
+		"\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n" +
+		"\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n" +
+		"\t           symstr, %pd/%pD, <type>\\[<array-size>\\]\n" +
+		"\t    efield: For event probes\n"
+	f := ParseFeatures(readme)
+	got := strings.Join(f.Types, " ")
+	want := "s8 s16 s32 s64 u8 u16 u32 u64 x8 x16 x32 x64 char string symbol bitfield ustring symstr %pd %pD"
+	if got != want || !f.MultiProbe || !f.HexTypes || !f.Arrays || f.Immediates {
+		t.Errorf("got %+v\ntypes %s\nwant %s", f, got, want)
+	}
+}
+
+func TestParseErrorLog(t *testing.T) {
+	log := "[ 9694.869533] trace_uprobe: error: Invalid uprobe offset\n" +
+		"  Command: p:gpv/a /bin/sh:10a\n" +
+		"                           ^\n" +
+		"[ 9695.000001] trace_kprobe: error: Invalid register name\n" +
+		"  Command: p vfs_read %none_reg\n" +
+		"                      ^\n"
+	es := ParseErrorLog(log)
+	if len(es) != 2 {
+		t.Fatalf("got %+v", es)
+	}
+	if es[0] != (LogEntry{"trace_uprobe", "Invalid uprobe offset", "p:gpv/a /bin/sh:10a", 16}) {
+		t.Errorf("entry 0: %+v", es[0])
+	}
+	if m := es[1].Message(); m != `Invalid register name (argument 1 "^%none_reg")` {
+		t.Errorf("message: %s", m)
+	}
+}
+
+// TestUprobeLifecycle writes, lists, enables, fails to delete while enabled,
+// disables and deletes a uprobe on the real kernel.
+func TestUprobeLifecycle(t *testing.T) {
+	fs := realFS(t)
+	grp := group(t)
+	cleanup(t, fs, grp)
+	bin, off := selfOffset(t)
+	line := fmt.Sprintf("p:%s/ev %s:0x%x a=%%ax:x64 s=+0(%%sp):u32", grp, bin, off)
+	if err := fs.Write(Uprobe, line); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := fs.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *Event
+	for i := range evs {
+		if evs[i].Group == grp {
+			got = &evs[i]
+		}
+	}
+	if got == nil || got.Def == nil {
+		t.Fatalf("%s not listed: %+v", line, evs)
+	}
+	want := fmt.Sprintf("p:%s/ev %s:0x%016x a=%%ax:x64 s=+0(%%sp):u32", grp, bin, off)
+	if got.Line != want || got.Def.Path != bin || got.Def.Offset != off || len(got.Def.Args) != 2 || got.Def.Args[1].Name != "s" {
+		t.Errorf("listed %q (%+v), want %q", got.Line, got.Def, want)
+	}
+	// Writing the same name again is the kernel's multi-probe append; the
+	// exact same probe is refused with EEXIST and error_log's SAME_PROBE.
+	err = fs.Write(Uprobe, line)
+	var we *WriteError
+	if !errors.Is(err, ErrExist) || !errors.As(err, &we) || we.Log == nil || we.Log.Text != "There is already the exact same probe event" {
+		t.Errorf("duplicate write: %v", err)
+	}
+	if err := fs.Enable(grp, "ev", true); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := fs.Enabled(grp, "ev"); err != nil || !on {
+		t.Errorf("enabled = %v, %v", on, err)
+	}
+	if err := fs.Delete(Uprobe, grp, "ev"); !errors.Is(err, ErrBusy) || !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("deleting an enabled event: %v, want ErrBusy", err)
+	}
+	if err := fs.Enable(grp, "ev", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Delete(Uprobe, grp, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Delete(Uprobe, grp, "ev"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleting twice: %v, want ErrNotFound", err)
+	}
+	if err := fs.Enable(grp, "ev", true); !errors.Is(err, ErrNotFound) {
+		t.Errorf("enabling a deleted event: %v", err)
+	}
+}
+
+// TestNoKprobes: this kernel has no kprobe_events; the error says so.
+func TestNoKprobes(t *testing.T) {
+	fs := realFS(t)
+	if fs.Has(Kprobe) {
+		t.Skip("this kernel has kprobe_events")
+	}
+	err := fs.Write(Kprobe, "p:gpt_nokprobes/x vfs_read")
+	if !errors.Is(err, ErrNoKprobes) {
+		t.Fatalf("got %v", err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("not one line: %q", err)
+	}
+}
+
+// TestKernelAgreesWithValidator writes every error case of probedef's
+// golden table that the running kernel can take (uprobe cases here; kprobe
+// cases too on a kernel with kprobe_events, such as the 6.1 guest of the
+// qemu tests) to the kernel: it must refuse each with the message and caret
+// position the validator predicted. GPROBE_SYNTAX_CASES names the table
+// when the test binary runs away from the source tree.
+func TestKernelAgreesWithValidator(t *testing.T) {
+	fs := realFS(t)
+	before, err := fs.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeNew(t, fs, before) })
+	path := os.Getenv("GPROBE_SYNTAX_CASES")
+	if path == "" {
+		path = "../probedef/testdata/syntax_errors.txt"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	is61 := strings.HasPrefix(string(rel), "6.1.")
+	ks := probedef.RunningKallsyms()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := map[Kind]int{}
+	// The multi-probe cases need their probe installed first: only in the
+	// throw-away guest kernel, where kprobes/testevent is ours to create.
+	inGuest := os.Getenv("GPROBE_IN_GUEST") == "1"
+	var existing []*probedef.Def
+	setup := func(line string) {
+		for _, d := range existing {
+			_ = fs.Delete(d.Kind, d.GroupOrDefault(), d.Event)
+		}
+		existing = nil
+		if line == "" {
+			return
+		}
+		d, err := probedef.Parse(line, nil)
+		if err != nil {
+			t.Fatalf("existing: %q: %v", line, err)
+		}
+		if err := fs.Write(d.Kind, line); err != nil {
+			t.Fatalf("existing: %q: %v", line, err)
+		}
+		existing = []*probedef.Def{d}
+	}
+	defer setup("")
+	for sc.Scan() {
+		l := sc.Text()
+		if rest, ok := strings.CutPrefix(l, "existing:"); ok {
+			if inGuest && fs.Has(Kprobe) {
+				setup(strings.TrimSpace(rest))
+			}
+			continue
+		}
+		cmd, code, ok := strings.Cut(l, "\t")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		line := strings.Replace(cmd, "^", "", 1)
+		kind := probedef.KindOf(line)
+		if needsState[code] != (existing != nil) {
+			continue
+		}
+		if !fs.Has(kind) || gprobeOnly[code] || (!is61 && newerKernelDiffers[line]) ||
+			(is61 && (code == "TOO_MANY_ARGS" || accepted61[line])) {
+			continue
+		}
+		opts := &probedef.Options{Existing: existing}
+		if kind == Kprobe && ks != nil {
+			opts.Symbols = ks.Count
+		}
+		_, verr := probedef.Parse(line, opts)
+		var pe *probedef.Error
+		if !errors.As(verr, &pe) {
+			t.Errorf("%q: validator accepted it", line)
+			continue
+		}
+		werr := fs.Write(kind, line)
+		var we *WriteError
+		if is61 && code == "NEED_STRING_TYPE" {
+			// 6.1 refuses these without an error_log entry.
+			if !errors.As(werr, &we) || we.Errno != syscall.EINVAL || we.Log != nil {
+				t.Errorf("%q: 6.1 said %v", line, werr)
+			}
+			continue
+		}
+		if !errors.As(werr, &we) || we.Log == nil {
+			t.Errorf("%q: kernel said %v, validator %s", line, werr, pe.Code)
+			continue
+		}
+		if we.Log.Text != pe.Text || we.Log.Pos != pe.Pos || we.Log.Command != pe.Command {
+			t.Errorf("%q:\nkernel    %q at %d\nvalidator %q at %d", line, we.Log.Text, we.Log.Pos, pe.Text, pe.Pos)
+		}
+		if we.Log.Message() != probedef.Describe(pe.Command, pe.Pos, pe.Text) {
+			t.Errorf("messages differ: %s", we.Log.Message())
+		}
+		n[kind]++
+	}
+	if n[Uprobe] < 50 || (fs.Has(Kprobe) && n[Kprobe] < 50) {
+		t.Errorf("only %v cases reached the kernel", n)
+	}
+	t.Logf("refused lines where this kernel (%s) and the validator agree on message and position: %d uprobe, %d kprobe",
+		strings.TrimSpace(string(rel)), n[Uprobe], n[Kprobe])
+}
+
+// Lines Linux 6.1 accepts where gprobe is stricter, as newer kernels are:
+// a symbol type on a uprobe. (6.1 also takes a 129th argument and
+// silently drops it; gprobe refuses TOO_MANY_ARGS as newer kernels do.)
+var accepted61 = map[string]bool{"p /bin/sh:10 $stack0:symstr": true}
+
+// Cases that need probes installed first (the multi-probe checks): run
+// against a real kernel only in the guest.
+var needsState = map[string]bool{"DIFF_PROBE_TYPE": true, "DIFF_ARG_TYPE": true, "SAME_PROBE": true}
+
+// Codes the kernel does not refuse (gprobe is stricter): never written.
+var gprobeOnly = map[string]bool{"MAXACT_NO_UPROBE": true, "BAD_PREFIX": true, "TRAILING_DEREF": true,
+	"BAD_SYMBOL": true, "NOT_A_PROBE": true, "NO_PLACE": true, "BAD_CHAR": true, "LINE_TOO_LONG": true}
+
+// Lines where kernels newer than 6.1 (BTF-era argument parsing) answer
+// differently from the 6.1 kernel the validator follows (checked on 6.1).
+var newerKernelDiffers = map[string]bool{
+	"p /bin/sh:10 $arg1":                true, // 6.18: "$arg* can be used only on function entry or exit"
+	"r:foo /bin/sh:10 a=%ax b=$retval1": true, // 6.18 accepts $retval followed by anything
+	// BTF-era kernels try anything that is not $, %, @, +, - or \ as a BTF
+	// argument name: "BTF is not available or not supported" on uprobes.
+	"p /bin/sh:10 (%sp+10)":             true,
+	"p /bin/sh:10 (%sp)":                true,
+	"p /bin/sh:10 varname=varname2=%sp": true,
+	// 6.18 points at the bitfield's offset when width+offset does not fit
+	// (6.1 points at the type).
+	"p /bin/sh:10 +0(%sp):b8@1/8": true,
+	"p /bin/sh:10 +0(%sp):b0@0/8": true,
+	// 6.18 checks the event size after parsing the fetch, so its caret
+	// points inside "+0(" rather than at the argument's body.
+	"p /bin/sh:10 a1=+0(%sp):u64[64] a2=+0(%sp):u64[64] a3=+0(%sp):u64[64] a4=+0(%sp):u64[64] a5=+0(%sp):u64[64] a6=+0(%sp):u64[64] a7=+0(%sp):u64[64]": true,
+}
+
+// removeNew deletes events that appeared during a test that should have
+// created none (a kernel accepting a line the test expected it to refuse):
+// those in the kernel's default groups on the table's places.
+func removeNew(t *testing.T, fs *FS, before []Event) {
+	had := map[string]bool{}
+	for _, e := range before {
+		had[e.Group+"/"+e.Name] = true
+	}
+	after, _ := fs.List()
+	for _, e := range after {
+		if had[e.Group+"/"+e.Name] || e.Def == nil {
+			continue
+		}
+		if (e.Group == "uprobes" && e.Def.Path == "/bin/sh") || (e.Group == "kprobes" && e.Def.Symbol == "vfs_read") {
+			t.Errorf("kernel accepted a line and created %s", e.Line)
+			_ = fs.Delete(e.Kind, e.Group, e.Name)
+		}
+	}
+}
+
+// FuzzParseErrorLog: any error_log text parses without panicking, into
+// entries whose caret lies within (or just past) their command, and whose
+// one-line message has no newline.
+func FuzzParseErrorLog(f *testing.F) {
+	f.Add("[ 9694.869533] trace_uprobe: error: Invalid uprobe offset\n  Command: p:gpv/a /bin/sh:10a\n                           ^\n")
+	f.Add("[    1.000000] trace_kprobe: error: Too many arguments are specified\n  Command: p x\n               ^\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, e := range ParseErrorLog(s) {
+			if e.Pos < 0 {
+				t.Fatalf("negative position in %+v", e)
+			}
+			if strings.Contains(e.Message(), "\n") {
+				t.Fatalf("multi-line message %q", e.Message())
+			}
+		}
+	})
+}
+
+// FuzzParseList: any listing text parses without panicking; parsed lines
+// render back to text that parses to the same line.
+func FuzzParseList(f *testing.F) {
+	f.Add("p:probe_prog/work /tmp/e4/prog:0x0000000000001260 n=%di:s32 s=%si:x64\nr:uprobes/x /bin/sh:0x000000000000000a arg1=$retval\n")
+	f.Add("p:kprobes/testevent kernel_clone abcd=\\1\nr16:probe/vfs_read__return vfs_read arg1=$retval\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		evs, err := ParseList(Uprobe, s)
+		if err != nil {
+			return
+		}
+		for _, e := range evs {
+			if e.Def == nil {
+				continue
+			}
+			again, err := probedef.Parse(e.Def.String(), &probedef.Options{NoStat: true})
+			if err != nil || again.String() != e.Def.String() {
+				t.Fatalf("%q -> %q -> %v", e.Line, e.Def.String(), err)
+			}
+		}
+	})
+}
+
+func TestErrnoSentinels(t *testing.T) {
+	for no, want := range map[syscall.Errno]error{syscall.EILSEQ: ErrNotBoundary, syscall.ENOENT: ErrNotFound,
+		syscall.EEXIST: ErrExist, syscall.EBUSY: ErrBusy, syscall.EINVAL: ErrInvalid, syscall.EACCES: ErrPermission,
+		syscall.EPERM: ErrPermission, syscall.ENOMEM: ErrInvalid} {
+		err := error(&WriteError{File: "kprobe_events", Line: "p x", Errno: no})
+		if !errors.Is(err, want) || !errors.Is(err, no) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v", no, err)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package tracefs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// WriteError is a definition or deletion the kernel refused. Error() is one
+// line: the kernel's reason from error_log and the argument it points at.
+type WriteError struct {
+	File  string // "uprobe_events"
+	Line  string // what was written
+	Errno syscall.Errno
+	Log   *LogEntry // the matching error_log entry, nil when the kernel logged none
+}
+
+func (e *WriteError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s refused %q: ", e.File, e.Line)
+	if e.Log != nil {
+		b.WriteString(e.Log.Message())
+	} else {
+		b.WriteString(errnoText(e.Errno))
+	}
+	return b.String()
+}
+
+// Unwrap exposes the sentinel error for the errno and the errno itself.
+func (e *WriteError) Unwrap() []error { return []error{sentinel(e.Errno), e.Errno} }
+
+// errnos maps the errors a probe-event write returns to sentinels and
+// descriptions.
+var errnos = map[syscall.Errno]struct {
+	err  error
+	text string
+}{
+	syscall.EILSEQ: {ErrNotBoundary, "the probe point is not an instruction boundary (EILSEQ)"},
+	syscall.ENOENT: {ErrNotFound, "no such symbol, file or event (ENOENT)"},
+	syscall.EEXIST: {ErrExist, "an event with this name already exists (EEXIST)"},
+	syscall.EBUSY:  {ErrBusy, "the event is enabled or in use (EBUSY)"},
+	syscall.EACCES: {ErrPermission, "permission denied (run as root)"},
+	syscall.EPERM:  {ErrPermission, "permission denied (run as root)"},
+	syscall.EINVAL: {ErrInvalid, "invalid argument (EINVAL)"},
+	syscall.E2BIG:  {ErrInvalid, "argument list too long (E2BIG)"},
+}
+
+func sentinel(no syscall.Errno) error {
+	if e, ok := errnos[no]; ok {
+		return e.err
+	}
+	return ErrInvalid
+}
+
+func errnoText(no syscall.Errno) string {
+	if e, ok := errnos[no]; ok {
+		return e.text
+	}
+	return no.Error() + " (errno " + strconv.Itoa(int(no)) + ")"
+}
+
+// Write appends one definition or deletion line to the events file of kind k
+// (O_APPEND, as perf does: O_TRUNC would delete every probe of that kind).
+// A refused line returns a *WriteError carrying the kernel's error_log entry.
+func (t *FS) Write(k Kind, line string) error {
+	if err := t.Check(k); err != nil {
+		return err
+	}
+	if strings.ContainsAny(line, "\n#") {
+		// A newline would write two commands and '#' starts a comment.
+		return fmt.Errorf("%w: %q contains a newline or '#'", ErrInvalid, line)
+	}
+	name := k.File()
+	f, err := os.OpenFile(t.Path(name), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return t.fileErr(err, name)
+	}
+	_, werr := f.Write([]byte(line + "\n"))
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		return nil
+	}
+	var no syscall.Errno
+	if !errors.As(werr, &no) {
+		return fmt.Errorf("writing %s: %w", t.Path(name), werr)
+	}
+	we := &WriteError{File: name, Line: line, Errno: no}
+	if no == syscall.EACCES || no == syscall.EPERM {
+		return fmt.Errorf("%w to write %s (run as root)", ErrPermission, t.Path(name))
+	}
+	if entries, err := t.ErrorLog(); err == nil {
+		cmd := strings.Join(strings.Fields(line), " ")
+		for i := len(entries) - 1; i >= 0; i-- {
+			// error_log is shared by every writer: take the newest entry for this command.
+			if entries[i].Command == cmd {
+				we.Log = &entries[i]
+				break
+			}
+		}
+	}
+	return we
+}
+
+// Delete removes GROUP/EVENT of kind k ("-:GROUP/EVENT").
+func (t *FS) Delete(k Kind, group, event string) error {
+	return t.Write(k, "-:"+group+"/"+event)
+}
+
+// eventDir is events/GROUP/EVENT.
+func (t *FS) eventDir(group, event string) string {
+	return t.Path(filepath.Join("events", group, event))
+}
+
+// Enable writes 1 or 0 to events/GROUP/EVENT/enable.
+func (t *FS) Enable(group, event string, on bool) error {
+	v := "0"
+	if on {
+		v = "1"
+	}
+	p := filepath.Join(t.eventDir(group, event), "enable")
+	if err := os.WriteFile(p, []byte(v), 0); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("event %s:%s: %w", group, event, ErrNotFound)
+		}
+		var no syscall.Errno
+		if errors.As(err, &no) {
+			return fmt.Errorf("writing %s to %s: %s: %w", v, p, errnoText(no), sentinel(no))
+		}
+		return t.fileErr(err, filepath.Join("events", group, event, "enable"))
+	}
+	return nil
+}
+
+// Enabled reports whether events/GROUP/EVENT/enable reads 1 (or the
+// soft-enabled "1*").
+func (t *FS) Enabled(group, event string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(t.eventDir(group, event), "enable"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("event %s:%s: %w", group, event, ErrNotFound)
+		}
+		return false, t.fileErr(err, "enable")
+	}
+	s := strings.TrimSpace(string(b))
+	return strings.HasPrefix(s, "1"), nil
+}

@@ -1,0 +1,686 @@
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gprobe/gprobe/record/tracedat"
+)
+
+// ErrConfig reports contradictory or invalid session settings.
+var ErrConfig = errors.New("invalid record settings")
+
+// Config describes one recording.
+type Config struct {
+	// Events are -e arguments; none means every installed probe event.
+	Events []string
+	// Output is the trace.dat path ("trace.out" when empty).
+	Output string
+	// BufferSizeKB is the per-CPU ring-buffer size; 0 keeps the kernel's.
+	BufferSizeKB int
+	// All records every process (-a) instead of following one.
+	All bool
+	// PID follows an existing process and its new children (-p).
+	PID int
+	// Command is run and followed, with its children; recording ends
+	// when it exits.
+	Command []string
+	// Signals stop the recording (SIGINT, SIGTERM from the CLI). A
+	// still-running command then gets SIGTERM, as perf record does.
+	Signals <-chan os.Signal
+	// Progress receives a live progress line about once a second; nil
+	// for none (not a terminal).
+	Progress io.Writer
+	// Tracefs is the tracefs mount point; found when empty.
+	Tracefs string
+	// Stdin, Stdout, Stderr of the command; gprobe's own when nil.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	// lateReaders starts the readers only when recording stops, so that
+	// tests can overflow the ring buffer for certain.
+	lateReaders bool
+}
+
+// Result is what a recording produced.
+type Result struct {
+	Output string
+	Events uint64 // event records written
+	Bytes  int64  // size of the file
+	Meta   Metadata
+	// ExitCode is the command's exit status (128+signal when killed),
+	// or 128+signal of the signal that stopped a recording without a
+	// command; 0 otherwise.
+	ExitCode int
+	// Drain is the time from tracing off to the file written: emptying
+	// the ring buffers, collecting metadata, writing trace.dat.
+	Drain time.Duration
+}
+
+const clock = "mono"
+
+// Run records: it creates a private tracefs instance, enables the events,
+// follows the command (or PID, or everything), drains the per-CPU ring
+// buffers into cfg.Output, and removes the instance again whatever
+// happens. It never adds or removes probe events.
+func Run(cfg Config) (res *Result, err error) {
+	if cfg.Output == "" {
+		cfg.Output = "trace.out"
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	rootPath := cfg.Tracefs
+	if rootPath == "" {
+		if rootPath, err = findTracefs(); err != nil {
+			return nil, err
+		}
+	}
+	root := dir(rootPath)
+	events, err := selectEvents(root, cfg.Events)
+	if err != nil {
+		return nil, err
+	}
+	var cmdPath string
+	if len(cfg.Command) > 0 {
+		if cmdPath, err = exec.LookPath(cfg.Command[0]); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	outDir := filepath.Dir(cfg.Output)
+	if st, err := os.Stat(outDir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%w: output directory %s does not exist", ErrConfig, outDir)
+	}
+
+	s := &session{cfg: cfg, root: root, events: events, tmpDir: outDir}
+	defer func() {
+		if cerr := s.cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	if !cfg.lateReaders {
+		if err := s.startReaders(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.run(cmdPath); err != nil {
+		return nil, err
+	}
+	return s.finish()
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.All && c.PID != 0:
+		return fmt.Errorf("%w: -a and -p exclude each other", ErrConfig)
+	case c.PID != 0 && len(c.Command) > 0:
+		return fmt.Errorf("%w: -p and a command exclude each other", ErrConfig)
+	case c.PID < 0:
+		return fmt.Errorf("%w: bad pid %d", ErrConfig, c.PID)
+	case c.BufferSizeKB < 0:
+		return fmt.Errorf("%w: bad buffer size %d kB", ErrConfig, c.BufferSizeKB)
+	case !c.All && c.PID == 0 && len(c.Command) == 0:
+		return fmt.Errorf("%w: nothing to follow: give a command, -p PID or -a", ErrConfig)
+	}
+	if c.PID != 0 {
+		if err := unix.Kill(c.PID, 0); err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("%w: process %d: %v", ErrConfig, c.PID, err)
+		}
+	}
+	return nil
+}
+
+type session struct {
+	cfg     Config
+	root    dir
+	inst    dir
+	events  []event
+	enabled []event
+	layout  pageLayout
+	cpus    []int // CPU numbers with a per_cpu directory
+	readers []*cpuReader
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	stopped bool
+	tmpDir  string // beside the output, for the per-CPU data
+	meta    Metadata
+	started time.Time
+}
+
+// setup creates and configures the instance; tracing stays off.
+func (s *session) setup() error {
+	base := fmt.Sprintf("gprobe-%d", os.Getpid())
+	for i := 0; ; i++ {
+		name := base
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(s.root.path(path.Join("instances", name)), 0o750)
+		if err == nil {
+			s.inst = dir(s.root.path(path.Join("instances", name)))
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || i > 100 {
+			return fmt.Errorf("create tracefs instance: %w", err)
+		}
+	}
+	st := []struct{ file, val string }{
+		{"tracing_on", "0"},
+		{"trace_clock", clock},
+		{"options/overwrite", "1"}, // losses then leave in-band page markers
+		{"options/record-tgid", "1"},
+	}
+	if s.cfg.BufferSizeKB > 0 {
+		st = append(st, struct{ file, val string }{"buffer_size_kb", strconv.Itoa(s.cfg.BufferSizeKB)})
+	}
+	for _, x := range st {
+		if err := s.inst.write(x.file, x.val); err != nil {
+			if x.file == "options/record-tgid" { // older kernels: top level only
+				continue
+			}
+			return err
+		}
+	}
+	hp, err := s.headerFile("header_page")
+	if err != nil {
+		return err
+	}
+	if s.layout, err = parseHeaderPage(hp); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(s.inst.path("per_cpu"))
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "cpu")); err == nil && strings.HasPrefix(e.Name(), "cpu") {
+			s.cpus = append(s.cpus, n)
+		}
+	}
+	sort.Ints(s.cpus)
+	if len(s.cpus) == 0 {
+		return errors.New("tracefs instance has no per_cpu buffers")
+	}
+	s.meta.CPUStatsBefore = s.cpuStats()
+	s.meta.ProfileBefore = s.profiles()
+	for _, e := range s.events {
+		if err := s.inst.write(path.Join("events", e.System, e.Name, "enable"), "1"); err != nil {
+			return err
+		}
+		s.enabled = append(s.enabled, e)
+	}
+	return nil
+}
+
+// headerFile reads events/<name> of the instance (its sub-buffer size may
+// differ from the top level's), or of the top level on older kernels.
+func (s *session) headerFile(name string) ([]byte, error) {
+	if b, err := s.inst.read(path.Join("events", name)); err == nil {
+		return b, nil
+	}
+	return s.root.read(path.Join("events", name))
+}
+
+func (s *session) startReaders() error {
+	s.stop = make(chan struct{})
+	for _, cpu := range s.cpus {
+		r, err := openCPUReader(s.inst, cpu, s.layout, s.tmpDir)
+		if err != nil {
+			return err
+		}
+		s.readers = append(s.readers, r)
+	}
+	for _, r := range s.readers {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); r.run(s.stop) }()
+	}
+	return nil
+}
+
+// run turns tracing on, runs or waits for what is followed, and turns
+// tracing off.
+func (s *session) run(cmdPath string) error {
+	var cmd *exec.Cmd
+	done := make(chan error, 1)
+	if len(s.cfg.Command) > 0 {
+		var err error
+		if cmd, err = s.startCommand(cmdPath); err != nil {
+			return err
+		}
+		go func() { done <- cmd.Wait() }()
+	} else {
+		if s.cfg.PID != 0 {
+			if err := s.inst.write("set_event_pid", strconv.Itoa(s.cfg.PID)); err != nil {
+				return err
+			}
+			if err := s.inst.write("options/event-fork", "1"); err != nil {
+				return err
+			}
+			go func() { done <- waitPID(s.cfg.PID) }()
+			s.meta.PID = s.cfg.PID
+		}
+		s.started = time.Now()
+		if err := s.inst.write("tracing_on", "1"); err != nil {
+			return err
+		}
+	}
+
+	var tick <-chan time.Time
+	if s.cfg.Progress != nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case err := <-done:
+			s.tracingOff()
+			s.clearProgress()
+			if cmd != nil {
+				s.meta.ExitCode = exitCode(cmd, err)
+			}
+			return nil
+		case sig := <-s.cfg.Signals:
+			s.tracingOff()
+			s.clearProgress()
+			s.meta.Interrupted = sig.String()
+			if cmd == nil {
+				if n, ok := sig.(syscall.Signal); ok {
+					s.meta.ExitCode = 128 + int(n)
+				}
+				return nil
+			}
+			// As perf record: the command is asked to end, and waited for
+			// (a second signal kills it).
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				s.meta.ExitCode = exitCode(cmd, err)
+			case <-s.cfg.Signals:
+				_ = cmd.Process.Kill()
+				s.meta.ExitCode = exitCode(cmd, <-done)
+			}
+			return nil
+		case <-tick:
+			s.progress()
+		}
+	}
+}
+
+// startCommand runs the command under the instance's pid filter from its
+// first event on, its own execve included, as trace-cmd's forked child
+// does by writing its pid before exec:
+//
+//  1. set_event_pid holds the thread that forks (event-fork then adds the
+//     child the moment it is created) and tracing is turned on;
+//  2. the child is started under ptrace, so it stops right after its
+//     execve, before the command's first instruction;
+//  3. set_event_pid is rewritten to hold the command only, and the command
+//     is let go.
+//
+// The price is the few events of gprobe's forking thread (and of any thread
+// the Go runtime clones from it) between 1 and 3, recorded under gprobe's
+// name, as trace-cmd's own are.
+func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
+	// The filter names this thread, and ptrace requests must come from the
+	// thread that started the child.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command(cmdPath, s.cfg.Command[1:]...)
+	cmd.Args[0] = s.cfg.Command[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
+	if cmd.Stdin == nil {
+		cmd.Stdin = os.Stdin
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	if !s.cfg.All {
+		if err := s.inst.write("options/event-fork", "1"); err != nil {
+			return nil, err
+		}
+		if err := s.inst.write("set_event_pid", strconv.Itoa(unix.Gettid())); err != nil {
+			return nil, err
+		}
+	}
+	s.started = time.Now()
+	if err := s.inst.write("tracing_on", "1"); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.cfg.Command[0], err)
+	}
+	pid := cmd.Process.Pid
+	fail := func(err error) (*exec.Cmd, error) {
+		_ = cmd.Process.Kill()
+		_ = unix.PtraceDetach(pid)
+		_ = cmd.Wait()
+		return nil, err
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
+		return fail(fmt.Errorf("wait for %s to start: %w", s.cfg.Command[0], err))
+	}
+	if !ws.Stopped() {
+		return fail(fmt.Errorf("%s did not start (status %v)", s.cfg.Command[0], ws))
+	}
+	s.meta.PID = pid
+	if !s.cfg.All {
+		// Opening set_event_pid with O_TRUNC lifts the filter until the
+		// write sets the new list (long enough to catch other tasks'
+		// events), so tracing is paused meanwhile; the command, stopped,
+		// misses nothing. The list becomes the command alone: gprobe's
+		// thread and any thread the Go runtime cloned from it leave.
+		if err := s.inst.write("tracing_on", "0"); err != nil {
+			return fail(err)
+		}
+		if err := s.inst.write("set_event_pid", strconv.Itoa(pid)); err != nil {
+			return fail(err)
+		}
+		if err := s.inst.write("tracing_on", "1"); err != nil {
+			return fail(err)
+		}
+	}
+	if err := unix.PtraceDetach(pid); err != nil {
+		return fail(fmt.Errorf("release %s: %w", s.cfg.Command[0], err))
+	}
+	return cmd, nil
+}
+
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return 1
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// waitPID returns when process pid has exited.
+func waitPID(pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ENOSYS) { // before Linux 5.3
+		for unix.Kill(pid, 0) == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(pfd, -1); err == nil || !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+func (s *session) tracingOff() {
+	if !s.stopped {
+		_ = s.inst.write("tracing_on", "0")
+		s.stopped = true
+	}
+}
+
+func (s *session) progress() {
+	var ev, lost uint64
+	var bytes int64
+	for _, r := range s.readers {
+		ev += r.events.Load()
+		lost += r.missed.Load()
+		bytes += r.size()
+	}
+	secs := time.Since(s.started).Seconds()
+	fmt.Fprintf(s.cfg.Progress, "\r\033[Kgprobe record: %d events (%.0f/s), %s, %d lost", ev, float64(ev)/secs, humanBytes(bytes), lost)
+}
+
+func (s *session) clearProgress() {
+	if s.cfg.Progress != nil {
+		fmt.Fprint(s.cfg.Progress, "\r\033[K")
+	}
+}
+
+func (s *session) cpuStats() []string {
+	out := make([]string, len(s.cpus))
+	for i, cpu := range s.cpus {
+		b, _ := s.inst.read(fmt.Sprintf("per_cpu/cpu%d/stats", cpu))
+		out[i] = string(b)
+	}
+	return out
+}
+
+func (s *session) profiles() map[string]string {
+	m := map[string]string{}
+	for _, f := range []string{"uprobe_profile", "kprobe_profile"} {
+		if b, err := s.root.read(f); err == nil {
+			m[f] = string(b)
+		}
+	}
+	return m
+}
+
+// finish drains the readers, collects the metadata and writes the file.
+func (s *session) finish() (*Result, error) {
+	s.tracingOff()
+	drainStart := time.Now()
+	// /proc/kallsyms takes the kernel about as long to print as the
+	// buffers take to drain: read it meanwhile.
+	kallsyms := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile("/proc/kallsyms")
+		kallsyms <- b
+	}()
+	if s.stop == nil {
+		if err := s.startReaders(); err != nil {
+			return nil, err
+		}
+	}
+	close(s.stop)
+	s.wg.Wait()
+	s.stop = nil
+	for _, r := range s.readers {
+		if r.err != nil {
+			return nil, fmt.Errorf("cpu%d: %w", r.cpu, r.err)
+		}
+	}
+	s.disableEvents()
+
+	m := &s.meta
+	m.Tool = "gprobe record"
+	m.Command = s.cfg.Command
+	m.All = s.cfg.All
+	m.Clock = clock
+	m.SubbufSize = s.layout.size
+	if b, err := s.inst.read("buffer_size_kb"); err == nil {
+		m.BufferSizeKB, _ = strconv.Atoi(strings.Fields(string(b) + " 0")[0])
+	}
+	m.CPUStatsAfter = s.cpuStats()
+	m.ProfileAfter = s.profiles()
+	if b, err := s.root.read("saved_tgids"); err == nil {
+		m.SavedTgids = string(b)
+	}
+	names := map[string]bool{}
+	for _, e := range s.events {
+		m.Events = append(m.Events, e.String())
+		if e.Definition != "" {
+			m.Probes = append(m.Probes, e.Definition)
+		}
+		names[e.Name] = true
+		names[e.System+"/"+e.Name] = true
+	}
+	var res Result
+	for i, r := range s.readers {
+		cl := CPULost{
+			CPU:        r.cpu,
+			Overrun:    statValue(m.CPUStatsAfter[i], "overrun") - statValue(m.CPUStatsBefore[i], "overrun"),
+			Dropped:    statValue(m.CPUStatsAfter[i], "dropped events") - statValue(m.CPUStatsBefore[i], "dropped events"),
+			PageMissed: r.missed.Load(),
+		}
+		m.Lost.PerCPU = append(m.Lost.PerCPU, cl)
+		m.Lost.Overrun += cl.Overrun
+		m.Lost.Dropped += cl.Dropped
+		m.Lost.PageMissed += cl.PageMissed
+		m.Lost.PagesMissedUnknown += r.missedUnknown.Load()
+		res.Events += r.events.Load()
+	}
+	if p, ok := m.ProfileAfter["kprobe_profile"]; ok {
+		m.Lost.ProbeMissed = profileMisses(p, names) - min(profileMisses(m.ProfileBefore["kprobe_profile"], names), profileMisses(p, names))
+	}
+
+	n, err := s.writeFile(<-kallsyms)
+	if err != nil {
+		return nil, err
+	}
+	res.Output, res.Bytes, res.Meta, res.ExitCode = s.cfg.Output, n, *m, m.ExitCode
+	res.Drain = time.Since(drainStart)
+	return &res, nil
+}
+
+func (s *session) writeFile(kallsyms []byte) (int64, error) {
+	f := &tracedat.File{
+		PageSize:       s.layout.size,
+		LongSize:       int(unsafeLongSize),
+		Clock:          clock,
+		TraceClockFile: nil,
+	}
+	var err error
+	if f.HeaderPage, err = s.headerFile("header_page"); err != nil {
+		return 0, err
+	}
+	if f.HeaderEvent, err = s.headerFile("header_event"); err != nil {
+		return 0, err
+	}
+	ftrace, _ := filepath.Glob(s.root.path("events/ftrace/*/format"))
+	sort.Strings(ftrace)
+	for _, p := range ftrace {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, err
+		}
+		f.FtraceFormats = append(f.FtraceFormats, b)
+	}
+	bySystem := map[string]int{}
+	for _, e := range s.events {
+		b, err := s.root.read(path.Join("events", e.System, e.Name, "format"))
+		if err != nil {
+			return 0, err
+		}
+		i, ok := bySystem[e.System]
+		if !ok {
+			i = len(f.Systems)
+			bySystem[e.System] = i
+			f.Systems = append(f.Systems, tracedat.System{Name: e.System})
+		}
+		f.Systems[i].Formats = append(f.Systems[i].Formats, b)
+	}
+	f.Kallsyms = kallsyms
+	f.PrintkFormats, _ = s.root.read("printk_formats")
+	f.Cmdlines, _ = s.root.read("saved_cmdlines")
+	if tc, err := s.inst.read("trace_clock"); err == nil {
+		f.TraceClockFile = tc
+	}
+	for i, cpu := range s.cpus {
+		f.Options = append(f.Options, tracedat.CPUStat(cpu, []byte(s.meta.CPUStatsAfter[i])))
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionUname, Data: tracedat.CString(strings.Join([]string{
+			unix.ByteSliceToString(u.Sysname[:]), unix.ByteSliceToString(u.Nodename[:]),
+			unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:])}, " "))})
+	}
+	f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionVersion, Data: tracedat.CString("gprobe")})
+	meta, err := json.Marshal(s.meta)
+	if err != nil {
+		return 0, err
+	}
+	f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionGprobe, Data: meta})
+
+	// CPU i of the file is CPU number i; CPUs without a buffer are empty.
+	ncpu := s.cpus[len(s.cpus)-1] + 1
+	f.CPUs = make([]tracedat.CPUData, ncpu)
+	for _, r := range s.readers {
+		if _, err := r.tmp.Seek(0, io.SeekStart); err != nil {
+			return 0, err
+		}
+		f.CPUs[r.cpu] = tracedat.CPUData{R: r.tmp, Size: r.size()}
+	}
+
+	// Written beside the target and renamed: never a half-written file
+	// under the output name.
+	out, err := os.CreateTemp(filepath.Dir(s.cfg.Output), ".gprobe-out-*")
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.WriteTo(out)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(out.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(out.Name(), s.cfg.Output)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+		return 0, fmt.Errorf("write %s: %w", s.cfg.Output, err)
+	}
+	return n, nil
+}
+
+func (s *session) disableEvents() error {
+	var first error
+	for _, e := range s.enabled {
+		if err := s.inst.write(path.Join("events", e.System, e.Name, "enable"), "0"); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.enabled = nil
+	return first
+}
+
+// cleanup undoes setup in every case: readers stopped and closed, events
+// disabled, instance removed.
+func (s *session) cleanup() error {
+	if s.inst == "" {
+		return nil
+	}
+	s.tracingOff()
+	if s.stop != nil {
+		close(s.stop)
+		s.wg.Wait()
+	}
+	for _, r := range s.readers {
+		r.close()
+	}
+	first := s.disableEvents()
+	if err := os.Remove(string(s.inst)); err != nil && first == nil {
+		first = fmt.Errorf("remove tracefs instance: %w", err)
+	}
+	return first
+}

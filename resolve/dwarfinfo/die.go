@@ -1,0 +1,384 @@
+package dwarfinfo
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"fmt"
+)
+
+// Variables and types are read with the standard library's DIE reader
+// (debug/dwarf), which is right about DWARF 5 forms and bitfield layout
+// (notes/go-libraries.md P1), over a view of this one unit: dwarf.New then
+// parses one unit header and one abbreviation table instead of all of them.
+
+// unitData returns a debug/dwarf view of the unit alone. Offsets inside it
+// are relative to the unit start; the DIE methods below translate them to
+// absolute .debug_info offsets, the identity used everywhere else.
+func (cu *CU) unitData() (*dwarf.Data, error) {
+	if cu.data != nil || cu.dataErr != nil {
+		return cu.data, cu.dataErr
+	}
+	f := cu.f
+	info := f.Section(".debug_info")
+	if cu.hdr.end > uint64(len(info)) || cu.hdr.off > cu.hdr.end {
+		cu.dataErr = fmt.Errorf("%s: %w: unit at %#x beyond .debug_info", f.Path, ErrBadDWARF, cu.hdr.off)
+		return nil, cu.dataErr
+	}
+	d, err := dwarf.New(f.Section(".debug_abbrev"), nil, nil, info[cu.hdr.off:cu.hdr.end],
+		f.Section(".debug_line"), nil, f.Section(".debug_ranges"), f.Section(".debug_str"))
+	if err == nil {
+		for _, name := range []string{".debug_addr", ".debug_line_str", ".debug_str_offsets", ".debug_rnglists"} {
+			if s := f.Section(name); s != nil {
+				d.AddSection(name, s)
+			}
+		}
+	}
+	if err != nil {
+		cu.dataErr = fmt.Errorf("%s: %w: unit at %#x: %v", f.Path, ErrBadDWARF, cu.hdr.off, err)
+	}
+	cu.data = d
+	return d, cu.dataErr
+}
+
+// absolute rewrites e's offset and its intra-unit references from unit
+// relative to .debug_info offsets.
+func (cu *CU) absolute(e *dwarf.Entry) *dwarf.Entry {
+	e.Offset += dwarf.Offset(cu.hdr.off)
+	for i := range e.Field {
+		if e.Field[i].Class == dwarf.ClassReference {
+			if o, ok := e.Field[i].Val.(dwarf.Offset); ok {
+				e.Field[i].Val = o + dwarf.Offset(cu.hdr.off)
+			}
+		}
+	}
+	return e
+}
+
+func (cu *CU) relative(off uint64) (dwarf.Offset, error) {
+	if off < cu.hdr.off || off >= cu.hdr.end {
+		return 0, fmt.Errorf("%s: %w: DIE reference %#x outside its unit [%#x, %#x)", cu.f.Path, ErrBadDWARF, off, cu.hdr.off, cu.hdr.end)
+	}
+	return dwarf.Offset(off - cu.hdr.off), nil
+}
+
+// DIE reads the entry at absolute offset off, which must lie in the unit.
+func (cu *CU) DIE(off uint64) (e *dwarf.Entry, err error) {
+	defer cu.recoverInto(&err)
+	d, err := cu.unitData()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := cu.relative(off)
+	if err != nil {
+		return nil, err
+	}
+	r := d.Reader()
+	r.Seek(rel)
+	e, err = r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: DIE at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
+	}
+	if e == nil || e.Offset != rel {
+		return nil, fmt.Errorf("%s: %w: no DIE at %#x", cu.f.Path, ErrBadDWARF, off)
+	}
+	return cu.absolute(e), nil
+}
+
+// Children returns the direct children of the entry at off, in order.
+func (cu *CU) Children(off uint64) (out []*dwarf.Entry, err error) {
+	defer cu.recoverInto(&err)
+	d, err := cu.unitData()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := cu.relative(off)
+	if err != nil {
+		return nil, err
+	}
+	r := d.Reader()
+	r.Seek(rel)
+	e, err := r.Next()
+	if err != nil || e == nil {
+		return nil, fmt.Errorf("%s: %w: DIE at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
+	}
+	if !e.Children {
+		return nil, nil
+	}
+	for {
+		c, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: children of DIE %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
+		}
+		if c == nil || c.Tag == 0 {
+			return out, nil
+		}
+		if c.Children {
+			r.SkipChildren()
+		}
+		out = append(out, cu.absolute(c))
+	}
+}
+
+// UnitDIE returns the unit's own entry (DW_TAG_compile_unit).
+func (cu *CU) UnitDIE() (*dwarf.Entry, error) { return cu.DIE(cu.hdr.dieOff) }
+
+// Type decodes the type at absolute offset off with debug/dwarf.
+func (cu *CU) Type(off uint64) (t dwarf.Type, err error) {
+	defer cu.recoverInto(&err)
+	d, err := cu.unitData()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := cu.relative(off)
+	if err != nil {
+		return nil, err
+	}
+	t, err = d.Type(rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: type at %#x: %v", cu.f.Path, ErrBadDWARF, off, err)
+	}
+	return t, nil
+}
+
+func (cu *CU) recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: %w: unit at %#x: %v", cu.f.Path, ErrBadDWARF, cu.hdr.off, r)
+	}
+}
+
+// Version is the unit's DWARF version.
+func (cu *CU) Version() int { return int(cu.hdr.version) }
+
+// DWARF 5 location list entry kinds.
+const (
+	lleEndOfList       = 0
+	lleBaseAddressx    = 1
+	lleStartxEndx      = 2
+	lleStartxLength    = 3
+	lleOffsetPair      = 4
+	lleDefaultLocation = 5
+	lleBaseAddress     = 6
+	lleStartEnd        = 7
+	lleStartLength     = 8
+)
+
+// Location returns the location expression that attribute field (a
+// DW_AT_location or DW_AT_frame_base) gives at pc, as libdw's
+// dwarf_getlocation_addr(..., 1) does: a single expression applies
+// everywhere; for a location list, the first entry whose [begin, end)
+// holds pc. ok is false when nothing covers pc (the variable is optimized
+// out there).
+func (cu *CU) Location(field *dwarf.Field, pc uint64) (expr []byte, ok bool, err error) {
+	defer cu.recoverInto(&err)
+	switch field.Class {
+	case dwarf.ClassExprLoc, dwarf.ClassBlock:
+		b, _ := field.Val.([]byte)
+		return b, true, nil
+	case dwarf.ClassLocListPtr:
+		off, _ := field.Val.(int64)
+		if cu.hdr.version >= 5 {
+			return cu.locListEntry(uint64(off), pc)
+		}
+		return cu.locEntry(uint64(off), pc)
+	case dwarf.ClassLocList: // DW_FORM_loclistx
+		var idx uint64
+		switch v := field.Val.(type) {
+		case uint64:
+			idx = v
+		case int64:
+			idx = uint64(v)
+		}
+		off, err := cu.loclistxOffset(idx)
+		if err != nil {
+			return nil, false, err
+		}
+		return cu.locListEntry(off, pc)
+	}
+	return nil, false, fmt.Errorf("%s: %w: location attribute of class %v", cu.f.Path, ErrBadDWARF, field.Class)
+}
+
+func (cu *CU) badLoc(format string, args ...any) error {
+	return fmt.Errorf("%s: %w: unit at %#x: %s", cu.f.Path, ErrBadDWARF, cu.hdr.off, fmt.Sprintf(format, args...))
+}
+
+// locEntry reads a DWARF 2-4 .debug_loc list.
+func (cu *CU) locEntry(off, pc uint64) ([]byte, bool, error) {
+	sec := cu.f.Section(".debug_loc")
+	size := int(cu.hdr.addrSize)
+	order := cu.f.Order
+	base := cu.lowPC
+	maxAddr := ^uint64(0)
+	if size == 4 {
+		maxAddr = 0xffffffff
+	}
+	p := int(off)
+	if off > uint64(len(sec)) {
+		return nil, false, cu.badLoc(".debug_loc offset %#x out of range", off)
+	}
+	for {
+		if p+2*size > len(sec) {
+			return nil, false, cu.badLoc("truncated .debug_loc list at %#x", off)
+		}
+		begin, end := readAddr(sec[p:], size, order), readAddr(sec[p+size:], size, order)
+		p += 2 * size
+		switch {
+		case begin == 0 && end == 0:
+			return nil, false, nil
+		case begin == maxAddr:
+			base = end
+			continue
+		}
+		if p+2 > len(sec) {
+			return nil, false, cu.badLoc("truncated .debug_loc list at %#x", off)
+		}
+		n := int(order.Uint16(sec[p:]))
+		p += 2
+		if p+n > len(sec) {
+			return nil, false, cu.badLoc("truncated .debug_loc expression at %#x", p)
+		}
+		if base+begin <= pc && pc < base+end {
+			return sec[p : p+n], true, nil
+		}
+		p += n
+	}
+}
+
+// loclistxOffset resolves a DW_FORM_loclistx index through the unit's
+// DW_AT_loclists_base offset table.
+func (cu *CU) loclistxOffset(idx uint64) (uint64, error) {
+	sec := cu.f.Section(".debug_loclists")
+	w := uint64(4)
+	if cu.hdr.dwarf64 {
+		w = 8
+	}
+	at := cu.loclistsBase + idx*w
+	if at+w > uint64(len(sec)) {
+		return 0, cu.badLoc("loclistx %d out of range", idx)
+	}
+	if w == 8 {
+		return cu.loclistsBase + cu.f.Order.Uint64(sec[at:]), nil
+	}
+	return cu.loclistsBase + uint64(cu.f.Order.Uint32(sec[at:])), nil
+}
+
+// address reads entry idx of the unit's .debug_addr table.
+func (cu *CU) address(idx uint64) (uint64, error) {
+	sec := cu.f.Section(".debug_addr")
+	size := uint64(cu.hdr.addrSize)
+	at := cu.addrBase + idx*size
+	if at+size > uint64(len(sec)) {
+		return 0, cu.badLoc(".debug_addr index %d out of range", idx)
+	}
+	return readAddr(sec[at:], int(size), cu.f.Order), nil
+}
+
+// locListEntry reads a DWARF 5 .debug_loclists list.
+func (cu *CU) locListEntry(off, pc uint64) ([]byte, bool, error) {
+	sec := cu.f.Section(".debug_loclists")
+	if off >= uint64(len(sec)) {
+		return nil, false, cu.badLoc(".debug_loclists offset %#x out of range", off)
+	}
+	r := reader{b: sec, pos: int(off)}
+	size := int(cu.hdr.addrSize)
+	order := cu.f.Order
+	base := cu.lowPC
+	var deflt []byte
+	addr := func() uint64 {
+		if r.pos+size > len(r.b) {
+			r.bad = true
+			return 0
+		}
+		v := readAddr(r.b[r.pos:], size, order)
+		r.pos += size
+		return v
+	}
+	for {
+		kind := r.u8()
+		var begin, end uint64
+		var err error
+		switch kind {
+		case lleEndOfList:
+			if r.bad {
+				return nil, false, cu.badLoc("truncated .debug_loclists list at %#x", off)
+			}
+			return deflt, deflt != nil, nil
+		case lleBaseAddressx:
+			if base, err = cu.address(r.uleb()); err != nil {
+				return nil, false, err
+			}
+			continue
+		case lleBaseAddress:
+			base = addr()
+			continue
+		case lleStartxEndx:
+			if begin, err = cu.address(r.uleb()); err == nil {
+				end, err = cu.address(r.uleb())
+			}
+		case lleStartxLength:
+			if begin, err = cu.address(r.uleb()); err == nil {
+				end = begin + r.uleb()
+			}
+		case lleOffsetPair:
+			begin = base + r.uleb()
+			end = base + r.uleb()
+		case lleDefaultLocation:
+		case lleStartEnd:
+			begin = addr()
+			end = addr()
+		case lleStartLength:
+			begin = addr()
+			end = begin + r.uleb()
+		default:
+			return nil, false, cu.badLoc("unknown location list entry %#x at %#x", kind, r.pos-1)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		n := int(r.uleb())
+		if r.bad || n < 0 || r.pos+n > len(r.b) {
+			return nil, false, cu.badLoc("truncated .debug_loclists list at %#x", off)
+		}
+		expr := r.b[r.pos : r.pos+n]
+		r.pos += n
+		if kind == lleDefaultLocation {
+			deflt = expr
+			continue
+		}
+		if begin <= pc && pc < end {
+			return expr, true, nil
+		}
+	}
+}
+
+func readAddr(b []byte, size int, order binary.ByteOrder) uint64 {
+	if size == 4 {
+		return uint64(order.Uint32(b))
+	}
+	return order.Uint64(b)
+}
+
+// HasLocationLists reports whether some variable or parameter of the unit
+// has a location list (DW_FORM_sec_offset), perf's test for a unit built
+// with optimization.
+func (cu *CU) HasLocationLists() (found bool, err error) {
+	defer cu.recoverInto(&err)
+	d, err := cu.unitData()
+	if err != nil {
+		return false, err
+	}
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return false, fmt.Errorf("%s: %w: unit at %#x: %v", cu.f.Path, ErrBadDWARF, cu.hdr.off, err)
+		}
+		if e == nil {
+			return false, nil
+		}
+		if e.Tag == dwarf.TagVariable || e.Tag == dwarf.TagFormalParameter {
+			if fl := e.AttrField(dwarf.AttrLocation); fl != nil && fl.Class == dwarf.ClassLocListPtr {
+				return true, nil
+			}
+		}
+	}
+}
