@@ -18,6 +18,9 @@ type Config struct {
 
 // Run reads src once and runs every selected analysis over it.
 func Run(src trace.Source, cfg Config) (*report.Report, error) {
+	// Probe definitions stored in the file (gprobe record) are known
+	// before the events: trace.dat metadata precedes the data.
+	cfg.Latency.Definitions = append(cfg.Latency.Definitions, src.Info().Probes...)
 	lat := latency.New(cfg.Latency)
 	lat.OnCall = cfg.OnCall
 	var rc *refcount.Analyzer

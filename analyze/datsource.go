@@ -38,6 +38,7 @@ func newDatSource(f *tracedat.File) *datSource {
 	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
 	s.info.Truncated = f.Truncated
 	s.info.StatsLost = statsLost(f.CPUStats)
+	s.info.Probes = f.Probes
 	return s
 }
 
@@ -133,7 +134,7 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 		}
 	}
 	var ev trace.Event
-	lastPID, lastComm := -1, ""
+	lastPID, lastComm, lastTGID := -1, "", 0
 	for h.Len() > 0 {
 		st := (*h)[0]
 		r := &st.cur[st.i]
@@ -155,9 +156,9 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 				ev.Name = fmt.Sprintf("event_%d", r.id)
 			}
 			if ev.PID != lastPID {
-				lastPID, lastComm = ev.PID, s.f.Cmdlines[ev.PID]
+				lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.f.TGIDs[ev.PID]
 			}
-			ev.Comm = lastComm
+			ev.Comm, ev.TGID = lastComm, lastTGID
 		}
 		if err := fn(&ev); err != nil {
 			return err

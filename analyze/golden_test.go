@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden reports")
 // golden is what testdata/golden/gen.sh recorded.
 var golden = refprog{calls: 30, objs: 10, leaked: 3, dbl: 2}
 
-var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
+var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
 
 // goldenPath returns a readable path for a golden file, inflating .zst
 // copies into a temporary directory.
@@ -300,5 +300,31 @@ func TestRandomInput(t *testing.T) {
 	}
 	if !errors.Is(err, analyze.ErrUnknownFormat) {
 		t.Errorf("prose: %v, want ErrUnknownFormat", err)
+	}
+}
+
+// TestGprobeMetadata: gprobe record's own option gives the probe
+// definitions (used to pair probes) and the thread-to-process map.
+func TestGprobeMetadata(t *testing.T) {
+	rec, err := analyze.Open(goldenPath(t, "gprobe.dat.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	tgids := 0
+	if err := rec.Run(func(e *trace.Event) error {
+		if e.TGID != 0 {
+			tgids++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	probes := rec.Info().Probes
+	if len(probes) != 4 || !strings.Contains(strings.Join(probes, "\n"), "work__return") {
+		t.Errorf("probes %q", probes)
+	}
+	if tgids != golden.events() {
+		t.Errorf("%d of %d events have a TGID", tgids, golden.events())
 	}
 }

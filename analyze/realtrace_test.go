@@ -83,10 +83,18 @@ func recording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB st
 	if bufKB != "" {
 		args = append(args, bufKB)
 	}
-	out, err := exec.Command("sh", args...).CombinedOutput()
+	// gprobe record records a second run of the program.
+	gprobe := filepath.Join(t.TempDir(), "gprobe")
+	if out, err := exec.Command("go", "build", "-o", gprobe, "github.com/gprobe/gprobe/cmd/gprobe").CombinedOutput(); err != nil {
+		t.Fatalf("go build gprobe: %v\n%s", err, out)
+	}
+	cmd := exec.Command("sh", args...)
+	cmd.Env = append(os.Environ(), "GPROBE="+gprobe)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "extract.log"))
-		t.Fatalf("record.sh: %v\n%s\n%s", err, out, log)
+		rlog, _ := os.ReadFile(filepath.Join(dir, "record.log"))
+		t.Fatalf("record.sh: %v\n%s\n%s\n%s", err, out, log, rlog)
 	}
 	return dir
 }
@@ -135,7 +143,7 @@ func TestRealRecordings(t *testing.T) {
 	const calls, objs, leaked, dbl = 301, 41, 7, 5
 	dir := recording(t, "real", calls, objs, leaked, dbl, "")
 
-	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
+	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "gprobe.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
 	if _, err := os.Stat(filepath.Join(dir, "v7-zlib.dat")); err == nil {
 		files = append(files, "v7-zlib.dat")
 	}

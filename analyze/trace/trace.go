@@ -140,6 +140,8 @@ type Info struct {
 	// StatsLost is what the kernel's per-CPU stats (overrun, dropped)
 	// recorded in the file count as lost, where it is not known when.
 	StatsLost int64
+	// Probes are probe definitions the recording carries (gprobe record).
+	Probes []string
 	// TextTimestamps: timestamps came from text (microsecond resolution).
 	TextTimestamps bool
 }

@@ -7,6 +7,7 @@ package tracedat
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,22 +33,24 @@ var Magic = []byte("\x17\x08\x44tracing")
 
 // Option and section IDs (trace-cmd-private.h).
 const (
-	optDone        = 0
-	optDate        = 1
-	optCPUStat     = 2
-	optBuffer      = 3
-	optTraceClock  = 4
-	optUname       = 5
-	optCPUCount    = 8
-	optVersion     = 9
-	optProcMaps    = 10
-	optHeaderInfo  = 16
-	optFtraceEvs   = 17
-	optEventFmts   = 18
-	optKallsyms    = 19
-	optPrintk      = 20
-	optCmdlines    = 21
-	optBufferText  = 22
+	optDone       = 0
+	optDate       = 1
+	optCPUStat    = 2
+	optBuffer     = 3
+	optTraceClock = 4
+	optUname      = 5
+	optCPUCount   = 8
+	optVersion    = 9
+	optProcMaps   = 10
+	optHeaderInfo = 16
+	optFtraceEvs  = 17
+	optEventFmts  = 18
+	optKallsyms   = 19
+	optPrintk     = 20
+	optCmdlines   = 21
+	optBufferText = 22
+	// optGprobe is gprobe record's JSON metadata (record/tracedat.OptionGprobe).
+	optGprobe      = 0x6770
 	secFlCompress  = 1
 	maxMetaSection = 256 << 20 // refuse to inflate more than this for one metadata blob
 )
@@ -84,6 +87,10 @@ type File struct {
 	Cmdlines       map[int]string
 	Buffers        []Buffer
 	CPUStats       []string
+	// Probes are the probe definitions gprobe record stored (dynamic_events
+	// lines); TGIDs maps thread to process from its saved_tgids.
+	Probes []string
+	TGIDs  map[int]int
 	// Truncated is set when the file ends before the data its tables
 	// announce; the streams then stop at the last complete page.
 	Truncated bool
@@ -359,6 +366,8 @@ func (f *File) readV6(c *cursor) error {
 					useClock = true
 				case optCPUStat:
 					f.CPUStats = append(f.CPUStats, string(data))
+				case optGprobe:
+					f.readGprobe(data)
 				case optBuffer:
 					if len(data) >= 9 {
 						extra = append(extra, v6buf{cstr(data[8:]), int64(f.Order.Uint64(data))})
@@ -473,6 +482,8 @@ func (f *File) readV7(c *cursor) error {
 				}
 			case optCPUStat:
 				f.CPUStats = append(f.CPUStats, string(data))
+			case optGprobe:
+				f.readGprobe(data)
 			case optBuffer, optBufferText:
 				bufs = append(bufs, bufOpt{oid, data})
 			}
@@ -686,5 +697,30 @@ func (f *File) recoverBuffers(p int64) {
 		}
 		f.Buffers = append(f.Buffers, b)
 		p = end
+	}
+}
+
+// readGprobe takes what analysis can use from gprobe record's metadata:
+// the probe definitions (to pair entry and return probes) and the
+// thread-to-process map. A damaged blob is ignored: it is optional.
+func (f *File) readGprobe(data []byte) {
+	var m struct {
+		Probes     []string `json:"probes"`
+		SavedTgids string   `json:"saved_tgids"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return
+	}
+	f.Probes = m.Probes
+	for _, line := range strings.Split(m.SavedTgids, "\n") {
+		p, g, ok := strings.Cut(strings.TrimSpace(line), " ")
+		pid, err1 := strconv.Atoi(p)
+		tgid, err2 := strconv.Atoi(strings.TrimSpace(g))
+		if ok && err1 == nil && err2 == nil && tgid > 0 {
+			if f.TGIDs == nil {
+				f.TGIDs = map[int]int{}
+			}
+			f.TGIDs[pid] = tgid
+		}
 	}
 }

@@ -12,6 +12,8 @@
 #   v7-none.dat     `trace-cmd convert --compression none`
 #   v7-zlib.dat     `trace-cmd convert --compression zlib` (if supported)
 #   v6.dat          `trace-cmd convert --file-version 6`
+#   gprobe.dat      `$GPROBE record` of a second run (when GPROBE names a
+#                   gprobe binary)
 # Probes and instance carry a unique name and are removed on every exit.
 # With KALLSYMS_EMPTY=1, trace-cmd runs in a private mount namespace where
 # /proc/kallsyms is empty, so that the files stay small (golden set).
@@ -82,3 +84,13 @@ if trace-cmd list -c 2>/dev/null | grep -q zlib; then
 	trace-cmd convert -i "$out/v7-zstd.dat" --compression zlib -o "$out/v7-zlib.dat" >> "$out/extract.log" 2>&1
 fi
 rm -f "$out"/*.dat.cpu*
+if [ -n "${GPROBE:-}" ]; then
+	rec="'$GPROBE' record -e '$group:*' -o '$out/gprobe.dat' ${bufkb:+--buffer-size $bufkb} -- '$prog' $calls $objs $leaked $dbl"
+	if [ "${KALLSYMS_EMPTY:-}" = 1 ]; then
+		: > "$out/empty"
+		unshare -m sh -c "mount --bind '$out/empty' /proc/kallsyms && $rec" > /dev/null 2> "$out/record.log"
+		rm -f "$out/empty"
+	else
+		sh -c "$rec" > /dev/null 2> "$out/record.log"
+	fi
+fi
