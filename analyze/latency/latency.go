@@ -112,8 +112,7 @@ type Analyzer struct {
 	fns       map[string]*fnInfo // by function identity
 	fnIDs     map[string]int
 	fnNames   []string
-	byFormat  map[*event.Format]*class
-	byName    map[[2]string]*class
+	classes   trace.TypeCache[*class]
 	evFn      map[string]string  // entry event full name -> function identity
 	retFn     map[string]string  // return event full name -> function identity ("" = not yet known)
 	addrFn    map[addrKey]string // (process, entry ip) -> function identity
@@ -128,8 +127,8 @@ type Analyzer struct {
 // New returns an empty analyzer.
 func New(opts Options) *Analyzer {
 	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, fns: map[string]*fnInfo{},
-		fnIDs: map[string]int{}, byFormat: map[*event.Format]*class{}, byName: map[[2]string]*class{},
-		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
+		fnIDs: map[string]int{},
+		evFn:  map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
 		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
 	for _, d := range opts.Definitions {
 		a.addDefinition(d)
@@ -166,21 +165,9 @@ func isReturn(e *trace.Event) bool {
 	return strings.HasSuffix(e.Name, "__return") || e.Has("__probe_func")
 }
 
-func proc(e *trace.Event) int {
-	if e.TGID != 0 {
-		return e.TGID
-	}
-	return e.PID
-}
+func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }
 
-func (a *Analyzer) classOf(e *trace.Event) *class {
-	if e.Format != nil {
-		if c, ok := a.byFormat[e.Format]; ok {
-			return c
-		}
-	} else if c, ok := a.byName[[2]string{e.System, e.Name}]; ok {
-		return c
-	}
+func (a *Analyzer) derive(e *trace.Event) *class {
 	c := &class{full: fullName(e), fn: -1}
 	switch {
 	case isReturn(e):
@@ -198,9 +185,6 @@ func (a *Analyzer) classOf(e *trace.Event) *class {
 	if e.Format != nil {
 		c.ipField = e.Format.Field("__probe_ip")
 		c.funcField = e.Format.Field("__probe_func")
-		a.byFormat[e.Format] = c
-	} else {
-		a.byName[[2]string{e.System, e.Name}] = c
 	}
 	return c
 }
@@ -240,7 +224,7 @@ func (a *Analyzer) Event(e *trace.Event) {
 	if ip, ok := c.uint(e, c.ipField, "__probe_ip"); ok {
 		// Remember which function this address is, for returns that only
 		// name an address; the same (process, ip) repeats, skip the map then.
-		if p := proc(e); p != c.lastProc || ip != c.lastIP {
+		if p := e.Process(); p != c.lastProc || ip != c.lastIP {
 			c.lastProc, c.lastIP = p, ip
 			k := addrKey{p, ip}
 			if _, seen := a.addrFn[k]; !seen {
@@ -297,7 +281,7 @@ func (a *Analyzer) partner(e *trace.Event, full string) string {
 		}
 	}
 	if fa, ok := e.Uint("__probe_func"); ok {
-		if fn, ok := a.addrFn[addrKey{proc(e), fa}]; ok {
+		if fn, ok := a.addrFn[addrKey{e.Process(), fa}]; ok {
 			a.retFn[full] = fn
 			return fn
 		}

@@ -160,17 +160,16 @@ type Options struct {
 
 // Analyzer consumes events in time order.
 type Analyzer struct {
-	spec     Spec
-	opts     Options
-	byFormat map[*event.Format]*class
-	byName   map[[2]string]*class
-	live     map[objKey]*Object
-	dead     map[objKey]*Object
-	order    []objKey // quarantine FIFO
-	qhead    int
-	loss     []uint64
-	last     uint64
-	rep      Report
+	spec    Spec
+	opts    Options
+	classes trace.TypeCache[*class]
+	live    map[objKey]*Object
+	dead    map[objKey]*Object
+	order   []objKey // quarantine FIFO
+	qhead   int
+	loss    []uint64
+	last    uint64
+	rep     Report
 	// lostAnywhere: events were lost at unknown times.
 	lostAnywhere bool
 }
@@ -186,8 +185,7 @@ func New(spec Spec, opts Options) *Analyzer {
 	if opts.MaxListed <= 0 {
 		opts.MaxListed = 100
 	}
-	return &Analyzer{spec: spec, opts: opts, byFormat: map[*event.Format]*class{}, byName: map[[2]string]*class{},
-		live: map[objKey]*Object{}, dead: map[objKey]*Object{}}
+	return &Analyzer{spec: spec, opts: opts, live: map[objKey]*Object{}, dead: map[objKey]*Object{}}
 }
 
 func matches(specs []string, e *trace.Event) bool {
@@ -214,14 +212,9 @@ type class struct {
 	ipField  *event.Field
 }
 
-func (a *Analyzer) classOf(e *trace.Event) *class {
-	if e.Format != nil {
-		if c, ok := a.byFormat[e.Format]; ok {
-			return c
-		}
-	} else if c, ok := a.byName[[2]string{e.System, e.Name}]; ok {
-		return c
-	}
+func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }
+
+func (a *Analyzer) derive(e *trace.Event) *class {
 	c := &class{}
 	switch {
 	case matches(a.spec.New, e):
@@ -242,9 +235,6 @@ func (a *Analyzer) classOf(e *trace.Event) *class {
 	if e.Format != nil {
 		c.keyField = e.Format.Field(c.keyName)
 		c.ipField = e.Format.Field("__probe_ip")
-		a.byFormat[e.Format] = c
-	} else {
-		a.byName[[2]string{e.System, e.Name}] = c
 	}
 	return c
 }
@@ -292,10 +282,7 @@ func (a *Analyzer) key(e *trace.Event, c *class) (objKey, bool) {
 		ip, ipOK = e.Uint("__probe_ip")
 	}
 	if ipOK && ip < 1<<47 {
-		k.proc = e.TGID
-		if k.proc == 0 {
-			k.proc = e.PID
-		}
+		k.proc = e.Process()
 	}
 	return k, true
 }

@@ -154,3 +154,45 @@ type Source interface {
 	// Info is complete once Run returned.
 	Info() Info
 }
+
+// Process is the event's process: its TGID when the recording says, else
+// its thread id.
+func (e *Event) Process() int {
+	if e.TGID != 0 {
+		return e.TGID
+	}
+	return e.PID
+}
+
+// TypeCache keeps what a consumer derived once per event type: keyed by
+// the format for binary events (a pointer: cheap on the hot path), by
+// system and name for text events.
+type TypeCache[T any] struct {
+	byFormat map[*event.Format]T
+	byName   map[[2]string]T
+}
+
+// Get returns the value for e's type, calling derive the first time.
+func (c *TypeCache[T]) Get(e *Event, derive func(*Event) T) T {
+	if e.Format != nil {
+		if v, ok := c.byFormat[e.Format]; ok {
+			return v
+		}
+		v := derive(e)
+		if c.byFormat == nil {
+			c.byFormat = map[*event.Format]T{}
+		}
+		c.byFormat[e.Format] = v
+		return v
+	}
+	k := [2]string{e.System, e.Name}
+	if v, ok := c.byName[k]; ok {
+		return v
+	}
+	v := derive(e)
+	if c.byName == nil {
+		c.byName = map[[2]string]T{}
+	}
+	c.byName[k] = v
+	return v
+}
