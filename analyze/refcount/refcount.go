@@ -373,7 +373,7 @@ func (a *Analyzer) Event(e *trace.Event) {
 }
 
 func (a *Analyzer) born(k objKey, e *trace.Event) *Object {
-	o := &Object{key: k, Count: 1, FirstTS: e.TS, Site: a.site(e)}
+	o := &Object{key: k, Count: 1, FirstTS: e.TS, Site: a.site(e), hist: make([]Step, 0, a.opts.History)}
 	a.live[k] = o
 	a.rep.Objects++
 	return o

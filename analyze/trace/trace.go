@@ -164,25 +164,30 @@ func (e *Event) Process() int {
 	return e.PID
 }
 
-// TypeCache keeps what a consumer derived once per event type: keyed by
-// the format for binary events (a pointer: cheap on the hot path), by
-// system and name for text events.
+// TypeCache keeps what a consumer derived once per event type: by format
+// ID for binary events (a slice index on the hot path), by system and name
+// for text events.
 type TypeCache[T any] struct {
-	byFormat map[*event.Format]T
-	byName   map[[2]string]T
+	byID   []cached[T]
+	byName map[[2]string]T
+}
+
+type cached[T any] struct {
+	f *event.Format
+	v T
 }
 
 // Get returns the value for e's type, calling derive the first time.
 func (c *TypeCache[T]) Get(e *Event, derive func(*Event) T) T {
-	if e.Format != nil {
-		if v, ok := c.byFormat[e.Format]; ok {
-			return v
+	if f := e.Format; f != nil && f.ID >= 0 && f.ID < 1<<16 {
+		if f.ID < len(c.byID) && c.byID[f.ID].f == f {
+			return c.byID[f.ID].v
 		}
 		v := derive(e)
-		if c.byFormat == nil {
-			c.byFormat = map[*event.Format]T{}
+		for len(c.byID) <= f.ID {
+			c.byID = append(c.byID, cached[T]{})
 		}
-		c.byFormat[e.Format] = v
+		c.byID[f.ID] = cached[T]{f, v}
 		return v
 	}
 	k := [2]string{e.System, e.Name}
