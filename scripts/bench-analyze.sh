@@ -22,23 +22,25 @@ lost=$("$tmp/gprobe" analyze --json "$dat" | sed -n 's/^  "lost_events": \([0-9]
 echo "recording: $events events ($lost lost), $(stat -c %s "$dat") bytes, trace-cmd v7 zstd"
 
 # best of N: wall-clock seconds and CPU seconds (user + system), each
-# the minimum over the runs (the machine may be shared).
+# the minimum over the runs (the machine may be shared), and the largest
+# resident set.
 best() {
-	bw="" bc=""
+	bw="" bc="" rss=0
 	for i in $(seq "$runs"); do
-		/usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" > /dev/null
-		read -r w u s < "$tmp/time"
+		/usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > /dev/null
+		read -r w u s m < "$tmp/time"
+		[ "$m" -gt "$rss" ] && rss=$m
 		c=$(echo "$u + $s" | bc)
 		if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc)" = 1 ]; then bw=$w; fi
 		if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc)" = 1 ]; then bc=$c; fi
 	done
-	echo "$bw $bc"
+	echo "$bw $bc $rss"
 }
 set -- $(best "$tmp/gprobe" analyze --refcount get=obj_get,put=obj_put "$dat")
-gw=$1 gc=$2
+gw=$1 gc=$2 gm=$3
 set -- $(best trace-cmd report "$dat")
-rw=$1 rc=$2
-printf '%-38s %8s %8s\n' "" "wall s" "cpu s"
-printf '%-38s %8.3f %8.3f\n' "gprobe analyze (latency + refcount)" "$gw" "$gc"
-printf '%-38s %8.3f %8.3f\n' "trace-cmd report (print only)" "$rw" "$rc"
+rw=$1 rc=$2 rm=$3
+printf '%-38s %8s %8s %10s\n' "" "wall s" "cpu s" "max RSS kB"
+printf '%-38s %8.3f %8.3f %10d\n' "gprobe analyze (latency + refcount)" "$gw" "$gc" "$gm"
+printf '%-38s %8.3f %8.3f %10d\n' "trace-cmd report (print only)" "$rw" "$rc" "$rm"
 printf 'ratio: gprobe analyze is %.1fx faster (wall), %.1fx (cpu)\n' "$(echo "$rw / $gw" | bc -l)" "$(echo "$rc / $gc" | bc -l)"

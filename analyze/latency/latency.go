@@ -55,6 +55,9 @@ type Result struct {
 	P999Ns           uint64   `json:"p999_ns"`
 	MaxNs            uint64   `json:"max_ns"`
 	Histogram        []Bucket `json:"histogram"`
+	// Uncertain: events were lost while calls of this function were
+	// open, so a return may be missing or paired with the wrong entry.
+	Uncertain bool `json:"uncertain,omitempty"`
 }
 
 type frame struct {
@@ -121,14 +124,15 @@ type Analyzer struct {
 	stats     map[[2]string]*stats
 	statFn    map[string]*stats
 	statID    []*stats             // by function index, when not grouping
+	uncertain map[int]bool         // function indexes with calls open at a loss
 	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
 }
 
 // New returns an empty analyzer.
 func New(opts Options) *Analyzer {
 	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, fns: map[string]*fnInfo{},
-		fnIDs: map[string]int{},
-		evFn:  map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
+		fnIDs: map[string]int{}, uncertain: map[int]bool{},
+		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
 		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
 	for _, d := range opts.Definitions {
 		a.addDefinition(d)
@@ -210,6 +214,15 @@ func (c *class) uint(e *trace.Event, f *event.Field, name string) (uint64, bool)
 
 // Event feeds one event.
 func (a *Analyzer) Event(e *trace.Event) {
+	if e.Kind == trace.Lost {
+		// Open calls may have lost their return (or a nested entry).
+		for k, st := range a.stacks {
+			if len(*st) > 0 {
+				a.uncertain[k.fn] = true
+			}
+		}
+		return
+	}
 	if e.Kind != trace.Data {
 		return
 	}
@@ -432,6 +445,9 @@ func (a *Analyzer) Results() []Result {
 			r.P999Ns = s.q.quantile(0.999, r.MinNs, r.MaxNs)
 		}
 		r.Histogram = s.h.buckets()
+		if id, ok := a.fnIDs[k[0]]; ok && a.uncertain[id] {
+			r.Uncertain = true
+		}
 		out = append(out, r)
 	}
 	for k, n := range a.unplaced {

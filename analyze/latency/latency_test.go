@@ -171,3 +171,19 @@ func TestLog2Buckets(t *testing.T) {
 		t.Errorf("%+v", b)
 	}
 }
+
+func TestLostEventsMakeOpenCallsUncertain(t *testing.T) {
+	a := New(Options{})
+	a.Event(entry("f", 1, 10, "0x10"))
+	a.Event(entry("g", 1, 11, "0x20"))
+	a.Event(ret("g__return", 1, 12, "0x20"))
+	a.Event(&trace.Event{Kind: trace.Lost, TS: 13, Count: 5})
+	a.Event(ret("f__return", 1, 20, "0x10"))
+	rs := a.Results()
+	if f := one(t, rs, "f"); !f.Uncertain || f.Count != 1 {
+		t.Errorf("f %+v", f)
+	}
+	if g := one(t, rs, "g"); g.Uncertain {
+		t.Errorf("g had no open call at the loss: %+v", g)
+	}
+}

@@ -102,11 +102,19 @@ func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
 		}
 		fmt.Fprintln(tw, "FUNCTION\t"+group("GROUP")+"COUNT\tNO-RETURN\tNO-ENTRY\tMIN\tMEAN\tP50\tP90\tP99\tP99.9\tMAX\t")
 		for _, l := range r.Latency {
+			if l.Uncertain {
+				l.Function += " ?"
+			}
 			fmt.Fprintf(tw, "%s\t%s%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Function, group(l.Group), l.Count,
 				l.UnmatchedEntries, l.UnmatchedReturns, unit.fmt(l.MinNs), unit.fmt(l.MeanNs), unit.fmt(l.P50Ns),
 				unit.fmt(l.P90Ns), unit.fmt(l.P99Ns), unit.fmt(l.P999Ns), unit.fmt(l.MaxNs))
 		}
 		tw.Flush()
+		for _, l := range r.Latency {
+			if l.Uncertain {
+				fmt.Fprintf(w, "? %s: events were lost while calls were open; a return may be missing or mispaired\n", l.Function)
+			}
+		}
 		for _, l := range r.Latency {
 			if len(l.Histogram) == 0 {
 				continue
