@@ -175,7 +175,10 @@ func TestWrittenVariants(t *testing.T) {
 	in := datgenInput(t, goldenPath(t, "v7-none.dat.zst"))
 	base := analyzeFile(t, goldenPath(t, "v7-zstd.dat"))
 	dir := t.TempDir()
+	top := in
+	top.Instance = "" // the top-level buffer rather than a named instance
 	variants := map[string][]byte{
+		"v7-top":  datgen.V7(top, "zstd"),
 		"v6":      datgen.V6(in),
 		"v7-none": datgen.V7(in, "none"),
 		"v7-zlib": datgen.V7(in, "zlib"),
