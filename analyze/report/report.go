@@ -78,6 +78,9 @@ func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
 		fmt.Fprintf(w, " (+%d loss markers without a count)", r.LostUnknown)
 	}
 	fmt.Fprintf(w, ", %s\n", state)
+	if r.Refcount != nil && r.Refcount.Uncertain > 0 {
+		fmt.Fprintf(w, "UNCERTAIN: events were lost during the life of %d reported objects; their verdicts are marked ?\n", r.Refcount.Uncertain)
+	}
 	if r.StatsLost > 0 {
 		fmt.Fprintf(w, "UNCERTAIN: the kernel's buffer stats count %d events overwritten or dropped, at unknown times\n", r.StatsLost)
 	}
