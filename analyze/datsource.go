@@ -20,6 +20,7 @@ import (
 const (
 	batchPages = 16
 	chanDepth  = 4
+	pageDepth  = 2 // page batches read ahead of decoding
 )
 
 // datSource decodes every CPU stream of every buffer in its own goroutine
@@ -91,9 +92,10 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 			streams = append(streams, st)
 			pages := s.f.Pages(b, ci)
 			// Records alias their page until the merge loop is done with
-			// them: at most the batches in the channel, the one being
+			// them: at most the page batches read ahead, the one being
+			// decoded, the record batches in the channel, the one being
 			// merged and the one being filled.
-			pages.Keep = batchPages * (chanDepth + 3)
+			pages.Keep = batchPages * (pageDepth + chanDepth + 6)
 			cpu := b.CPUs[ci].CPU
 			wg.Add(1)
 			go func() {
@@ -209,16 +211,50 @@ func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, 
 			return false
 		}
 	}
+	// Reading and inflating pages runs one stage ahead of decoding them.
+	pageCh := make(chan [][]byte, pageDepth)
+	quit := make(chan struct{}) // the decoder gave up on a damaged page
+	var readErr error
+	go func() {
+		defer close(pageCh)
+		for {
+			b := make([][]byte, 0, batchPages)
+			for len(b) < batchPages {
+				pg, err := pages.Next()
+				if err != nil {
+					if err != io.EOF {
+						readErr = err
+					}
+					break
+				}
+				b = append(b, pg)
+			}
+			if len(b) > 0 {
+				select {
+				case pageCh <- b:
+				case <-stop:
+					return
+				case <-quit:
+					return
+				}
+			}
+			if len(b) < batchPages {
+				return
+			}
+		}
+	}()
 	var lastTS uint64
+	var pending [][]byte
 	for {
-		pg, err := pages.Next()
-		if err == io.EOF {
-			break
+		if len(pending) == 0 {
+			b, ok := <-pageCh
+			if !ok {
+				break
+			}
+			pending = b
 		}
-		if err != nil {
-			send(true, err)
-			return true
-		}
+		pg := pending[0]
+		pending = pending[1:]
 		start := len(recs)
 		p, derr := dec.Decode(pg, func(r ringbuf.Record) {
 			if len(r.Data) < 8 {
@@ -257,14 +293,25 @@ func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, 
 		}
 		if derr != nil {
 			send(true, nil)
+			// Let the reading stage end before the page iterator is dropped.
+			close(quit)
+			for range pageCh {
+			}
 			return true
 		}
 		n++
 		if n >= batchPages {
 			if !send(false, nil) {
+				for range pageCh {
+				}
 				return pages.Truncated
 			}
 		}
+	}
+	// pageCh is closed: readErr and pages.Truncated are final.
+	if readErr != nil {
+		send(true, readErr)
+		return true
 	}
 	send(true, nil)
 	return pages.Truncated
