@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden reports")
 // golden is what testdata/golden/gen.sh recorded.
 var golden = refprog{calls: 30, objs: 10, leaked: 3, dbl: 2}
 
-var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
+var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
 
 // goldenPath returns a readable path for a golden file, inflating .zst
 // copies into a temporary directory.

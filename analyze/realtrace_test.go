@@ -143,7 +143,7 @@ func TestRealRecordings(t *testing.T) {
 	const calls, objs, leaked, dbl = 301, 41, 7, 5
 	dir := recording(t, "real", calls, objs, leaked, dbl, "")
 
-	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "gprobe.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt"}
+	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "gprobe.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
 	if _, err := os.Stat(filepath.Join(dir, "v7-zlib.dat")); err == nil {
 		files = append(files, "v7-zlib.dat")
 	}

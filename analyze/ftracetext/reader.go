@@ -35,6 +35,11 @@ type Reader struct {
 	info trace.Info
 	// Unparsed counts non-comment lines that matched no grammar.
 	Unparsed int
+	// traceCmd: the input is `trace-cmd report` output (it starts with
+	// "cpus=N"), which prints return probes as "(FUNC <- RET)" in the
+	// order of the format's print fmt, where the kernel prints
+	// "(RET <- FUNC)".
+	traceCmd bool
 }
 
 // NewReader reads text from r.
@@ -109,7 +114,11 @@ const (
 
 func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKind, error) {
 	s := strings.TrimSpace(line)
-	if s == "" || strings.HasPrefix(s, "cpus=") || strings.HasPrefix(s, "#####") {
+	if strings.HasPrefix(s, "cpus=") {
+		t.traceCmd = true
+		return lineSkip, nil
+	}
+	if s == "" || strings.HasPrefix(s, "#####") {
 		return lineSkip, nil
 	}
 	if strings.HasPrefix(s, "#") {
@@ -188,7 +197,7 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 			ev.Fields = append(ev.Fields, trace.KV{Key: "parent_ip", Val: strings.TrimSpace(parent)})
 		}
 	} else {
-		ev.Fields = parsePayload(payload, ev.Fields)
+		ev.Fields = parsePayload(payload, ev.Fields, t.traceCmd)
 	}
 	t.info.Events++
 	return lineEvent, nil
@@ -213,16 +222,20 @@ func parseTS(s string) uint64 {
 }
 
 // parsePayload reads "(A)" / "(A <- B)" probe addresses and name=value
-// pairs (values may be double-quoted).
-func parsePayload(p string, kv []trace.KV) []trace.KV {
+// pairs (values may be double-quoted). funcFirst: "(FUNC <- RET)".
+func parsePayload(p string, kv []trace.KV, funcFirst bool) []trace.KV {
 	p = strings.TrimSpace(p)
 	if strings.HasPrefix(p, "(") {
 		if j := strings.IndexByte(p, ')'); j > 0 {
 			inner := p[1:j]
 			if a, b, ok := strings.Cut(inner, " <- "); ok {
-				kv = append(kv, trace.KV{Key: "__probe_ret_ip", Val: strings.TrimSpace(a)}, trace.KV{Key: "__probe_func", Val: strings.TrimSpace(b)})
+				ret, fn := addr(a), addr(b)
+				if funcFirst {
+					ret, fn = fn, ret
+				}
+				kv = append(kv, trace.KV{Key: "__probe_ret_ip", Val: ret}, trace.KV{Key: "__probe_func", Val: fn})
 			} else {
-				kv = append(kv, trace.KV{Key: "__probe_ip", Val: strings.TrimSpace(inner)})
+				kv = append(kv, trace.KV{Key: "__probe_ip", Val: addr(inner)})
 			}
 			p = strings.TrimSpace(p[j+1:])
 		}
@@ -257,4 +270,19 @@ func parsePayload(p string, kv []trace.KV) []trace.KV {
 		p = strings.TrimSpace(rest)
 	}
 	return kv
+}
+
+// addr normalises a printed probe address: always hex, with or without
+// 0x (libtraceevent prints %lx); symbolic kprobe addresses stay as they are.
+func addr(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "0x") || s == "" {
+		return s
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return s
+		}
+	}
+	return "0x" + s
 }

@@ -63,6 +63,10 @@ func TestVariants(t *testing.T) {
 			row{"ls", 29481, 0, 0, 9542986149000, "sched_process_exec", "filename=/usr/bin/ls pid=29481 old_pid=29481"}},
 		{"trace-cmd -t ns", "cpus=2\n      ls-1 [001]  9542.986149123: e: s=\"a b\" x=0x10\n",
 			row{"ls", 1, 0, 1, 9542986149123, "e", "s=a b x=0x10"}},
+		{"trace-cmd uretprobe", "cpus=2\ngrp:   refprog-8917  [000] 13607.929611: work__return:         (4011c6 <- 401316) ret=190\n",
+			row{"refprog", 8917, 0, 0, 13607929611000, "work__return", "__probe_ret_ip=0x401316 __probe_func=0x4011c6 ret=190"}},
+		{"trace-cmd uprobe", "cpus=2\n   refprog-8917  [000] 13607.930094: obj_get:              (401156) obj=0x376312a0\n",
+			row{"refprog", 8917, 0, 0, 13607930094000, "obj_get", "__probe_ip=0x401156 obj=0x376312a0"}},
 		{"uretprobe two spaces", "  zsh-24842 [006] 258544.995456: zfree_exit:  (0x446540 <- 0x446420) arg1=446540 arg2=0\n",
 			row{"zsh", 24842, 0, 6, 258544995456000, "zfree_exit", "__probe_ret_ip=0x446540 __probe_func=0x446420 arg1=446540 arg2=0"}},
 	}

@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$here/../../.." && go build -o "$tmp/gprobe" ./cmd/gprobe)
 GPROBE=$tmp/gprobe KALLSYMS_EMPTY=1 sh "$here/../prog/record.sh" "$tmp/golden" 30 10 3 2
 cd "$tmp/golden"
-cp v7-zstd.dat trace.txt trace-tgid.txt trace-noirq.txt trace-lat.txt "$here/"
+cp v7-zstd.dat trace.txt trace-tgid.txt trace-noirq.txt trace-lat.txt trace-pipe.txt report.txt "$here/"
 for f in v6.dat v7-none.dat v7-zlib.dat gprobe.dat; do
 	[ -f "$f" ] && zstd -q -19 -f "$f" -o "$here/$f.zst"
 done

@@ -12,6 +12,8 @@
 #   v7-none.dat     `trace-cmd convert --compression none`
 #   v7-zlib.dat     `trace-cmd convert --compression zlib` (if supported)
 #   v6.dat          `trace-cmd convert --file-version 6`
+#   report.txt      `trace-cmd report` of v7-zstd.dat
+#   trace-pipe.txt  `trace_pipe` of a second run, in a second instance
 #   gprobe.dat      `$GPROBE record` of a second run (when GPROBE names a
 #                   gprobe binary)
 # Probes and instance carry a unique name and are removed on every exit.
@@ -31,7 +33,9 @@ group=gpa_${tag}_$$
 inst=gprobe_analyze_${tag}_$$
 added=""
 cleanup() {
-	[ -d $T/instances/$inst ] && { echo 0 > $T/instances/$inst/events/$group/enable 2>/dev/null || true; rmdir $T/instances/$inst 2>/dev/null || true; }
+	for i in $inst ${inst}_pipe; do
+		[ -d $T/instances/$i ] && { echo 0 > $T/instances/$i/events/$group/enable 2>/dev/null || true; rmdir $T/instances/$i 2>/dev/null || true; }
+	done
 	for ev in $added; do echo "-:$group/$ev" >> $T/uprobe_events 2>/dev/null || true; done
 }
 trap cleanup EXIT INT TERM
@@ -84,6 +88,17 @@ if trace-cmd list -c 2>/dev/null | grep -q zlib; then
 	trace-cmd convert -i "$out/v7-zstd.dat" --compression zlib -o "$out/v7-zlib.dat" >> "$out/extract.log" 2>&1
 fi
 rm -f "$out"/*.dat.cpu*
+trace-cmd report "$out/v7-zstd.dat" > "$out/report.txt" 2>> "$out/extract.log"
+
+# trace_pipe consumes what it prints: a second run in its own instance.
+P=$T/instances/${inst}_pipe
+mkdir $P
+[ -n "$bufkb" ] && echo "$bufkb" > $P/buffer_size_kb
+echo 1 > $P/events/$group/enable
+"$prog" "$calls" "$objs" "$leaked" "$dbl" > /dev/null
+echo 0 > $P/events/$group/enable
+timeout 2 cat $P/trace_pipe > "$out/trace-pipe.txt" || [ $? = 124 ]
+rmdir $P
 if [ -n "${GPROBE:-}" ]; then
 	rec="'$GPROBE' record -e '$group:*' -o '$out/gprobe.dat' ${bufkb:+--buffer-size $bufkb} -- '$prog' $calls $objs $leaked $dbl"
 	if [ "${KALLSYMS_EMPTY:-}" = 1 ]; then
