@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/go-delve/delve v1.27.2
+	github.com/klauspost/compress v1.20.3
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/arch v0.32.0
 )

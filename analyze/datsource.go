@@ -1,0 +1,355 @@
+package analyze
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/analyze/ftracetext"
+	"github.com/gprobe/gprobe/analyze/ringbuf"
+	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/analyze/tracedat"
+)
+
+// batchPages is how many pages a CPU decoder hands over at once; with the
+// channel depth below it bounds the events held per CPU.
+const (
+	batchPages = 16
+	chanDepth  = 4
+	pageDepth  = 2 // page batches read ahead of decoding
+)
+
+// datSource decodes every CPU stream of every buffer in its own goroutine
+// and merges them by timestamp.
+type datSource struct {
+	f    *tracedat.File
+	info trace.Info
+}
+
+func newDatSource(f *tracedat.File) *datSource {
+	s := &datSource{f: f}
+	comp := f.Compression
+	if comp == "" {
+		comp = "none"
+	}
+	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
+	s.info.Truncated = f.Truncated
+	s.info.StatsLost = statsLost(f.CPUStats)
+	s.info.Probes = f.Probes
+	return s
+}
+
+func (s *datSource) Info() trace.Info { return s.info }
+
+// rec is the compact form a CPU decoder hands over; the merge loop turns
+// it into the trace.Event the consumer sees.
+type rec struct {
+	ts    uint64
+	data  []byte
+	f     *event.Format
+	count int64 // loss markers
+	id    int32 // event id when f is nil
+	pid   int32
+	cpu   int32
+	lost  bool
+}
+
+type batch struct {
+	recs []rec
+	err  error
+	last bool
+}
+
+type stream struct {
+	ch    chan batch
+	cur   []rec
+	i     int
+	done  bool
+	order int // tie-break for equal timestamps: deterministic output
+}
+
+var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
+
+func (s *datSource) Run(fn func(*trace.Event) error) error {
+	var streams []*stream
+	var texts [][]byte
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	truncated := make([]bool, 0)
+	var tmu sync.Mutex
+	for bi := range s.f.Buffers {
+		b := &s.f.Buffers[bi]
+		if b.Latency {
+			texts = append(texts, b.Text)
+			continue
+		}
+		for ci := range b.CPUs {
+			st := &stream{ch: make(chan batch, chanDepth), order: len(streams)}
+			streams = append(streams, st)
+			pages := s.f.Pages(b, ci)
+			// Records alias their page until the merge loop is done with
+			// them: at most the page batches read ahead, the one being
+			// decoded, the record batches in the channel, the one being
+			// merged and the one being filled.
+			pages.Keep = batchPages * (pageDepth + chanDepth + 6)
+			cpu := b.CPUs[ci].CPU
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t := s.decodeCPU(pages, cpu, st.ch, stop)
+				tmu.Lock()
+				truncated = append(truncated, t)
+				tmu.Unlock()
+			}()
+		}
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	h := &mergeHeap{}
+	var firstErr error
+	advance := func(st *stream) bool {
+		for st.i >= len(st.cur) {
+			if st.cur != nil {
+				batchPool.Put(st.cur[:0])
+				st.cur = nil
+			}
+			if st.done {
+				return false
+			}
+			b := <-st.ch
+			if b.err != nil && firstErr == nil {
+				firstErr = b.err
+			}
+			st.cur, st.i, st.done = b.recs, 0, b.last
+		}
+		return true
+	}
+	for _, st := range streams {
+		if advance(st) {
+			heap.Push(h, st)
+		}
+	}
+	var ev trace.Event
+	lastPID, lastComm, lastTGID := -1, "", 0
+	for h.Len() > 0 {
+		st := (*h)[0]
+		r := &st.cur[st.i]
+		st.i++
+		ev = trace.Event{TS: r.ts, CPU: int(r.cpu), PID: int(r.pid)}
+		if r.lost {
+			ev.Kind, ev.Count = trace.Lost, r.count
+			if r.count < 0 {
+				s.info.LostUnknown++
+			} else {
+				s.info.Lost += r.count
+			}
+		} else {
+			s.info.Events++
+			ev.Data, ev.Order, ev.Format = r.data, s.f.Order, r.f
+			if r.f != nil {
+				ev.System, ev.Name = r.f.System, r.f.Name
+			} else {
+				ev.Name = fmt.Sprintf("event_%d", r.id)
+			}
+			if ev.PID != lastPID {
+				lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.f.TGIDs[ev.PID]
+			}
+			ev.Comm, ev.TGID = lastComm, lastTGID
+		}
+		if err := fn(&ev); err != nil {
+			return err
+		}
+		if advance(st) {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+	}
+	for _, t := range texts {
+		tr := ftracetext.NewReader(bytesReader(t))
+		if err := tr.Run(fn); err != nil {
+			return err
+		}
+		ti := tr.Info()
+		s.info.Events += ti.Events
+		s.info.Lost += ti.Lost
+		s.info.LostUnknown += ti.LostUnknown
+		s.info.TextTimestamps = true
+		s.info.Truncated = s.info.Truncated || ti.Truncated
+	}
+	wg.Wait()
+	for _, t := range truncated {
+		s.info.Truncated = s.info.Truncated || t
+	}
+	return firstErr
+}
+
+// decodeCPU reads one CPU's pages and sends decoded records in batches.
+// It returns whether the stream was cut short.
+func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
+	dec := ringbuf.Decoder{Header: s.f.HeaderPage, Order: s.f.Order}
+	formats := map[int]*event.Format{}
+	pidField := &event.Field{Offset: 4, Size: 4, Signed: true}
+	pidKnown := false
+	order := s.f.Order
+	lastID, lastFmt := ^uint64(0), (*event.Format)(nil)
+	recs := batchPool.Get().([]rec)
+	n := 0
+	send := func(last bool, err error) bool {
+		select {
+		case out <- batch{recs: recs, last: last, err: err}:
+			recs = batchPool.Get().([]rec)
+			n = 0
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	// Reading and inflating pages runs one stage ahead of decoding them.
+	pageCh := make(chan [][]byte, pageDepth)
+	quit := make(chan struct{}) // the decoder gave up on a damaged page
+	var readErr error
+	go func() {
+		defer close(pageCh)
+		for {
+			b := make([][]byte, 0, batchPages)
+			for len(b) < batchPages {
+				pg, err := pages.Next()
+				if err != nil {
+					if err != io.EOF {
+						readErr = err
+					}
+					break
+				}
+				b = append(b, pg)
+			}
+			if len(b) > 0 {
+				select {
+				case pageCh <- b:
+				case <-stop:
+					return
+				case <-quit:
+					return
+				}
+			}
+			if len(b) < batchPages {
+				return
+			}
+		}
+	}()
+	var lastTS uint64
+	var pending [][]byte
+	for {
+		if len(pending) == 0 {
+			b, ok := <-pageCh
+			if !ok {
+				break
+			}
+			pending = b
+		}
+		pg := pending[0]
+		pending = pending[1:]
+		start := len(recs)
+		p, derr := dec.Decode(pg, func(r ringbuf.Record) {
+			if len(r.Data) < 8 {
+				return
+			}
+			id := uint64(order.Uint16(r.Data))
+			ef := lastFmt
+			if id != lastID {
+				var ok bool
+				ef, ok = formats[int(id)]
+				if !ok {
+					ef, _ = s.f.Format(int(id))
+					formats[int(id)] = ef
+					if ef != nil && !pidKnown {
+						if pf := ef.Field("common_pid"); pf != nil {
+							pidField, pidKnown = pf, true
+						}
+					}
+				}
+				lastID, lastFmt = id, ef
+			}
+			pid, _ := pidField.Uint(r.Data, s.f.Order)
+			lastTS = r.TS
+			recs = append(recs, rec{ts: r.TS, data: r.Data, f: ef, id: int32(id), pid: int32(pid), cpu: int32(cpu)})
+		})
+		if p.Missed != 0 {
+			// Lost events sit between the previous page and this one; the
+			// marker goes before this page's first event.
+			mark := rec{lost: true, count: p.Missed, ts: p.TS, cpu: int32(cpu)}
+			if p.TS < lastTS {
+				mark.ts = lastTS
+			}
+			recs = append(recs, rec{})
+			copy(recs[start+1:], recs[start:])
+			recs[start] = mark
+		}
+		if derr != nil {
+			send(true, nil)
+			// Let the reading stage end before the page iterator is dropped.
+			close(quit)
+			for range pageCh {
+			}
+			return true
+		}
+		n++
+		if n >= batchPages {
+			if !send(false, nil) {
+				for range pageCh {
+				}
+				return pages.Truncated
+			}
+		}
+	}
+	// pageCh is closed: readErr and pages.Truncated are final.
+	if readErr != nil {
+		send(true, readErr)
+		return true
+	}
+	send(true, nil)
+	return pages.Truncated
+}
+
+type mergeHeap []*stream
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	a, b := &h[i].cur[h[i].i], &h[j].cur[h[j].i]
+	if a.ts != b.ts {
+		return a.ts < b.ts
+	}
+	return h[i].order < h[j].order
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// statsLost sums the "overrun" and "dropped events" counters of the
+// per-CPU stats trace-cmd stores (CPUSTAT options).
+func statsLost(stats []string) int64 {
+	var n int64
+	for _, st := range stats {
+		for _, line := range strings.Split(st, "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || (k != "overrun" && k != "dropped events") {
+				continue
+			}
+			if c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && c > 0 {
+				n += c
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,472 @@
+// Package latency pairs entry and return probe events into calls, per
+// thread, and summarises call durations per function: count, min, mean,
+// max, percentiles and a log2 histogram.
+//
+// Pairing is by function identity, not raw instruction pointer: the
+// return event's name ("FUNC__return" for FUNC, perf's convention; "r_X"
+// for "p_X", the kernel's automatic names), a probe definition naming the
+// same target, or else the return's __probe_func equal to an entry's
+// __probe_ip in the same process. Each thread keeps a stack per function,
+// so recursion pairs each return with the innermost open call.
+package latency
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/analyze/trace"
+)
+
+// Options select grouping.
+type Options struct {
+	// By splits each function's statistics by "comm" or "pid"; "" keeps one
+	// row per function.
+	By string
+	// Definitions are probe definition lines (uprobe_events/kprobe_events
+	// syntax); an entry and a return probe on the same target pair up.
+	Definitions []string
+}
+
+// Call is one matched entry/return pair.
+type Call struct {
+	Function   string
+	PID, TGID  int
+	Comm       string
+	Start, End uint64
+	Depth      int // open calls of the same function below this one
+}
+
+// Result summarises one function (and group, with Options.By).
+type Result struct {
+	Function         string   `json:"function"`
+	Group            string   `json:"group,omitempty"`
+	EntryEvent       string   `json:"entry_event"`
+	ReturnEvent      string   `json:"return_event"`
+	Count            uint64   `json:"count"`
+	UnmatchedEntries uint64   `json:"unmatched_entries"`
+	UnmatchedReturns uint64   `json:"unmatched_returns"`
+	MinNs            uint64   `json:"min_ns"`
+	MeanNs           uint64   `json:"mean_ns"`
+	P50Ns            uint64   `json:"p50_ns"`
+	P90Ns            uint64   `json:"p90_ns"`
+	P99Ns            uint64   `json:"p99_ns"`
+	P999Ns           uint64   `json:"p999_ns"`
+	MaxNs            uint64   `json:"max_ns"`
+	Histogram        []Bucket `json:"histogram"`
+	// Uncertain: events were lost while calls of this function were
+	// open, so a return may be missing or paired with the wrong entry.
+	Uncertain bool `json:"uncertain,omitempty"`
+}
+
+type frame struct {
+	ts   uint64
+	comm string
+}
+
+type stats struct {
+	res   Result
+	sum   uint64
+	q     quantiles
+	h     log2hist
+	first bool
+}
+
+type fnInfo struct {
+	name       string // function identity
+	entryEvent string
+	retEvent   string
+}
+
+type threadKey struct {
+	pid int
+	fn  int
+}
+
+// class is what the analyzer learned about one event type, so that the
+// per-event work is a map lookup by format pointer.
+type class struct {
+	ret       bool
+	probe     bool // has __probe_ip (entry) or is a return
+	full      string
+	fn        int // entry: function index; return: partner (-1 unknown)
+	ipField   *event.Field
+	funcField *event.Field
+	info      *fnInfo // return: the partner's, once known
+	lastProc  int
+	lastIP    uint64
+}
+
+type addrKey struct {
+	proc int
+	addr uint64
+}
+
+// Analyzer consumes events in time order.
+type Analyzer struct {
+	opts Options
+	// OnCall, when set, sees every matched call.
+	OnCall func(Call)
+
+	stacks    map[threadKey]*[]frame
+	lastKey   threadKey
+	lastStack *[]frame
+	fns       map[string]*fnInfo // by function identity
+	fnIDs     map[string]int
+	fnNames   []string
+	classes   trace.TypeCache[*class]
+	evFn      map[string]string  // entry event full name -> function identity
+	retFn     map[string]string  // return event full name -> function identity ("" = not yet known)
+	addrFn    map[addrKey]string // (process, entry ip) -> function identity
+	defs      map[string]string  // event name -> probe target, from Definitions
+	defRet    map[string]bool
+	stats     map[[2]string]*stats
+	statFn    map[string]*stats
+	statID    []*stats             // by function index, when not grouping
+	uncertain map[int]bool         // function indexes with calls open at a loss
+	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
+}
+
+// New returns an empty analyzer.
+func New(opts Options) *Analyzer {
+	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, fns: map[string]*fnInfo{},
+		fnIDs: map[string]int{}, uncertain: map[int]bool{},
+		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
+		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
+	for _, d := range opts.Definitions {
+		a.addDefinition(d)
+	}
+	return a
+}
+
+// addDefinition reads "p[:[GRP/]EV] TARGET ..." / "r[N][:[GRP/]EV] TARGET ...".
+func (a *Analyzer) addDefinition(line string) {
+	f := strings.Fields(line)
+	if len(f) < 2 || (f[0][0] != 'p' && f[0][0] != 'r') {
+		return
+	}
+	_, ev, ok := strings.Cut(f[0], ":")
+	if !ok {
+		return
+	}
+	if i := strings.LastIndexByte(ev, '/'); i >= 0 {
+		ev = ev[i+1:]
+	}
+	target := strings.TrimSuffix(f[1], "+0")
+	a.defs[ev] = target
+	a.defRet[ev] = f[0][0] == 'r'
+}
+
+func fullName(e *trace.Event) string {
+	if e.System == "" {
+		return e.Name
+	}
+	return e.System + ":" + e.Name
+}
+
+func isReturn(e *trace.Event) bool {
+	return strings.HasSuffix(e.Name, "__return") || e.Has("__probe_func")
+}
+
+func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }
+
+func (a *Analyzer) derive(e *trace.Event) *class {
+	c := &class{full: fullName(e), fn: -1}
+	switch {
+	case isReturn(e):
+		c.ret, c.probe = true, true
+	case e.Has("__probe_ip"):
+		c.probe = true
+		fn, known := a.evFn[c.full]
+		if !known {
+			fn = c.full
+			a.evFn[c.full] = fn
+			a.fns[fn] = &fnInfo{name: e.Name, entryEvent: c.full}
+		}
+		c.fn = a.fnID(fn)
+	}
+	if e.Format != nil {
+		c.ipField = e.Format.Field("__probe_ip")
+		c.funcField = e.Format.Field("__probe_func")
+	}
+	return c
+}
+
+func (a *Analyzer) fnID(fn string) int {
+	if id, ok := a.fnIDs[fn]; ok {
+		return id
+	}
+	a.fnIDs[fn] = len(a.fnNames)
+	a.fnNames = append(a.fnNames, fn)
+	return len(a.fnNames) - 1
+}
+
+func (c *class) uint(e *trace.Event, f *event.Field, name string) (uint64, bool) {
+	if f != nil {
+		return f.Uint(e.Data, e.Order)
+	}
+	if e.Format != nil {
+		return 0, false
+	}
+	return e.Uint(name)
+}
+
+// Event feeds one event.
+func (a *Analyzer) Event(e *trace.Event) {
+	if e.Kind == trace.Lost {
+		// Open calls may have lost their return (or a nested entry).
+		for k, st := range a.stacks {
+			if len(*st) > 0 {
+				a.uncertain[k.fn] = true
+			}
+		}
+		return
+	}
+	if e.Kind != trace.Data {
+		return
+	}
+	c := a.classOf(e)
+	if !c.probe {
+		return
+	}
+	if c.ret {
+		a.onReturn(e, c)
+		return
+	}
+	if ip, ok := c.uint(e, c.ipField, "__probe_ip"); ok {
+		// Remember which function this address is, for returns that only
+		// name an address; the same (process, ip) repeats, skip the map then.
+		if p := e.Process(); p != c.lastProc || ip != c.lastIP {
+			c.lastProc, c.lastIP = p, ip
+			k := addrKey{p, ip}
+			if _, seen := a.addrFn[k]; !seen {
+				a.addrFn[k] = a.fnNames[c.fn]
+			}
+		}
+	}
+	st := a.stack(threadKey{e.PID, c.fn})
+	*st = append(*st, frame{ts: e.TS, comm: e.Comm})
+}
+
+// stack returns a thread's open calls of one function. Consecutive events
+// mostly come from the same thread, so the last one is cached.
+func (a *Analyzer) stack(k threadKey) *[]frame {
+	if a.lastStack != nil && a.lastKey == k {
+		return a.lastStack
+	}
+	st, ok := a.stacks[k]
+	if !ok {
+		st = new([]frame)
+		a.stacks[k] = st
+	}
+	a.lastKey, a.lastStack = k, st
+	return st
+}
+
+// partner finds the entry function of a return event.
+func (a *Analyzer) partner(e *trace.Event, full string) string {
+	if fn, ok := a.retFn[full]; ok && fn != "" {
+		return fn
+	}
+	prefix := ""
+	if e.System != "" {
+		prefix = e.System + ":"
+	}
+	var cands []string
+	if base, ok := strings.CutSuffix(e.Name, "__return"); ok {
+		cands = append(cands, base)
+	}
+	if rest, ok := strings.CutPrefix(e.Name, "r_"); ok {
+		cands = append(cands, "p_"+rest)
+	}
+	if t, ok := a.defs[e.Name]; ok && a.defRet[e.Name] {
+		for ev, t2 := range a.defs {
+			if t2 == t && !a.defRet[ev] {
+				cands = append(cands, ev)
+			}
+		}
+	}
+	for _, c := range cands {
+		if fn, ok := a.evFn[prefix+c]; ok {
+			a.retFn[full] = fn
+			return fn
+		}
+	}
+	if fa, ok := e.Uint("__probe_func"); ok {
+		if fn, ok := a.addrFn[addrKey{e.Process(), fa}]; ok {
+			a.retFn[full] = fn
+			return fn
+		}
+	}
+	return ""
+}
+
+func (a *Analyzer) onReturn(e *trace.Event, c *class) {
+	full := c.full
+	if c.fn < 0 {
+		if fn := a.partner(e, full); fn != "" {
+			c.fn = a.fnID(fn)
+		}
+	}
+	if c.fn < 0 {
+		// No entry seen yet: the entry probe is missing or the trace
+		// started inside the call.
+		a.unplaced[[2]string{full, a.group(e.PID, e.Comm)}]++
+		return
+	}
+	fn := a.fnNames[c.fn]
+	if c.info == nil {
+		c.info = a.fns[fn]
+	}
+	info := c.info
+	if info.retEvent == "" {
+		info.retEvent = full
+	}
+	sp := a.stack(threadKey{e.PID, c.fn})
+	if len(*sp) == 0 {
+		a.stat(fn, a.group(e.PID, e.Comm)).res.UnmatchedReturns++
+		return
+	}
+	// The emptied stack stays in the map: the thread will call again,
+	// and reusing its array spares an allocation per call.
+	st := (*sp)[:len(*sp)-1]
+	f := (*sp)[len(st)]
+	*sp = st
+	var d uint64
+	if e.TS > f.ts {
+		d = e.TS - f.ts
+	}
+	var s *stats
+	if a.opts.By == "" {
+		for len(a.statID) <= c.fn {
+			a.statID = append(a.statID, nil)
+		}
+		if s = a.statID[c.fn]; s == nil {
+			s = a.stat(fn, "")
+			a.statID[c.fn] = s
+		}
+	} else {
+		s = a.stat(fn, a.group(e.PID, f.comm))
+	}
+	r := &s.res
+	if r.Count == 0 || d < r.MinNs {
+		r.MinNs = d
+	}
+	if d > r.MaxNs {
+		r.MaxNs = d
+	}
+	r.Count++
+	s.sum += d
+	s.q.add(d)
+	s.h.add(d)
+	if a.OnCall != nil {
+		a.OnCall(Call{Function: info.name, PID: e.PID, TGID: e.TGID, Comm: f.comm, Start: f.ts, End: e.TS, Depth: len(st)})
+	}
+}
+
+func (a *Analyzer) group(pid int, comm string) string {
+	switch a.opts.By {
+	case "comm":
+		return comm
+	case "pid":
+		return strconv.Itoa(pid)
+	}
+	return ""
+}
+
+func (a *Analyzer) stat(fn, group string) *stats {
+	if a.opts.By == "" {
+		// One row per function: skip the string-keyed map on the hot path.
+		if s, ok := a.statFn[fn]; ok {
+			return s
+		}
+	}
+	k := [2]string{fn, group}
+	s, ok := a.stats[k]
+	if !ok {
+		s = &stats{}
+		s.res.Group = group
+		a.stats[k] = s
+		if a.opts.By == "" {
+			a.statFn[fn] = s
+		}
+	}
+	return s
+}
+
+// Results closes the analysis: open calls become unmatched entries, and
+// returns never placed count as unmatched returns of their own row. Rows
+// are sorted by function then group. Functions that never had a return
+// event are not reported: they are not entry/return pairs.
+func (a *Analyzer) Results() []Result {
+	// A return seen before any entry of its function still belongs to
+	// that function when its name says so.
+	for k, n := range a.unplaced {
+		sys, name, ok := strings.Cut(k[0], ":")
+		if !ok {
+			sys, name = "", k[0]
+		}
+		fn := a.partner(&trace.Event{System: sys, Name: name}, k[0])
+		if fn == "" {
+			continue
+		}
+		if a.fns[fn].retEvent == "" {
+			a.fns[fn].retEvent = k[0]
+		}
+		a.stat(fn, k[1]).res.UnmatchedReturns += n
+		delete(a.unplaced, k)
+	}
+	paired := map[string]bool{}
+	for _, info := range a.fns {
+		if info.retEvent != "" {
+			paired[a.evFn[info.entryEvent]] = true
+		}
+	}
+	for k, st := range a.stacks {
+		fn := a.fnNames[k.fn]
+		if !paired[fn] {
+			continue
+		}
+		for _, f := range *st {
+			a.stat(fn, a.group(k.pid, f.comm)).res.UnmatchedEntries++
+		}
+	}
+	var out []Result
+	for k, s := range a.stats {
+		info := a.fns[k[0]]
+		r := s.res
+		r.Function, r.EntryEvent, r.ReturnEvent = info.name, info.entryEvent, info.retEvent
+		if r.Count > 0 {
+			r.MeanNs = s.sum / r.Count
+			r.P50Ns = s.q.quantile(0.50, r.MinNs, r.MaxNs)
+			r.P90Ns = s.q.quantile(0.90, r.MinNs, r.MaxNs)
+			r.P99Ns = s.q.quantile(0.99, r.MinNs, r.MaxNs)
+			r.P999Ns = s.q.quantile(0.999, r.MinNs, r.MaxNs)
+		}
+		r.Histogram = s.h.buckets()
+		if id, ok := a.fnIDs[k[0]]; ok && a.uncertain[id] {
+			r.Uncertain = true
+		}
+		out = append(out, r)
+	}
+	for k, n := range a.unplaced {
+		ev := k[0]
+		name := ev
+		if i := strings.LastIndexByte(name, ':'); i >= 0 {
+			name = name[i+1:]
+		}
+		name = strings.TrimSuffix(name, "__return")
+		out = append(out, Result{Function: name, Group: k[1], ReturnEvent: ev, UnmatchedReturns: n, Histogram: []Bucket{}})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Function != out[j].Function {
+			return out[i].Function < out[j].Function
+		}
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].ReturnEvent < out[j].ReturnEvent
+	})
+	return out
+}

@@ -1,0 +1,189 @@
+package latency
+
+import (
+	"math/rand"
+	"sort"
+	"testing"
+
+	"github.com/gprobe/gprobe/analyze/trace"
+)
+
+func entry(name string, pid int, ts uint64, ip string) *trace.Event {
+	return &trace.Event{System: "g", Name: name, PID: pid, TS: ts, Comm: "c", Fields: []trace.KV{{Key: "__probe_ip", Val: ip}}}
+}
+
+func ret(name string, pid int, ts uint64, fn string) *trace.Event {
+	return &trace.Event{System: "g", Name: name, PID: pid, TS: ts, Comm: "c", Fields: []trace.KV{{Key: "__probe_ret_ip", Val: "0x1"}, {Key: "__probe_func", Val: fn}}}
+}
+
+func one(t *testing.T, rs []Result, fn string) Result {
+	t.Helper()
+	for _, r := range rs {
+		if r.Function == fn {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s in %+v", fn, rs)
+	return Result{}
+}
+
+func TestRecursionNestingAndThreads(t *testing.T) {
+	a := New(Options{})
+	var calls []Call
+	a.OnCall = func(c Call) { calls = append(calls, c) }
+	evs := []*trace.Event{
+		entry("f", 1, 100, "0x10"),
+		entry("f", 2, 105, "0x10"), // another thread interleaves
+		entry("f", 1, 110, "0x10"), // recursion
+		entry("g", 1, 115, "0x20"), // nested other function
+		ret("g__return", 1, 120, "0x20"),
+		ret("f__return", 1, 130, "0x10"), // inner f: 20
+		ret("f__return", 2, 140, "0x10"), // thread 2: 35
+		ret("f__return", 1, 200, "0x10"), // outer f: 100
+		ret("f__return", 1, 210, "0x10"), // no entry left
+		entry("g", 1, 300, "0x20"),       // never returns
+		entry("h", 1, 310, "0x30"),       // entry-only probe: not a pair, not reported
+	}
+	for _, e := range evs {
+		a.Event(e)
+	}
+	rs := a.Results()
+	if len(rs) != 2 {
+		t.Fatalf("%+v", rs)
+	}
+	f := one(t, rs, "f")
+	if f.Count != 3 || f.MinNs != 20 || f.MaxNs != 100 || f.MeanNs != 51 || f.UnmatchedReturns != 1 || f.UnmatchedEntries != 0 || f.EntryEvent != "g:f" || f.ReturnEvent != "g:f__return" {
+		t.Errorf("f %+v", f)
+	}
+	if f.P50Ns != 35 || f.P99Ns != 100 {
+		t.Errorf("f percentiles %d %d", f.P50Ns, f.P99Ns)
+	}
+	g := one(t, rs, "g")
+	if g.Count != 1 || g.MinNs != 5 || g.UnmatchedEntries != 1 {
+		t.Errorf("g %+v", g)
+	}
+	if len(calls) != 4 || calls[0].Depth != 0 || calls[1].Function != "f" || calls[1].Depth != 1 || calls[1].End-calls[1].Start != 20 {
+		t.Errorf("calls %+v", calls)
+	}
+}
+
+func TestPairingByNameAddressAndDefinition(t *testing.T) {
+	a := New(Options{Definitions: []string{"p:g/open_in /bin/x:0x40", "r:g/open_out /bin/x:0x40"}})
+	for _, e := range []*trace.Event{
+		entry("p_do_sys_open_0", 1, 10, "do_sys_open+0x0/0xd6"),
+		ret("r_do_sys_open_0", 1, 15, "do_sys_open"),
+		entry("myentry", 1, 20, "0x500"),
+		ret("myexit", 1, 29, "0x500"), // paired by __probe_func == __probe_ip
+		entry("open_in", 1, 30, "0x900"),
+		ret("open_out", 1, 37, "0x111"), // paired by the definitions
+		ret("lonely__return", 1, 40, "0x777"),
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	if r := one(t, rs, "p_do_sys_open_0"); r.Count != 1 || r.MinNs != 5 || r.ReturnEvent != "g:r_do_sys_open_0" {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "myentry"); r.Count != 1 || r.MinNs != 9 || r.ReturnEvent != "g:myexit" {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "open_in"); r.Count != 1 || r.MinNs != 7 {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "lonely"); r.Count != 0 || r.UnmatchedReturns != 1 {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestReturnBeforeFirstEntry(t *testing.T) {
+	a := New(Options{})
+	a.Event(ret("f__return", 1, 5, "0x10")) // the trace started inside f
+	a.Event(entry("f", 1, 10, "0x10"))
+	a.Event(ret("f__return", 1, 12, "0x10"))
+	rs := a.Results()
+	if len(rs) != 1 || rs[0].Count != 1 || rs[0].UnmatchedReturns != 1 {
+		t.Errorf("%+v", rs)
+	}
+}
+
+func TestByCommAndPid(t *testing.T) {
+	for _, by := range []string{"comm", "pid"} {
+		a := New(Options{By: by})
+		for pid := 1; pid <= 3; pid++ {
+			e := entry("f", pid, 10, "0x10")
+			e.Comm = map[int]string{1: "a", 2: "a", 3: "b"}[pid]
+			a.Event(e)
+			r := ret("f__return", pid, 10+uint64(pid), "0x10")
+			a.Event(r)
+		}
+		rs := a.Results()
+		want := map[string]int{"comm": 2, "pid": 3}[by]
+		if len(rs) != want {
+			t.Errorf("--by %s: %+v", by, rs)
+		}
+		if by == "comm" && (rs[0].Group != "a" || rs[0].Count != 2 || rs[1].Group != "b") {
+			t.Errorf("--by comm: %+v", rs)
+		}
+	}
+}
+
+// Percentiles stay within the histogram's precision of the exact ones.
+func TestQuantileAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var q quantiles
+	var vals []uint64
+	for i := 0; i < 100000; i++ {
+		v := uint64(rng.ExpFloat64() * 50000)
+		vals = append(vals, v)
+		q.add(v)
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		exact := vals[int(p*float64(len(vals))+0.999999)-1]
+		got := q.quantile(p, vals[0], vals[len(vals)-1])
+		diff := float64(got) - float64(exact)
+		if diff < 0 {
+			diff = -diff
+		}
+		if diff > float64(exact)/256+1 {
+			t.Errorf("p%v: %d, exact %d", p*100, got, exact)
+		}
+	}
+	for i := 0; i < 40000; i += 7 {
+		lo, hi := qBounds(qIndex(uint64(i)))
+		if uint64(i) < lo || uint64(i) > hi {
+			t.Fatalf("%d not in its bucket [%d,%d]", i, lo, hi)
+		}
+	}
+}
+
+func TestLog2Buckets(t *testing.T) {
+	var h log2hist
+	for _, v := range []uint64{0, 1, 3, 1000, 1023, 1024} {
+		h.add(v)
+	}
+	b := h.buckets()
+	if b[0].LowNs != 0 || b[0].HighNs != 1 || b[0].Count != 1 || b[1].LowNs != 1 || b[2].LowNs != 2 || b[2].Count != 1 {
+		t.Errorf("%+v", b)
+	}
+	last := b[len(b)-1]
+	if last.LowNs != 1024 || last.HighNs != 2048 || last.Count != 1 || b[len(b)-2].Count != 2 {
+		t.Errorf("%+v", b)
+	}
+}
+
+func TestLostEventsMakeOpenCallsUncertain(t *testing.T) {
+	a := New(Options{})
+	a.Event(entry("f", 1, 10, "0x10"))
+	a.Event(entry("g", 1, 11, "0x20"))
+	a.Event(ret("g__return", 1, 12, "0x20"))
+	a.Event(&trace.Event{Kind: trace.Lost, TS: 13, Count: 5})
+	a.Event(ret("f__return", 1, 20, "0x10"))
+	rs := a.Results()
+	if f := one(t, rs, "f"); !f.Uncertain || f.Count != 1 {
+		t.Errorf("f %+v", f)
+	}
+	if g := one(t, rs, "g"); g.Uncertain {
+		t.Errorf("g had no open call at the loss: %+v", g)
+	}
+}

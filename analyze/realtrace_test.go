@@ -1,0 +1,296 @@
+package analyze_test
+
+import (
+	"bufio"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gprobe/gprobe/analyze"
+	"github.com/gprobe/gprobe/analyze/refcount"
+	"github.com/gprobe/gprobe/analyze/report"
+)
+
+const tracefs = "/sys/kernel/tracing"
+
+// needTools skips when something the real-recording tests need is missing,
+// unless GPROBE_REQUIRE_PERF=1 (CI) makes that fatal.
+func needTools(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for _, tool := range []string{"trace-cmd", "gcc", "nm", "readelf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if f, err := os.OpenFile(tracefs+"/uprobe_events", os.O_WRONLY|os.O_APPEND, 0); err != nil {
+		missing = append(missing, "writable "+tracefs+"/uprobe_events")
+	} else {
+		f.Close()
+	}
+	if len(missing) == 0 {
+		return
+	}
+	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
+		t.Fatalf("missing %s (GPROBE_REQUIRE_PERF=1)", strings.Join(missing, ", "))
+	}
+	t.Skipf("missing %s; run scripts/provision.sh as root", strings.Join(missing, ", "))
+}
+
+// cleanupTracefs removes probes and instances whose names carry tag, in
+// case record.sh was killed before its own trap ran.
+func cleanupTracefs(t *testing.T, tag string) {
+	t.Cleanup(func() {
+		if ents, err := os.ReadDir(tracefs + "/instances"); err == nil {
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), "gprobe_analyze_"+tag+"_") {
+					os.WriteFile(filepath.Join(tracefs, "instances", e.Name(), "tracing_on"), []byte("0"), 0)
+					os.Remove(filepath.Join(tracefs, "instances", e.Name()))
+				}
+			}
+		}
+		b, _ := os.ReadFile(tracefs + "/uprobe_events")
+		sc := bufio.NewScanner(strings.NewReader(string(b)))
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 0 {
+				continue
+			}
+			_, ev, _ := strings.Cut(f[0], ":")
+			if strings.HasPrefix(ev, "gpa_"+tag+"_") {
+				if fh, err := os.OpenFile(tracefs+"/uprobe_events", os.O_WRONLY|os.O_APPEND, 0); err == nil {
+					fh.WriteString("-:" + ev + "\n")
+					fh.Close()
+				}
+			}
+		}
+	})
+}
+
+// recording runs testdata/prog/record.sh and returns its output directory.
+func recording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB string) string {
+	t.Helper()
+	needTools(t)
+	tag := fmt.Sprintf("%s%d", name, os.Getpid())
+	cleanupTracefs(t, tag)
+	dir := filepath.Join(t.TempDir(), tag)
+	args := []string{"testdata/prog/record.sh", dir, strconv.Itoa(calls), strconv.Itoa(objs), strconv.Itoa(leaked), strconv.Itoa(dbl)}
+	if bufKB != "" {
+		args = append(args, bufKB)
+	}
+	// gprobe record records a second run of the program.
+	gprobe := filepath.Join(t.TempDir(), "gprobe")
+	if out, err := exec.Command("go", "build", "-o", gprobe, "github.com/gprobe/gprobe/cmd/gprobe").CombinedOutput(); err != nil {
+		t.Fatalf("go build gprobe: %v\n%s", err, out)
+	}
+	cmd := exec.Command("sh", args...)
+	cmd.Env = append(os.Environ(), "GPROBE="+gprobe)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "extract.log"))
+		rlog, _ := os.ReadFile(filepath.Join(dir, "record.log"))
+		t.Fatalf("record.sh: %v\n%s\n%s\n%s", err, out, log, rlog)
+	}
+	return dir
+}
+
+// symRange returns [start, end) of a function symbol in the ELF binary.
+func symRange(t *testing.T, bin, name string) (uint64, uint64) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value, s.Value + s.Size
+		}
+	}
+	t.Fatalf("%s: no symbol %s", bin, name)
+	return 0, 0
+}
+
+// traceCmdCount counts the event lines `trace-cmd report` prints.
+func traceCmdCount(t *testing.T, path string) int {
+	t.Helper()
+	out, err := exec.Command("trace-cmd", "report", path).Output()
+	if err != nil {
+		t.Fatalf("trace-cmd report %s: %v", path, err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, ": obj_") || strings.Contains(l, ": work") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRealRecordings records refprog's known behaviour through real
+// uprobes and checks that every count is exact in every format trace-cmd
+// and the kernel produce.
+func TestRealRecordings(t *testing.T) {
+	const calls, objs, leaked, dbl = 301, 41, 7, 5
+	dir := recording(t, "real", calls, objs, leaked, dbl, "")
+
+	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "gprobe.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
+	if _, err := os.Stat(filepath.Join(dir, "v7-zlib.dat")); err == nil {
+		files = append(files, "v7-zlib.dat")
+	}
+	w := refprog{calls: calls, objs: objs, leaked: leaked, dbl: dbl}
+	w.aLo, w.aHi = symRange(t, filepath.Join(dir, "refprog"), "take_a")
+	w.bLo, w.bHi = symRange(t, filepath.Join(dir, "refprog"), "take_b")
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			rep := analyzeFile(t, path)
+			w.check(t, rep)
+			if strings.HasSuffix(name, ".dat") {
+				if n := traceCmdCount(t, path); n != w.events() {
+					t.Errorf("trace-cmd report prints %d events, want %d", n, w.events())
+				}
+			}
+		})
+	}
+}
+
+// refprog is what testdata/prog/refprog.c does for given arguments.
+type refprog struct {
+	calls, objs, leaked, dbl int
+	// Address ranges of take_a and take_b, when the binary is at hand.
+	aLo, aHi, bLo, bHi uint64
+}
+
+func (w refprog) work() int {
+	n := 0
+	for i := 0; i < w.calls; i++ {
+		n += i%3 + 1
+	}
+	return n
+}
+
+func (w refprog) events() int {
+	return 2*w.work() + w.leaked*3 + w.dbl*3 + (w.objs-w.leaked-w.dbl)*4
+}
+
+var refSpec = func() refcount.Spec {
+	s, err := refcount.ParseSpec("get=obj_get,put=obj_put")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+func analyzeFile(t *testing.T, path string) *report.Report {
+	t.Helper()
+	rec, err := analyze.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	spec := refSpec
+	rep, err := analyze.Run(rec, analyze.Config{Refcount: &spec, RefSpec: "get=obj_get,put=obj_put"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// check asserts every count of the report.
+func (w refprog) check(t *testing.T, rep *report.Report) {
+	t.Helper()
+	if rep.Events != int64(w.events()) || rep.LostEvents != 0 || rep.Truncated {
+		t.Errorf("events %d lost %d truncated %v, want %d 0 false", rep.Events, rep.LostEvents, rep.Truncated, w.events())
+	}
+	checkLatency(t, rep, w.work())
+	rc := rep.Refcount
+	if rc.Objects != w.objs || rc.Outstanding != w.leaked || rc.Underflows != w.dbl || rc.UseAfterPut != 0 || rc.Reused != 0 || rc.UnmatchedPuts != 0 || rc.Uncertain != 0 {
+		t.Errorf("refcount %+v, want objects %d outstanding %d underflows %d and no other finding", *rc, w.objs, w.leaked, w.dbl)
+	}
+	var counts []int
+	inA, inB := 0, 0
+	for _, s := range rc.Sites {
+		counts = append(counts, s.Objects)
+		f := strings.Fields(s.Site)
+		if len(f) != 2 || f[0] != "obj_get" || !strings.HasPrefix(f[1], "site=0x") {
+			t.Fatalf("site %q, want obj_get site=0x...", s.Site)
+		}
+		a, err := strconv.ParseUint(f[1][7:], 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case w.aHi == 0:
+		case a >= w.aLo && a < w.aHi:
+			inA += s.Objects
+		case a >= w.bLo && a < w.bHi:
+			inB += s.Objects
+		default:
+			t.Errorf("site %#x is neither in take_a nor take_b", a)
+		}
+	}
+	if want := []int{(w.leaked + 1) / 2, w.leaked / 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("objects per leak site %v, want %v", counts, want)
+	}
+	if w.aHi != 0 && (inA != (w.leaked+1)/2 || inB != w.leaked/2) {
+		t.Errorf("leaks by site: take_a %d take_b %d, want %d %d", inA, inB, (w.leaked+1)/2, w.leaked/2)
+	}
+	for _, l := range rc.Leaks {
+		if l.Count != 1 || len(l.History) != 3 || l.FirstTS > l.LastTS {
+			t.Errorf("leak %+v: want count 1 after get, get, put", l)
+		}
+	}
+	if len(rc.UnderflowObjects) != w.dbl {
+		t.Errorf("%d underflow objects listed, want %d", len(rc.UnderflowObjects), w.dbl)
+	}
+	for _, u := range rc.UnderflowObjects {
+		if u.Count != -1 {
+			t.Errorf("underflow object %+v: want count -1", u)
+		}
+	}
+	// The text report renders and names the leak sites.
+	var sb strings.Builder
+	if err := report.Text(&sb, rep, report.Unit{Name: "us", Ns: 1000}, 5); err != nil || !strings.Contains(sb.String(), "LEAKS BY SITE") {
+		t.Errorf("text report: %v\n%s", err, sb.String())
+	}
+}
+
+func checkLatency(t *testing.T, rep *report.Report, work int) {
+	t.Helper()
+	if len(rep.Latency) != 1 {
+		t.Fatalf("latency rows %+v, want one (work)", rep.Latency)
+	}
+	l := rep.Latency[0]
+	if l.Function != "work" || !strings.HasSuffix(l.EntryEvent, "work") || !strings.HasSuffix(l.ReturnEvent, "work__return") {
+		t.Errorf("pair %s %s -> %s", l.Function, l.EntryEvent, l.ReturnEvent)
+	}
+	if l.Count != uint64(work) || l.UnmatchedEntries != 0 || l.UnmatchedReturns != 0 {
+		t.Errorf("work: count %d unmatched %d/%d, want %d 0/0", l.Count, l.UnmatchedEntries, l.UnmatchedReturns, work)
+	}
+	if !(l.MinNs <= l.P50Ns && l.P50Ns <= l.P90Ns && l.P90Ns <= l.P99Ns && l.P99Ns <= l.P999Ns && l.P999Ns <= l.MaxNs && l.MinNs <= l.MeanNs && l.MeanNs <= l.MaxNs) {
+		t.Errorf("statistics out of order: %+v", l)
+	}
+	var sum uint64
+	for i, b := range l.Histogram {
+		sum += b.Count
+		if b.HighNs != 2*b.LowNs && !(b.LowNs == 0 && b.HighNs == 1) {
+			t.Errorf("bucket %d [%d,%d) is not a power-of-two range", i, b.LowNs, b.HighNs)
+		}
+		if i > 0 && l.Histogram[i-1].HighNs != b.LowNs {
+			t.Errorf("bucket %d does not continue bucket %d", i, i-1)
+		}
+	}
+	if sum != l.Count || l.Histogram[0].LowNs > l.MinNs || l.Histogram[len(l.Histogram)-1].HighNs <= l.MaxNs {
+		t.Errorf("histogram %+v does not cover the %d calls in [%d, %d]", l.Histogram, l.Count, l.MinNs, l.MaxNs)
+	}
+}

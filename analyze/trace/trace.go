@@ -1,0 +1,203 @@
+// Package trace is the reader-neutral event model: a stream of events in
+// timestamp order, from a trace.dat (binary records decoded with their
+// formats) or from ftrace text (fields parsed from the printed line).
+package trace
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+
+	"github.com/gprobe/gprobe/analyze/event"
+)
+
+// Kind tells data events from loss markers.
+type Kind uint8
+
+const (
+	// Data is a recorded event.
+	Data Kind = iota
+	// Lost marks events lost on CPU before TS; Count is -1 when unknown.
+	Lost
+)
+
+// Event is one record. Consumers get a pointer that is only valid during
+// the callback; copy what must outlive it.
+type Event struct {
+	Kind   Kind
+	TS     uint64 // nanoseconds (or raw clock units for counter clocks)
+	CPU    int
+	PID    int // thread id (common_pid)
+	TGID   int // process id, 0 when the recording does not say
+	Comm   string
+	System string // "" for text recordings, which do not print it
+	Name   string
+	Count  int64 // Lost: events lost, -1 unknown
+
+	// Binary events.
+	Format *event.Format
+	Data   []byte
+	Order  binary.ByteOrder
+	// Text events: the printed name=value pairs, the probe address part
+	// "(A)" / "(A <- B)" mapped to __probe_ip / __probe_ret_ip, __probe_func.
+	Fields []KV
+}
+
+// KV is one printed field of a text event.
+type KV struct{ Key, Val string }
+
+// Has reports whether the event has the named field.
+func (e *Event) Has(name string) bool {
+	if e.Format != nil {
+		return e.Format.Field(name) != nil
+	}
+	for _, kv := range e.Fields {
+		if kv.Key == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Uint returns a numeric field.
+func (e *Event) Uint(name string) (uint64, bool) {
+	if e.Format != nil {
+		fl := e.Format.Field(name)
+		if fl == nil {
+			return 0, false
+		}
+		return fl.Uint(e.Data, e.Order)
+	}
+	for _, kv := range e.Fields {
+		if kv.Key == name {
+			return ParseUint(kv.Val)
+		}
+	}
+	return 0, false
+}
+
+// Value returns a field as text: the printed text for text events, and
+// for binary events what ftrace would print (hex for unsigned numbers).
+func (e *Event) Value(name string) (string, bool) {
+	if e.Format != nil {
+		fl := e.Format.Field(name)
+		if fl == nil {
+			return "", false
+		}
+		return fl.Format(e.Data, e.Order), true
+	}
+	for _, kv := range e.Fields {
+		if kv.Key == name {
+			return kv.Val, true
+		}
+	}
+	return "", false
+}
+
+// ArgNames lists the event's own argument names in order (no common_ or
+// __probe_ fields).
+func (e *Event) ArgNames() []string {
+	var out []string
+	if e.Format != nil {
+		for _, fl := range e.Format.Args() {
+			out = append(out, fl.Name)
+		}
+		return out
+	}
+	for _, kv := range e.Fields {
+		if !strings.HasPrefix(kv.Key, "__probe_") {
+			out = append(out, kv.Key)
+		}
+	}
+	return out
+}
+
+// ParseUint reads a printed number: 0x hex, decimal, negative decimal
+// (as two's complement), or a quoted/odd value fails.
+func ParseUint(s string) (uint64, bool) {
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		v, err := strconv.ParseUint(s[2:], 16, 64)
+		return v, err == nil
+	}
+	if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return v, true
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return uint64(v), true
+	}
+	// Old kernels printed x64 args as bare hex.
+	v, err := strconv.ParseUint(s, 16, 64)
+	return v, err == nil
+}
+
+// Info is what a reader learned about the recording as a whole.
+type Info struct {
+	Format      string // "trace.dat v7 (zstd)", "ftrace text", ...
+	Events      int64  // data events delivered
+	Lost        int64  // events known lost (sum of known counts)
+	LostUnknown int    // loss markers without a count
+	Truncated   bool
+	// StatsLost is what the kernel's per-CPU stats (overrun, dropped)
+	// recorded in the file count as lost, where it is not known when.
+	StatsLost int64
+	// Probes are probe definitions the recording carries (gprobe record).
+	Probes []string
+	// TextTimestamps: timestamps came from text (microsecond resolution).
+	TextTimestamps bool
+}
+
+// Source delivers a recording's events in timestamp order.
+type Source interface {
+	// Run calls fn for every event (data and loss markers) in order; it
+	// stops at the first error fn returns.
+	Run(fn func(*Event) error) error
+	// Info is complete once Run returned.
+	Info() Info
+}
+
+// Process is the event's process: its TGID when the recording says, else
+// its thread id.
+func (e *Event) Process() int {
+	if e.TGID != 0 {
+		return e.TGID
+	}
+	return e.PID
+}
+
+// TypeCache keeps what a consumer derived once per event type: by format
+// ID for binary events (a slice index on the hot path), by system and name
+// for text events.
+type TypeCache[T any] struct {
+	byID   []cached[T]
+	byName map[[2]string]T
+}
+
+type cached[T any] struct {
+	f *event.Format
+	v T
+}
+
+// Get returns the value for e's type, calling derive the first time.
+func (c *TypeCache[T]) Get(e *Event, derive func(*Event) T) T {
+	if f := e.Format; f != nil && f.ID >= 0 && f.ID < 1<<16 {
+		if f.ID < len(c.byID) && c.byID[f.ID].f == f {
+			return c.byID[f.ID].v
+		}
+		v := derive(e)
+		for len(c.byID) <= f.ID {
+			c.byID = append(c.byID, cached[T]{})
+		}
+		c.byID[f.ID] = cached[T]{f, v}
+		return v
+	}
+	k := [2]string{e.System, e.Name}
+	if v, ok := c.byName[k]; ok {
+		return v
+	}
+	v := derive(e)
+	if c.byName == nil {
+		c.byName = map[[2]string]T{}
+	}
+	c.byName[k] = v
+	return v
+}

@@ -1,0 +1,149 @@
+package tracedat
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+var errShort = errors.New("unexpected end of data")
+
+// cursor reads numbers and strings sequentially from a ReaderAt or a byte
+// slice. The first error sticks; later reads return zero values.
+type cursor struct {
+	r     io.ReaderAt
+	data  []byte
+	size  int64
+	off   int64
+	order binary.ByteOrder
+	err   error
+}
+
+func (c *cursor) bytes(n int) []byte {
+	if c.err != nil {
+		return make([]byte, n)
+	}
+	if n < 0 || c.off+int64(n) > c.size {
+		c.err = errShort
+		return make([]byte, max(n, 0))
+	}
+	var b []byte
+	if c.data != nil {
+		b = c.data[c.off : c.off+int64(n)]
+	} else {
+		b = make([]byte, n)
+		if _, err := c.r.ReadAt(b, c.off); err != nil {
+			c.err = err
+		}
+	}
+	c.off += int64(n)
+	return b
+}
+
+// blob reads n bytes after checking n against what is left, so that a
+// damaged size never causes a huge allocation.
+func (c *cursor) blob(n uint64) []byte {
+	if c.err == nil && n > uint64(c.size-c.off) {
+		c.err = errShort
+	}
+	if c.err != nil {
+		return nil
+	}
+	return c.bytes(int(n))
+}
+
+func (c *cursor) skip(n uint64) {
+	if c.err == nil && n > uint64(c.size-c.off) {
+		c.err = errShort
+	}
+	if c.err == nil {
+		c.off += int64(n)
+	}
+}
+
+func (c *cursor) u16() uint16 {
+	b := c.bytes(2)
+	if c.err != nil {
+		return 0
+	}
+	return c.order.Uint16(b)
+}
+
+func (c *cursor) u32() uint32 {
+	b := c.bytes(4)
+	if c.err != nil {
+		return 0
+	}
+	return c.order.Uint32(b)
+}
+
+func (c *cursor) u64() uint64 {
+	b := c.bytes(8)
+	if c.err != nil {
+		return 0
+	}
+	return c.order.Uint64(b)
+}
+
+// cstring reads a NUL-terminated string of at most limit bytes.
+func (c *cursor) cstring(limit int) string {
+	var out []byte
+	for i := 0; i <= limit; i++ {
+		b := c.bytes(1)
+		if c.err != nil {
+			return ""
+		}
+		if b[0] == 0 {
+			return string(out)
+		}
+		out = append(out, b[0])
+	}
+	c.err = fmt.Errorf("string longer than %d bytes", limit)
+	return ""
+}
+
+// decompressor inflates one block whose uncompressed size is known,
+// appending to dst (which may be nil).
+type decompressor func(z []byte, size int, dst []byte) ([]byte, error)
+
+func zstdDecompressor() decompressor {
+	return func(z []byte, size int, dst []byte) ([]byte, error) {
+		d, err := sharedZstd()
+		if err != nil {
+			return nil, err
+		}
+		if dst == nil {
+			// Room for the declared size, within what the compressed
+			// bytes can plausibly hold, so that a damaged size costs
+			// nothing and a real one no regrowing.
+			dst = make([]byte, 0, min(size, 64*len(z)+1<<16))
+		}
+		out, err := d.DecodeAll(z, dst)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) != size {
+			return nil, fmt.Errorf("zstd block inflates to %d bytes, header says %d", len(out), size)
+		}
+		return out, nil
+	}
+}
+
+func zlibDecompress(z []byte, size int, dst []byte) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.NewBuffer(dst)
+	n, err := io.Copy(out, io.LimitReader(zr, int64(size)+1))
+	if err != nil {
+		return nil, err
+	}
+	if n != int64(size) {
+		return nil, fmt.Errorf("zlib block inflates to %d bytes, header says %d", n, size)
+	}
+	return out.Bytes(), nil
+}

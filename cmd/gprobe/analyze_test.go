@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateAnalyze = flag.Bool("update-analyze", false, "rewrite testdata/analyze/*.txt")
+
+const goldenDir = "../../analyze/testdata/golden"
+
+// TestAnalyzeText compares the text report on the golden recording with
+// the committed one.
+func TestAnalyzeText(t *testing.T) {
+	for name, args := range map[string][]string{
+		"refcount.txt": {"analyze", "--refcount", "get=obj_get,put=obj_put", "--max-objects", "2", goldenDir + "/trace.txt"},
+		"by-comm.txt":  {"analyze", "--by", "comm", "--unit", "ns", goldenDir + "/trace-tgid.txt"},
+	} {
+		r := runGprobe(args...)
+		if r.code != 0 {
+			t.Fatalf("%s: %s", name, r)
+		}
+		path := filepath.Join("testdata", "analyze", name)
+		if *updateAnalyze {
+			os.WriteFile(path, []byte(r.stdout), 0o644)
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.stdout != string(want) {
+			t.Errorf("%s differs (-update-analyze rewrites it):\n%s", name, r.stdout)
+		}
+	}
+}
+
+func TestAnalyzeJSONAndTimeline(t *testing.T) {
+	tl := filepath.Join(t.TempDir(), "tl.json")
+	r := runGprobe("analyze", "--json", "--export-timeline", tl, "--refcount", "get=obj_get,put=obj_put", goldenDir+"/v7-zstd.dat")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var rep struct {
+		Events   int
+		Latency  []struct{ Count int }
+		Refcount struct{ Outstanding int }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Events != 155 || rep.Latency[0].Count != 60 || rep.Refcount.Outstanding != 3 {
+		t.Errorf("%v %+v", err, rep)
+	}
+	b, err := os.ReadFile(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Name, Ph string
+			Ts, Dur  float64
+			Pid, Tid int
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	slices := 0
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" {
+			slices++
+			if e.Name != "work" || e.Dur <= 0 || e.Pid == 0 {
+				t.Errorf("slice %+v", e)
+			}
+		}
+	}
+	if slices != 60 {
+		t.Errorf("%d slices, want one per matched call (60)", slices)
+	}
+}
+
+// TestAnalyzeErrors: one line naming what is wrong, non-zero exit.
+func TestAnalyzeErrors(t *testing.T) {
+	dir := t.TempDir()
+	rnd := make([]byte, 3000)
+	for i := range rnd {
+		rnd[i] = byte(i*7 + i/13)
+	}
+	os.WriteFile(filepath.Join(dir, "random"), rnd, 0o644)
+	gold, _ := os.ReadFile(goldenDir + "/v7-zstd.dat")
+	os.WriteFile(filepath.Join(dir, "head"), gold[:200], 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"analyze", filepath.Join(dir, "missing")}, exitENOENT, "no such file"},
+		{[]string{"analyze", filepath.Join(dir, "random")}, exitEINVAL, "not a trace.dat or ftrace text recording"},
+		{[]string{"analyze", filepath.Join(dir, "head")}, exitEINVAL, "damaged trace.dat"},
+		{[]string{"analyze", "--refcount", "get=a", goldenDir + "/trace.txt"}, exitEINVAL, "bad refcount spec"},
+		{[]string{"analyze", "--unit", "s", goldenDir + "/trace.txt"}, exitEINVAL, "unknown unit"},
+		{[]string{"analyze", "--by", "cpu", goldenDir + "/trace.txt"}, exitEINVAL, "--by"},
+		{[]string{"analyze", "a", "b"}, exitEINVAL, "one recording at a time"},
+	} {
+		r := runGprobe(c.args...)
+		if r.code != c.code || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) || !strings.HasPrefix(r.stderr, "gprobe analyze: ") {
+			t.Errorf("%q: %s\nwant exit %d and one line with %q", c.args, r, c.code, c.want)
+		}
+	}
+}
