@@ -20,7 +20,7 @@ SUDO=""
 packages() {
 	local want=(linux-perf trace-cmd qemu-system-x86 busybox-static
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
-		dwarves cpio xz-utils zstd file kmod
+		dwarves cpio xz-utils zstd file kmod time bc
 		gcc libc6-dev)
 	local missing=()
 	for p in "${want[@]}"; do
