@@ -326,8 +326,12 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 		}
 	}
 	loc, err := dwarfexpr.Translate(expr, c.f.r.arch, c.fb, c.cu.AddrSize)
+	var computed error
 	if err == nil && loc.Ops > 1 {
 		loc, err = c.multiOp(vr, expr, loc)
+		if errors.Is(err, errComputed) {
+			computed, err = err, nil // carry on as perf does, then report it
+		}
 	}
 	if err != nil {
 		var re *dwarfexpr.RegisterError
@@ -340,10 +344,13 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 		return errNoLocation
 	}
 	if _, isSym := loc.Fetch.(probe.Symbol); isSym {
-		return c.staticVar(vr, t)
+		if err := c.staticVar(vr, t); err != nil {
+			return err
+		}
+		return computed
 	}
 	if t == nil {
-		return nil
+		return computed
 	}
 	switch fe := loc.Fetch.(type) {
 	case probe.Reg:
@@ -358,7 +365,7 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 	default:
 		return dwarfexpr.ErrUnsupported
 	}
-	return nil
+	return computed
 }
 
 // Opcodes the multi-operation check needs.
@@ -386,9 +393,15 @@ func (c *scopeCtx) multiOp(vr *dwarf.Entry, expr []byte, loc *dwarfexpr.Location
 			return &dwarfexpr.Location{Fetch: m.Inner, Op: loc.Op, Ops: loc.Ops}, nil
 		}
 	}
-	return nil, errorf(ErrUnsupported, "'%s' is computed at this address (%s): a probe can fetch registers and memory but not compute values.\n perf probe reads memory at %s instead, which is not the variable's value.",
-		c.name(vr), describeOps(ops), dwarfexpr.Format(loc))
+	return loc, &Error{Msg: fmt.Sprintf("'%s' is computed at this address (%s): a probe can fetch registers and memory but not compute values.\n perf probe reads memory at %s instead, which is not the variable's value.",
+		c.name(vr), describeOps(ops), dwarfexpr.Format(loc)), Err: errComputed}
 }
+
+// errComputed marks a variable whose value DWARF computes. It wraps
+// ErrUnsupported; findVariable reports it after perf's own checks (fields,
+// types), so that wherever perf refuses the argument anyway the answers
+// agree.
+var errComputed = fmt.Errorf("%w: computed value", ErrUnsupported)
 
 // describeOps names an expression's operations for messages.
 func describeOps(ops []dwarfexpr.Op) string {
@@ -835,6 +848,10 @@ func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) 
 		return nil, errorf(ErrNotFound, "")
 	}
 	err = c.varLocation(vr, t)
+	var computed error
+	if errors.Is(err, errComputed) {
+		computed, err = err, nil
+	}
 	switch {
 	case errors.Is(err, errNoLocation) && skipEmpty:
 		t.value, t.refs = "", nil
@@ -855,6 +872,9 @@ func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) 
 	}
 	if err := c.convertType(vr, t, a); err != nil {
 		return nil, err
+	}
+	if computed != nil {
+		return nil, computed
 	}
 	t.found = true
 	return t, nil
