@@ -36,7 +36,7 @@ specs=(
 	"-L tcp_sendmsg"
 	"-L build_open_how"
 	"-D|vfs_read file->f_path.dentry->d_name.name:string count"
-	"-D|do_sys_openat2:10 $vars"
+	'-D|do_sys_openat2:10 $vars'
 	"-D|tcp_sendmsg sk->__sk_common.skc_dport size msg->msg_iter.count"
 	"-V|vfs_read"
 	"-V|do_sys_openat2:10"
@@ -77,6 +77,8 @@ W=40; [ "${MODULES:-0}" = 1 ] && W=48
 printf "%-${W}s %9s %9s %7s   %9s %9s %7s\n" spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
 worst_t=0 worst_m=0
 for s in "${specs[@]}"; do
+	# ONLY=REGEX limits the run to matching specs.
+	[[ -n ${ONLY:-} && ! $s =~ $ONLY ]] && continue
 	target=(-k "$VMLINUX")
 	case "$s" in -m*) target=() ;; esac
 	# "OPT SPEC" splits on spaces; "OPT|SPEC WITH ARGS" keeps SPEC whole.
