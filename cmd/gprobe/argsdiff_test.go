@@ -338,50 +338,32 @@ func argSpecsFor(t *testing.T, img string, funcs []string, perFunc int) map[stri
 // TestPerfDiffArgsFixtures compares fetch arguments and -V on the kernel
 // fixtures.
 func TestPerfDiffArgsFixtures(t *testing.T) {
-	perf := requirePerf(t)
-	images, _ := filepath.Glob(filepath.Join(fixtureDir, "*.elf"))
-	if len(images) < 10 {
-		t.Fatalf("expected 10 fixtures in %s, found %d", fixtureDir, len(images))
-	}
-	src := filepath.Join(fixtureDir, "src")
-	for _, img := range images {
-		t.Run(filepath.Base(img), func(t *testing.T) {
-			t.Parallel()
-			stats := &diffStats{}
-			c := &checker{t: t, perf: perf, image: img, stats: stats}
-			base := []string{"-k", img, "-s", src}
-			// Every other function keeps the suite's time in check; all of
-			// them run with GPROBE_DIFF_ALL=1.
-			var funcs []string
-			for i, fn := range perfFuncs(t, perf, "-k", img) {
-				if i%2 == 0 || os.Getenv("GPROBE_DIFF_ALL") == "1" {
-					funcs = append(funcs, fn)
-				}
+	eachFixture(t, func(t *testing.T, c *checker, base []string) {
+		// Every other function keeps the suite's time in check; all of
+		// them run with GPROBE_DIFF_ALL=1.
+		var funcs []string
+		for i, fn := range perfFuncs(t, c.perf, "-k", c.image) {
+			if i%2 == 0 || os.Getenv("GPROBE_DIFF_ALL") == "1" {
+				funcs = append(funcs, fn)
 			}
-			specs := argSpecsFor(t, img, funcs, 6)
-			var jobs []func()
-			for _, fn := range funcs {
-				lines := numberedLines(runGprobe(append(base, "-L", fn)...).stdout, 4)
-				line := 0
-				if len(lines) > 2 {
-					line = lines[2]
-				}
-				c.checkArgSpecs(base, fn, line, specs[fn])
+		}
+		specs := argSpecsFor(t, c.image, funcs, 6)
+		for _, fn := range funcs {
+			lines := numberedLines(runGprobe(append(base, "-L", fn)...).stdout, 4)
+			line := 0
+			if len(lines) > 2 {
+				line = lines[2]
 			}
-			jobs = append(jobs, func() {
-				c.check(append(base, "--externs", "-V", "vfs_read")...)
-				c.check(append(base, "-V", "vfs_read", "--filter", "f*")...)
-				c.check(append(base, "-V", "nosuch")...)
-				c.check(append(base, "--no-inlines", "-V", "build_open_how")...)
-				c.check(append(base, "-V", "build_open_how")...)
-				c.check(append(base, "vars", "vfs_read:3")...)
-				c.check(append(base, "-V", "vfs_read a")...)
-				c.check(append(base, "-D", "vfs_read jiffies")...)
-			})
-			runParallel(2, jobs)
-			stats.report(t)
-		})
-	}
+			c.checkArgSpecs(base, fn, line, specs[fn])
+		}
+		for _, extra := range [][]string{
+			{"--externs", "-V", "vfs_read"}, {"-V", "vfs_read", "--filter", "f*"}, {"-V", "nosuch"},
+			{"--no-inlines", "-V", "build_open_how"}, {"-V", "build_open_how"},
+			{"-V", "vfs_read a"}, {"-D", "vfs_read jiffies"},
+		} {
+			c.check(append(append([]string{}, base...), extra...)...)
+		}
+	})
 }
 
 // TestPerfDiffArgsUser compiles testdata/uprobe/vars.c (structs, unions,

@@ -129,3 +129,19 @@ func FuzzDefinitionAndLine(f *testing.F) {
 		}
 	})
 }
+
+// TestVarsSubcommand: `vars` is -V spelled as a subcommand (perf has no
+// subcommands, so this is not a differential test).
+func TestVarsSubcommand(t *testing.T) {
+	for _, spec := range []string{"vfs_read", "vfs_read:3", "do_sys_open", "nosuch"} {
+		v := runGprobe("-k", fixture, "-V", spec)
+		for _, args := range [][]string{{"-k", fixture, "vars", spec}, {"vars", "-k", fixture, spec}} {
+			if s := runGprobe(args...); s != v {
+				t.Errorf("%q: %s\n-V gives: %s", args, s, v)
+			}
+		}
+	}
+	if r := runGprobe("-k", fixture, "-V", "vfs_read"); r.code != 0 || !strings.Contains(r.stdout, "struct file*\tfile") {
+		t.Errorf("-V vfs_read: %s", r)
+	}
+}

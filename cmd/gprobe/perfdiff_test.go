@@ -454,8 +454,9 @@ func (s *diffStats) report(t *testing.T) {
 	}
 }
 
-// TestPerfDiffFixtures compares -L and -D on every kernel fixture.
-func TestPerfDiffFixtures(t *testing.T) {
+// eachFixture runs fn as a parallel subtest for every kernel fixture, with
+// a checker and the base arguments (-k IMAGE -s SRC), then reports.
+func eachFixture(t *testing.T, fn func(t *testing.T, c *checker, base []string)) {
 	perf := requirePerf(t)
 	images, _ := filepath.Glob(filepath.Join(fixtureDir, "*.elf"))
 	if len(images) < 10 {
@@ -467,7 +468,17 @@ func TestPerfDiffFixtures(t *testing.T) {
 			t.Parallel()
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: img, stats: stats}
-			base := []string{"-k", img, "-s", src}
+			fn(t, c, []string{"-k", img, "-s", src})
+			stats.report(t)
+		})
+	}
+}
+
+// TestPerfDiffFixtures compares -L and -D on every kernel fixture.
+func TestPerfDiffFixtures(t *testing.T) {
+	eachFixture(t, func(t *testing.T, c *checker, base []string) {
+		perf, img := c.perf, c.image
+		{
 			var specs [][]string
 			for _, fn := range perfFuncs(t, perf, "-k", img) {
 				listing := runGprobe(append(base, "-L", fn)...).stdout
@@ -493,9 +504,8 @@ func TestPerfDiffFixtures(t *testing.T) {
 				{"-D", "vfs_*"}, {"-D", "*open*"}, {"-D", "ksys_[rw]*:2"}, {"-D", "vfs_*%return"}, {"-L", "vfs_*"},
 			}...)
 			c.checkAll(base, specs)
-			stats.report(t)
-		})
-	}
+		}
+	})
 }
 
 // TestPerfDiffUserBinaries compiles a C program (x86-64 at -O0/-O2 with
