@@ -2,7 +2,6 @@ package dwarfinfo
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"path/filepath"
 	"testing"
 )
@@ -14,26 +13,10 @@ import (
 // yield an expression. An independent walk with debug/dwarf over the whole
 // file gives the set of DIEs to visit.
 func TestLocationsMatchStdlibWalk(t *testing.T) {
-	images, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "vmlinux-fixtures", "*.elf"))
-	if len(images) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, img := range images {
+	for _, img := range fixtures(t) {
 		t.Run(filepath.Base(img), func(t *testing.T) {
-			ef, err := elf.Open(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
-			d, err := ef.DWARF()
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := Open(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			d := stdlibDWARF(t, img)
+			f := open(t, img)
 			units, err := f.unitHeaders()
 			if err != nil {
 				t.Fatal(err)

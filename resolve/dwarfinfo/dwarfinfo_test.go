@@ -32,6 +32,22 @@ func open(t testing.TB, path string) *File {
 	return f
 }
 
+// stdlibDWARF opens path with debug/elf and returns its debug/dwarf data,
+// the oracle the fast decoders are compared with.
+func stdlibDWARF(t testing.TB, path string) *dwarf.Data {
+	t.Helper()
+	ef, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ef.Close() })
+	d, err := ef.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestScopesMatchStdlib decodes every unit of every fixture twice, with the
 // fast scanner (decodeScopes) and with debug/dwarf (decodeUnit), and
 // requires identical scope trees and line tables.
@@ -102,15 +118,7 @@ func firstDiff(a, b string) string {
 func TestFindFuncsMatchesStdlib(t *testing.T) {
 	for _, path := range fixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			ef, err := elf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
-			d, err := ef.DWARF()
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := stdlibDWARF(t, path)
 			want := map[string][]uint64{}
 			r := d.Reader()
 			names := map[dwarf.Offset]string{}
@@ -185,15 +193,7 @@ func TestFindFuncsMatchesStdlib(t *testing.T) {
 func TestLineTablesMatchStdlib(t *testing.T) {
 	for _, path := range fixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			ef, err := elf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ef.Close()
-			d, err := ef.DWARF()
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := stdlibDWARF(t, path)
 			f := open(t, path)
 			secs := lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"), LineStr: f.Section(".debug_line_str"), Order: f.Order}
 			r := d.Reader()
