@@ -380,8 +380,13 @@ func TestFollowPID(t *testing.T) {
 		r, err := Run(Config{Events: []string{"sched:sched_process_exec"}, Output: out, PID: sh.Process.Pid})
 		done <- result{r, err}
 	}()
-	// Release the shell once tracing is on (the pid filter is set before).
+	// Release the shell once tracing is on with the pid filter set. A new
+	// instance starts with tracing_on at 1 until Run turns it off, so
+	// tracing_on alone would release the shell too early (seen in CI:
+	// the first exec was missed); set_event_pid is written just before
+	// tracing is turned on for the recording.
 	inst := tracefs.At(root.Path(fmt.Sprintf("instances/gprobe-%d", os.Getpid())))
+	want := strconv.Itoa(sh.Process.Pid) + "\n"
 	var r result
 wait:
 	for {
@@ -389,7 +394,8 @@ wait:
 		case r = <-done:
 			t.Fatalf("recording ended early: %v", r.err)
 		case <-time.After(5 * time.Millisecond):
-			if b, _ := inst.ReadFile("tracing_on"); string(b) == "1\n" {
+			pids, _ := inst.ReadFile("set_event_pid")
+			if on, _ := inst.ReadFile("tracing_on"); string(pids) == want && string(on) == "1\n" {
 				break wait
 			}
 		}
