@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,34 @@ func instancesOf(pid int) []string {
 	return m
 }
 
+// followsChild tells whether gprobe process pid is recording with tracing
+// on and its pid filter holding a child of its own that has executed
+// command (before the exec, the child is still a copy of gprobe).
+func followsChild(pid int, command string) bool {
+	in := instancesOf(pid)
+	if len(in) == 0 {
+		return false
+	}
+	on, _ := os.ReadFile(filepath.Join(in[0], "tracing_on"))
+	pids, _ := os.ReadFile(filepath.Join(in[0], "set_event_pid"))
+	if string(on) != "1\n" {
+		return false
+	}
+	for _, p := range strings.Fields(string(pids)) {
+		stat, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		argv, _ := os.ReadFile("/proc/" + p + "/cmdline")
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && strings.HasPrefix(string(argv), command+"\x00") {
+			return true
+		}
+	}
+	return false
+}
+
 func TestRecordSignals(t *testing.T) {
 	requireRecording(t)
 	bin := buildGprobe(t)
@@ -58,14 +87,14 @@ func TestRecordSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// Wait until tracing is on (the command runs) and some execs
-			// happened.
+			// Wait until the command runs traced, then let some execs
+			// happen. tracing_on alone does not tell: a new instance
+			// starts with it at 1; the pid filter holding gprobe's child
+			// does.
 			deadline := time.Now().Add(20 * time.Second)
-			for time.Now().Before(deadline) {
-				if in := instancesOf(cmd.Process.Pid); len(in) > 0 {
-					if b, _ := os.ReadFile(filepath.Join(in[0], "tracing_on")); string(b) == "1\n" {
-						break
-					}
+			for !followsChild(cmd.Process.Pid, "sh") {
+				if time.Now().After(deadline) {
+					t.Fatalf("gprobe %d never started tracing its command\n%s", cmd.Process.Pid, &stderr)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
