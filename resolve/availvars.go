@@ -3,7 +3,9 @@ package resolve
 import (
 	"debug/dwarf"
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gprobe/gprobe/resolve/dwarfexpr"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -21,6 +23,10 @@ type VarList struct {
 // VarsOptions tune AvailableVars.
 type VarsOptions struct {
 	Externs bool // --externs: the unit's global variables too
+	// Range is perf's --range: every variable with a location anywhere
+	// in the function, marked [VAL] (valid at the address), [INV] (not
+	// there) or [EXT] (extern), with its location ranges.
+	Range bool
 }
 
 // AvailableVars is perf's debuginfo__find_available_vars_at: for every
@@ -28,6 +34,9 @@ type VarsOptions struct {
 // have a location there. An empty result means the point was not found.
 func (r *Resolver) AvailableVars(pp *spec.Point, opts VarsOptions) ([]VarList, error) {
 	if r.f == nil || !r.f.HasDWARF() && r.hasBTF() {
+		if opts.Range {
+			return nil, errorf(ErrNeedsDWARF, "--range needs DWARF: BTF has no variable locations; use -k with a vmlinux that has debug info")
+		}
 		return r.btfVars(pp)
 	}
 	if !r.f.HasDWARF() {
@@ -59,19 +68,22 @@ type varsCollector struct {
 
 // collect is perf's add_available_vars for one address.
 func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) error {
+	c.showRange = vc.opts.Range
 	vl := VarList{Symbol: symbol, Offset: offset}
 	seen := map[string]bool{}
-	add := func(e *dwarf.Entry, external bool) (findResult, error) {
+	// add is perf's collect_variables_cb; parent is the DIE holding e.
+	add := func(e *dwarf.Entry, parent uint64, external bool) (findResult, error) {
 		if isVarTag(e.Tag) {
 			err := c.varLocation(e, nil)
+			inv := errors.Is(err, errOutOfRange)
 			// Computed values are listed as perf lists them; using one
 			// gives the reason it cannot be fetched.
-			if err == nil || errors.As(err, new(*Error)) {
-				s, err := c.varName(e)
+			if err == nil || inv || errors.As(err, new(*Error)) {
+				s, ok, err := c.varEntry(e, parent, external, inv)
 				if err != nil {
 					return cbEnd, err
 				}
-				if !seen[s] {
+				if ok && !seen[s] {
 					seen[s] = true
 					vl.Vars = append(vl.Vars, s)
 				}
@@ -84,11 +96,31 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 		}
 		return cbSibling, nil
 	}
-	if _, err := c.findChild(c.sc.Offset, func(e *dwarf.Entry) (findResult, error) { return add(e, false) }); err != nil {
+	// perf's die_find_child, keeping track of each DIE's parent.
+	var walk func(parent uint64, external bool) error
+	walk = func(parent uint64, external bool) error {
+		kids, err := c.cu.Children(parent)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			res, err := add(k, parent, external)
+			if err != nil {
+				return err
+			}
+			if res == cbContinue && k.Children {
+				if err := walk(uint64(k.Offset), external); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(c.sc.Offset, false); err != nil {
 		return err
 	}
 	if vc.opts.Externs {
-		if _, err := c.findChild(c.cu.Lines.Offset, func(e *dwarf.Entry) (findResult, error) { return add(e, true) }); err != nil {
+		if err := walk(c.cu.Lines.Offset, true); err != nil {
 			return err
 		}
 	}
@@ -96,6 +128,93 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 	vc.addrs = append(vc.addrs, c.addr)
 	vc.lists = append(vc.lists, vl)
 	return nil
+}
+
+// varEntry is the line collect_variables_cb lists for variable e:
+// "TYPE\tNAME", and with --range "[VAL]\t" (or "[INV]\t", or "[EXT]\t" for
+// externs) before it and "\t@<FUNC+[RANGES]>" after it. ok is false when
+// perf leaves the variable out (with --range: no location ranges to show).
+func (c *scopeCtx) varEntry(e *dwarf.Entry, parent uint64, external, inv bool) (s string, ok bool, err error) {
+	var b strings.Builder
+	if c.showRange {
+		switch {
+		case external:
+			b.WriteString("[EXT]\t")
+		case inv:
+			b.WriteString("[INV]\t")
+		default:
+			b.WriteString("[VAL]\t")
+		}
+	}
+	name, err := c.varName(e)
+	if err != nil {
+		return "", false, err
+	}
+	b.WriteString(name)
+	if c.showRange && !external {
+		b.WriteByte('\t')
+		if ok, err := c.varRange(&b, e, parent); err != nil || !ok {
+			return "", false, err
+		}
+	}
+	return b.String(), true, nil
+}
+
+// varRange is perf's die_get_var_range: the ranges of the variable's
+// location list as offsets from the function's entry,
+// "@<FUNC+[B-E,B-E]>"; for a single location, the ranges of the scope
+// holding the variable (die_get_var_innermost_scope). Offsets are unsigned
+// and wrap, as perf prints them.
+func (c *scopeCtx) varRange(b *strings.Builder, e *dwarf.Entry, parent uint64) (bool, error) {
+	entry, ok := c.sp.LowestPC()
+	if !ok || c.sp.Name == "" {
+		return false, nil
+	}
+	fld := e.AttrField(dwarf.AttrLocation)
+	if fld == nil {
+		return false, nil
+	}
+	ents, err := c.cu.LocationEntries(fld)
+	if err != nil {
+		return false, err
+	}
+	first := true
+	for _, l := range ents {
+		if l.Begin == 0 {
+			// A single location: the scope's ranges, appended to what
+			// was printed of the list (perf does the same).
+			sc := c.cu.Scopes[parent]
+			if sc == nil {
+				return false, nil
+			}
+			c.writeRanges(b, sc.Ranges, entry)
+			return true, nil
+		}
+		if first {
+			fmt.Fprintf(b, "@<%s+[%d-%d", c.sp.Name, l.Begin-entry, l.End-entry)
+			first = false
+		} else {
+			fmt.Fprintf(b, ",%d-%d", l.Begin-entry, l.End-entry)
+		}
+	}
+	if !first {
+		b.WriteString("]>")
+	}
+	return true, nil
+}
+
+// writeRanges prints perf's "@<FUNC+[B-E,...]>"; nothing for no ranges.
+func (c *scopeCtx) writeRanges(b *strings.Builder, ranges [][2]uint64, entry uint64) {
+	for i, r := range ranges {
+		if i == 0 {
+			fmt.Fprintf(b, "@<%s+[%d-%d", c.sp.Name, r[0]-entry, r[1]-entry)
+		} else {
+			fmt.Fprintf(b, ",%d-%d", r[0]-entry, r[1]-entry)
+		}
+	}
+	if len(ranges) > 0 {
+		b.WriteString("]>")
+	}
 }
 
 // varName is perf's die_get_varname: "TYPE\tNAME".

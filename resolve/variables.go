@@ -75,6 +75,8 @@ type scopeCtx struct {
 	sp   *lines.Scope // the real function holding it
 	addr uint64
 	fb   dwarfexpr.FrameBase
+	// showRange is perf's probe_conf.show_location_range (-V --range).
+	showRange bool
 }
 
 // varError carries perf's message for a variable and its errno class.
@@ -280,6 +282,10 @@ func (c *scopeCtx) findVariableAt(scopeOff uint64, name string, addr uint64) (*d
 // reported as "Failed to find the location of the '%s' variable".
 var errNoLocation = errors.New("no location")
 
+// errOutOfRange marks a variable that -V --range lists as [INV]: it has a
+// location in the function, but not at the probe address.
+var errOutOfRange = errors.New("no location at this address")
+
 // varLocation is perf's convert_variable_location. With t == nil it only
 // checks that the variable can be converted at the address.
 func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
@@ -305,12 +311,24 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 	if err != nil {
 		return err
 	}
+	// outOfRange is perf's -ERANGE for -V --range: a local variable with
+	// no location at addr but one later in the function.
+	var outOfRange error
 	if !ok {
 		// perf: a parameter probed at the function's entry may get its
 		// location only after the mcount/fentry call; take the first
-		// address up to high_pc where it has one.
+		// address up to high_pc where it has one. With --range, any local
+		// variable is looked for that way.
 		entry, hasEntry := c.sp.EntryPC, c.sp.HasEntryPC
-		if !hasEntry || addr != entry || vr.Tag != dwarf.TagFormalParameter || c.sp.HighPC == 0 {
+		if !hasEntry {
+			return errNoLocation
+		}
+		if c.showRange && vr.Tag == dwarf.TagVariable {
+			outOfRange = errOutOfRange
+		} else if addr != entry || vr.Tag != dwarf.TagFormalParameter {
+			return errNoLocation
+		}
+		if c.sp.HighPC == 0 {
 			return errNoLocation
 		}
 		for a := addr + 1; a <= c.sp.HighPC; a++ {
@@ -342,6 +360,9 @@ func (c *scopeCtx) varLocation(vr *dwarf.Entry, t *traceArg) error {
 			return err
 		}
 		return errNoLocation
+	}
+	if outOfRange != nil {
+		return outOfRange // only -V asks for ranges, and it passes no t
 	}
 	if _, isSym := loc.Fetch.(probe.Symbol); isSym {
 		if err := c.staticVar(vr, t); err != nil {

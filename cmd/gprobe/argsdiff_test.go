@@ -283,7 +283,8 @@ func classifyArgs(t *testing.T, args []string, want string, p, g result) string 
 }
 
 // checkArgSpecs compares -D answers for generated argument specs at a
-// function's entry and at one of its lines, and -V at both.
+// function's entry and at one of its lines, and -V (plain and --range) at
+// both.
 func (c *checker) checkArgSpecs(base []string, fn string, line int, specs []argSpec) {
 	points := []string{fn}
 	if line > 0 {
@@ -291,7 +292,7 @@ func (c *checker) checkArgSpecs(base []string, fn string, line int, specs []argS
 	}
 	var all [][]string
 	for i, pt := range points {
-		all = append(all, []string{"-V", pt})
+		all = append(all, []string{"-V", pt}, []string{"--range", "-V", pt})
 		if i > 0 && len(specs) > 3 {
 			// At a line inside the function: fewer specs, $vars last.
 			specs = append(specs[:2:2], specs[len(specs)-2])
@@ -358,6 +359,7 @@ func TestPerfDiffArgsFixtures(t *testing.T) {
 		}
 		for _, extra := range [][]string{
 			{"--externs", "-V", "vfs_read"}, {"-V", "vfs_read", "--filter", "f*"}, {"-V", "nosuch"},
+			{"--externs", "--range", "-V", "vfs_read"}, {"--range", "-V", "vfs_read", "--filter", "*count*"},
 			{"--no-inlines", "-V", "build_open_how"}, {"-V", "build_open_how"},
 			{"-V", "vfs_read a"}, {"-D", "vfs_read jiffies"},
 		} {
@@ -410,6 +412,7 @@ func TestPerfDiffArgsUser(t *testing.T) {
 			}
 			jobs = append(jobs, func() {
 				c.check(append(base, "--externs", "-V", "visit")...)
+				c.check(append(base, "--externs", "--range", "-V", "visit")...)
 				c.check(append(base, "-D", "visit counter banner:string global_root->key")...)
 				c.check(append(base, "-D", "visit n->fl.nosuch")...)
 				c.check(append(base, "-D", "visit n.key")...)

@@ -19,6 +19,7 @@ const defaultVarFilter = "!__k???tab_* & !__crc_*"
 func varsFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "externs", Usage: "show external variables too"},
+		&cli.BoolFlag{Name: "range", Usage: "show variables' location ranges in scope (with -V only)"},
 		&cli.StringFlag{Name: "filter", Usage: "variable name `FILTER` (default \"" + defaultVarFilter + "\")"},
 	}
 }
@@ -74,7 +75,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	vls, err := r.AvailableVars(&p.Point, resolve.VarsOptions{Externs: boolean(c, "externs")})
+	vls, err := r.AvailableVars(&p.Point, resolve.VarsOptions{Externs: boolean(c, "externs"), Range: boolean(c, "range")})
 	if err == nil && len(vls) == 0 {
 		err = &resolve.Error{Err: resolve.ErrNotFound}
 	}

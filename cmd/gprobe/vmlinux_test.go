@@ -66,7 +66,9 @@ func TestPerfDiffDebianVmlinux(t *testing.T) {
 	for _, s := range []string{"vfs_read", "do_sys_openat2:10", "tcp_sendmsg:20", "copy_process:30"} {
 		specs = append(specs, []string{"-V", s})
 	}
-	specs = append(specs, []string{"--externs", "-V", "vfs_read"})
+	specs = append(specs, []string{"--externs", "-V", "vfs_read"},
+		[]string{"--range", "-V", "do_sys_openat2:10"}, []string{"--range", "-V", "tcp_sendmsg_locked:178"},
+		[]string{"--range", "--externs", "-V", "tcp_sendmsg_locked"})
 	c.checkAll(base, specs)
 	stats.report(t)
 }

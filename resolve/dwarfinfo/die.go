@@ -142,20 +142,60 @@ const (
 // DW_AT_location or DW_AT_frame_base) gives at pc, as libdw's
 // dwarf_getlocation_addr(..., 1) does: a single expression applies
 // everywhere; for a location list, the first entry whose [begin, end)
-// holds pc. ok is false when nothing covers pc (the variable is optimized
-// out there).
+// holds pc, else a DWARF 5 default location. ok is false when nothing
+// covers pc (the variable is optimized out there).
 func (cu *CU) Location(field *dwarf.Field, pc uint64) (expr []byte, ok bool, err error) {
+	var deflt []byte
+	err = cu.eachLocation(field, func(l LocEntry, e []byte) bool {
+		switch {
+		case l.Default:
+			deflt = e
+		case l.Begin <= pc && pc < l.End:
+			expr, ok = e, true
+			return false
+		}
+		return true
+	})
+	if err != nil || ok {
+		return expr, ok, err
+	}
+	return deflt, deflt != nil, nil
+}
+
+// LocEntry is one entry of a location description, with absolute
+// addresses, as libdw's dwarf_getlocations reports it: a single
+// expression (exprloc) is one entry from 0 to the largest address, and so
+// is a DWARF 5 default location (Default set).
+type LocEntry struct {
+	Begin, End uint64
+	Default    bool
+}
+
+// LocationEntries lists the entries of location attribute field in
+// order.
+func (cu *CU) LocationEntries(field *dwarf.Field) (out []LocEntry, err error) {
+	err = cu.eachLocation(field, func(l LocEntry, _ []byte) bool {
+		out = append(out, l)
+		return true
+	})
+	return out, err
+}
+
+// eachLocation calls fn for every entry of location attribute field until
+// fn returns false.
+func (cu *CU) eachLocation(field *dwarf.Field, fn func(LocEntry, []byte) bool) (err error) {
 	defer cu.recoverInto(&err)
 	switch field.Class {
 	case dwarf.ClassExprLoc, dwarf.ClassBlock:
 		b, _ := field.Val.([]byte)
-		return b, true, nil
+		fn(LocEntry{Begin: 0, End: ^uint64(0)}, b)
+		return nil
 	case dwarf.ClassLocListPtr:
 		off, _ := field.Val.(int64)
 		if cu.hdr.version >= 5 {
-			return cu.locListEntry(uint64(off), pc)
+			return cu.eachLocListEntry(uint64(off), fn)
 		}
-		return cu.locEntry(uint64(off), pc)
+		return cu.eachLocEntry(uint64(off), fn)
 	case dwarf.ClassLocList: // DW_FORM_loclistx
 		var idx uint64
 		switch v := field.Val.(type) {
@@ -166,19 +206,19 @@ func (cu *CU) Location(field *dwarf.Field, pc uint64) (expr []byte, ok bool, err
 		}
 		off, err := cu.loclistxOffset(idx)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		return cu.locListEntry(off, pc)
+		return cu.eachLocListEntry(off, fn)
 	}
-	return nil, false, fmt.Errorf("%s: %w: location attribute of class %v", cu.f.Path, ErrBadDWARF, field.Class)
+	return fmt.Errorf("%s: %w: location attribute of class %v", cu.f.Path, ErrBadDWARF, field.Class)
 }
 
 func (cu *CU) badLoc(format string, args ...any) error {
 	return fmt.Errorf("%s: %w: unit at %#x: %s", cu.f.Path, ErrBadDWARF, cu.hdr.off, fmt.Sprintf(format, args...))
 }
 
-// locEntry reads a DWARF 2-4 .debug_loc list.
-func (cu *CU) locEntry(off, pc uint64) ([]byte, bool, error) {
+// eachLocEntry walks a DWARF 2-4 .debug_loc list.
+func (cu *CU) eachLocEntry(off uint64, fn func(LocEntry, []byte) bool) error {
 	sec := cu.f.Section(".debug_loc")
 	size := int(cu.hdr.addrSize)
 	order := cu.f.Order
@@ -189,31 +229,31 @@ func (cu *CU) locEntry(off, pc uint64) ([]byte, bool, error) {
 	}
 	p := int(off)
 	if off > uint64(len(sec)) {
-		return nil, false, cu.badLoc(".debug_loc offset %#x out of range", off)
+		return cu.badLoc(".debug_loc offset %#x out of range", off)
 	}
 	for {
 		if p+2*size > len(sec) {
-			return nil, false, cu.badLoc("truncated .debug_loc list at %#x", off)
+			return cu.badLoc("truncated .debug_loc list at %#x", off)
 		}
 		begin, end := readAddr(sec[p:], size, order), readAddr(sec[p+size:], size, order)
 		p += 2 * size
 		switch {
 		case begin == 0 && end == 0:
-			return nil, false, nil
+			return nil
 		case begin == maxAddr:
 			base = end
 			continue
 		}
 		if p+2 > len(sec) {
-			return nil, false, cu.badLoc("truncated .debug_loc list at %#x", off)
+			return cu.badLoc("truncated .debug_loc list at %#x", off)
 		}
 		n := int(order.Uint16(sec[p:]))
 		p += 2
 		if p+n > len(sec) {
-			return nil, false, cu.badLoc("truncated .debug_loc expression at %#x", p)
+			return cu.badLoc("truncated .debug_loc expression at %#x", p)
 		}
-		if base+begin <= pc && pc < base+end {
-			return sec[p : p+n], true, nil
+		if !fn(LocEntry{Begin: base + begin, End: base + end}, sec[p:p+n]) {
+			return nil
 		}
 		p += n
 	}
@@ -248,17 +288,16 @@ func (cu *CU) address(idx uint64) (uint64, error) {
 	return readAddr(sec[at:], int(size), cu.f.Order), nil
 }
 
-// locListEntry reads a DWARF 5 .debug_loclists list.
-func (cu *CU) locListEntry(off, pc uint64) ([]byte, bool, error) {
+// eachLocListEntry walks a DWARF 5 .debug_loclists list.
+func (cu *CU) eachLocListEntry(off uint64, fn func(LocEntry, []byte) bool) error {
 	sec := cu.f.Section(".debug_loclists")
 	if off >= uint64(len(sec)) {
-		return nil, false, cu.badLoc(".debug_loclists offset %#x out of range", off)
+		return cu.badLoc(".debug_loclists offset %#x out of range", off)
 	}
 	r := reader{b: sec, pos: int(off)}
 	size := int(cu.hdr.addrSize)
 	order := cu.f.Order
 	base := cu.lowPC
-	var deflt []byte
 	addr := func() uint64 {
 		if r.pos+size > len(r.b) {
 			r.bad = true
@@ -275,12 +314,12 @@ func (cu *CU) locListEntry(off, pc uint64) ([]byte, bool, error) {
 		switch kind {
 		case lleEndOfList:
 			if r.bad {
-				return nil, false, cu.badLoc("truncated .debug_loclists list at %#x", off)
+				return cu.badLoc("truncated .debug_loclists list at %#x", off)
 			}
-			return deflt, deflt != nil, nil
+			return nil
 		case lleBaseAddressx:
 			if base, err = cu.address(r.uleb()); err != nil {
-				return nil, false, err
+				return err
 			}
 			continue
 		case lleBaseAddress:
@@ -298,6 +337,7 @@ func (cu *CU) locListEntry(off, pc uint64) ([]byte, bool, error) {
 			begin = base + r.uleb()
 			end = base + r.uleb()
 		case lleDefaultLocation:
+			end = ^uint64(0)
 		case lleStartEnd:
 			begin = addr()
 			end = addr()
@@ -305,23 +345,19 @@ func (cu *CU) locListEntry(off, pc uint64) ([]byte, bool, error) {
 			begin = addr()
 			end = begin + r.uleb()
 		default:
-			return nil, false, cu.badLoc("unknown location list entry %#x at %#x", kind, r.pos-1)
+			return cu.badLoc("unknown location list entry %#x at %#x", kind, r.pos-1)
 		}
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		n := int(r.uleb())
 		if r.bad || n < 0 || r.pos+n > len(r.b) {
-			return nil, false, cu.badLoc("truncated .debug_loclists list at %#x", off)
+			return cu.badLoc("truncated .debug_loclists list at %#x", off)
 		}
 		expr := r.b[r.pos : r.pos+n]
 		r.pos += n
-		if kind == lleDefaultLocation {
-			deflt = expr
-			continue
-		}
-		if begin <= pc && pc < end {
-			return expr, true, nil
+		if !fn(LocEntry{Begin: begin, End: end, Default: kind == lleDefaultLocation}, expr) {
+			return nil
 		}
 	}
 }

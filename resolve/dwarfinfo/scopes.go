@@ -303,9 +303,7 @@ func (d *scopeDecoder) scope(kind lines.ScopeKind, pos uint64, at *scopeAttrs) (
 			high += at.lowPC
 		}
 		sc.HighPC = high
-		if at.lowPC < high {
-			sc.Ranges = [][2]uint64{{at.lowPC, high}}
-		}
+		sc.Ranges = [][2]uint64{{at.lowPC, high}}
 	} else if at.hasRanges {
 		rs, err := d.ranges(at.rangesForm, at.ranges)
 		if err != nil {
@@ -336,7 +334,8 @@ const (
 
 // ranges decodes a DW_AT_ranges value: .debug_ranges (DWARF < 5) or
 // .debug_rnglists, with the unit's low_pc as base address. Empty ranges
-// are dropped.
+// are kept, as libdw's dwarf_ranges serves them: perf prints them (-V
+// --range) and takes the first one as an entry address (die_entrypc).
 func (d *scopeDecoder) ranges(form uint32, v uint64) ([][2]uint64, error) {
 	s := d.s
 	u := s.u
@@ -345,9 +344,7 @@ func (d *scopeDecoder) ranges(form uint32, v uint64) ([][2]uint64, error) {
 	base := d.ua.lowPC
 	var out [][2]uint64
 	add := func(lo, hi uint64) {
-		if lo < hi {
-			out = append(out, [2]uint64{lo, hi})
-		}
+		out = append(out, [2]uint64{lo, hi})
 	}
 	if u.version < 5 {
 		sec := s.f.Section(".debug_ranges")

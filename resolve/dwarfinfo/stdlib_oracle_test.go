@@ -204,11 +204,7 @@ func (f *File) scopeFromEntry(d *dwarf.Data, cu *CU, e *dwarf.Entry, kind lines.
 		}
 	}
 	if rs, err := d.Ranges(e); err == nil {
-		for _, r := range rs {
-			if r[0] < r[1] {
-				s.Ranges = append(s.Ranges, r)
-			}
-		}
+		s.Ranges = rs // empty ranges included, as libdw serves them
 	}
 	return s
 }
