@@ -144,4 +144,26 @@ func TestVarsSubcommand(t *testing.T) {
 	if r := runGprobe("-k", fixture, "-V", "vfs_read"); r.code != 0 || !strings.Contains(r.stdout, "struct file*\tfile") {
 		t.Errorf("-V vfs_read: %s", r)
 	}
+	// --range reaches the subcommand too.
+	if a, b := runGprobe("-k", fixture, "--range", "-V", "vfs_read"), runGprobe("vars", "-k", fixture, "--range", "vfs_read"); a != b || !strings.Contains(a.stdout, "[VAL]\tstruct file*\tfile\t@<vfs_read+[") {
+		t.Errorf("--range -V: %s\nvars --range: %s", a, b)
+	}
+}
+
+// TestRangeNeedsDWARF: BTF has no locations, so -V --range refuses on the
+// running kernel's BTF (and on an image's own .BTF) with the reason.
+func TestRangeNeedsDWARF(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skip("no /sys/kernel/btf/vmlinux")
+	}
+	if path, _ := findKernelDebuginfo(); path != "" {
+		t.Skipf("this machine has kernel debuginfo at %s", path)
+	}
+	r := runGprobe("--range", "-V", "vfs_read")
+	if r.code == 0 || !strings.HasPrefix(r.stderr, "--range needs DWARF: BTF has no variable locations") {
+		t.Errorf("--range on BTF: %s", r)
+	}
+	if r := runGprobe("-V", "vfs_read"); r.code != 0 || !strings.Contains(r.stdout, "file") {
+		t.Errorf("-V on BTF: %s", r)
+	}
 }
