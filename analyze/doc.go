@@ -7,5 +7,6 @@
 // ringbuf (ring-buffer pages), tracedat (the trace.dat container),
 // ftracetext (the kernel's text output), trace (the event model), latency
 // (entry/return pairing and statistics), refcount (objects by key),
-// report (text and JSON), timeline (Chrome trace-event export).
+// report (text and JSON), timeline (Chrome trace-event export), folded
+// (self-time stacks for flame graphs).
 package analyze

@@ -36,6 +36,10 @@ type Call struct {
 	Comm       string
 	Start, End uint64
 	Depth      int // open calls of the same function below this one
+	// Open counts the calls of any function still open on the thread once
+	// this one returned: 0 means the thread is back at its outermost
+	// level (folded-stack building flushes then).
+	Open int
 }
 
 // Result summarises one function (and group, with Options.By).
@@ -110,6 +114,7 @@ type Analyzer struct {
 	OnCall func(Call)
 
 	stacks    map[threadKey]*[]frame
+	open      map[int]int // per thread: open calls of all functions (kept for OnCall)
 	lastKey   threadKey
 	lastStack *[]frame
 	fns       map[string]*fnInfo // by function identity
@@ -130,7 +135,7 @@ type Analyzer struct {
 
 // New returns an empty analyzer.
 func New(opts Options) *Analyzer {
-	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, fns: map[string]*fnInfo{},
+	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, open: map[int]int{}, fns: map[string]*fnInfo{},
 		fnIDs: map[string]int{}, uncertain: map[int]bool{},
 		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
 		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
@@ -247,6 +252,9 @@ func (a *Analyzer) Event(e *trace.Event) {
 	}
 	st := a.stack(threadKey{e.PID, c.fn})
 	*st = append(*st, frame{ts: e.TS, comm: e.Comm})
+	if a.OnCall != nil { // a map update per event costs only those who ask
+		a.open[e.PID]++
+	}
 }
 
 // stack returns a thread's open calls of one function. Consecutive events
@@ -361,7 +369,14 @@ func (a *Analyzer) onReturn(e *trace.Event, c *class) {
 	s.q.add(d)
 	s.h.add(d)
 	if a.OnCall != nil {
-		a.OnCall(Call{Function: info.name, PID: e.PID, TGID: e.TGID, Comm: f.comm, Start: f.ts, End: e.TS, Depth: len(st)})
+		open := a.open[e.PID] - 1
+		if open <= 0 {
+			open = 0
+			delete(a.open, e.PID)
+		} else {
+			a.open[e.PID] = open
+		}
+		a.OnCall(Call{Function: info.name, PID: e.PID, TGID: e.TGID, Comm: f.comm, Start: f.ts, End: e.TS, Depth: len(st), Open: open})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
+	"github.com/gprobe/gprobe/analyze/folded"
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
@@ -27,6 +28,7 @@ func (a *app) analyzeCommand() *cli.Command {
 			&cli.StringFlag{Name: "refcount", Usage: "`get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]`: follow objects by key"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.StringFlag{Name: "export-timeline", Usage: "write matched calls as Chrome trace-event JSON to `FILE` (Perfetto)"},
+			&cli.StringFlag{Name: "folded", Usage: "write folded stacks of matched calls, weighted by self time in ns, to `FILE` (flamegraph.pl, inferno, speedscope)"},
 			&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
 			&cli.StringFlag{Name: "probes", Usage: "`FILE` of probe definitions (uprobe_events/kprobe_events lines) to pair entry and return probes"},
@@ -91,7 +93,26 @@ func (a *app) analyze(c *cli.Context) int {
 		}
 		defer tlFile.Close()
 		tl = timeline.New(tlFile)
-		cfg.OnCall = func(call latency.Call) { tl.Call(call) }
+	}
+	var fb *folded.Builder
+	var fbFile *os.File
+	if p := c.String("folded"); p != "" {
+		fbFile, err = os.Create(p)
+		if err != nil {
+			return a.analyzeFail(err)
+		}
+		defer fbFile.Close()
+		fb = folded.New()
+	}
+	if tl != nil || fb != nil {
+		cfg.OnCall = func(call latency.Call) {
+			if tl != nil {
+				tl.Call(call)
+			}
+			if fb != nil {
+				fb.Call(call)
+			}
+		}
 	}
 	rep, err := analyze.Run(rec, cfg)
 	if err != nil {
@@ -99,6 +120,14 @@ func (a *app) analyze(c *cli.Context) int {
 	}
 	if tl != nil {
 		if err := tl.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+	}
+	if fb != nil {
+		if err := fb.Write(fbFile); err != nil {
+			return a.analyzeFail(err)
+		}
+		if err := fbFile.Close(); err != nil {
 			return a.analyzeFail(err)
 		}
 	}

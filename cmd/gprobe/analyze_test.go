@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,7 +44,8 @@ func TestAnalyzeText(t *testing.T) {
 
 func TestAnalyzeJSONAndTimeline(t *testing.T) {
 	tl := filepath.Join(t.TempDir(), "tl.json")
-	r := runGprobe("analyze", "--json", "--export-timeline", tl, "--refcount", "get=obj_get,put=obj_put", goldenDir+"/v7-zstd.dat")
+	fl := filepath.Join(t.TempDir(), "folded.txt")
+	r := runGprobe("analyze", "--json", "--export-timeline", tl, "--folded", fl, "--refcount", "get=obj_get,put=obj_put", goldenDir+"/v7-zstd.dat")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -78,6 +82,45 @@ func TestAnalyzeJSONAndTimeline(t *testing.T) {
 	}
 	if slices != 60 {
 		t.Errorf("%d slices, want one per matched call (60)", slices)
+	}
+
+	// Folded stacks: self times add up to the outermost calls' durations,
+	// which the timeline gives independently.
+	byTid := map[int][][2]int64{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" {
+			ts, dur := int64(math.Round(e.Ts*1000)), int64(math.Round(e.Dur*1000))
+			byTid[e.Tid] = append(byTid[e.Tid], [2]int64{ts, ts + dur})
+		}
+	}
+	var outer int64
+	for _, sl := range byTid {
+		sort.Slice(sl, func(i, j int) bool { return sl[i][0] < sl[j][0] || sl[i][0] == sl[j][0] && sl[i][1] > sl[j][1] })
+		end := int64(-1)
+		for _, x := range sl {
+			if x[0] >= end {
+				outer += x[1] - x[0]
+				end = x[1]
+			}
+		}
+	}
+	fb, err := os.ReadFile(fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folded int64
+	lines := strings.Split(strings.TrimSuffix(string(fb), "\n"), "\n")
+	for _, l := range lines {
+		stack, w, _ := strings.Cut(l, " ")
+		n, err := strconv.ParseInt(w, 10, 64)
+		frames := strings.Split(stack, ";")
+		if err != nil || len(frames) < 2 || frames[0] != "refprog" || frames[len(frames)-1] != "work" {
+			t.Errorf("folded line %q", l)
+		}
+		folded += n
+	}
+	if folded != outer || outer == 0 {
+		t.Errorf("folded stacks weigh %d ns, the outermost calls last %d ns:\n%s", folded, outer, fb)
 	}
 }
 
