@@ -127,6 +127,9 @@ func FuzzDefinitionAndLine(f *testing.F) {
 				t.Fatalf("%s %q: %s", mode, spec, r)
 			}
 		}
+		if r := runGprobe("-k", fixture, "-s", fixtureDir+"/src", "--range", "-V", spec); r.code == 70 {
+			t.Fatalf("--range -V %q: %s", spec, r)
+		}
 	})
 }
 
