@@ -278,7 +278,18 @@ func TestOpenRejectsGarbage(t *testing.T) {
 // and with what) and runs the whole decode path on it: no input may make
 // it panic or hang.
 func FuzzUnit(f *testing.F) {
-	path := "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O0.elf"
+	fuzzImage(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O0.elf")
+}
+
+// FuzzLocations is FuzzUnit on an optimized image, whose variables have
+// location lists (.debug_loclists) rather than single expressions.
+func FuzzLocations(f *testing.F) {
+	fuzzImage(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
+}
+
+// fuzzImage patches bytes of the debug sections of image path, then opens
+// it, finds vfs_read and reads its lines and its variables' locations.
+func fuzzImage(f *testing.F, path string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		f.Fatal(err)
@@ -322,6 +333,17 @@ func FuzzUnit(f *testing.F) {
 				continue
 			}
 			_ = cu.Lines.WalkLines(nil, func(string, int, uint64) error { return nil })
+			// The function's variables: DIEs, location lists and entries.
+			kids, err := cu.Children(r.Offset)
+			if err != nil {
+				continue
+			}
+			for _, k := range kids {
+				if fld := k.AttrField(dwarf.AttrLocation); fld != nil {
+					_, _, _ = cu.Location(fld, 0xffffffff81000100)
+					_, _ = cu.LocationEntries(fld)
+				}
+			}
 		}
 		_, _ = fl.UnitsWithFile("fs/read_write.c")
 		_, _ = fl.UnitForAddr(0xffffffff81000100)
