@@ -96,31 +96,11 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 		}
 		return cbSibling, nil
 	}
-	// perf's die_find_child, keeping track of each DIE's parent.
-	var walk func(parent uint64, external bool) error
-	walk = func(parent uint64, external bool) error {
-		kids, err := c.cu.Children(parent)
-		if err != nil {
-			return err
-		}
-		for _, k := range kids {
-			res, err := add(k, parent, external)
-			if err != nil {
-				return err
-			}
-			if res == cbContinue && k.Children {
-				if err := walk(uint64(k.Offset), external); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(c.sc.Offset, false); err != nil {
+	if _, err := c.findChildIn(c.sc.Offset, func(e *dwarf.Entry, parent uint64) (findResult, error) { return add(e, parent, false) }); err != nil {
 		return err
 	}
 	if vc.opts.Externs {
-		if err := walk(c.cu.Lines.Offset, true); err != nil {
+		if _, err := c.findChildIn(c.cu.Lines.Offset, func(e *dwarf.Entry, parent uint64) (findResult, error) { return add(e, parent, true) }); err != nil {
 			return err
 		}
 	}

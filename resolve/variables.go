@@ -236,12 +236,17 @@ const (
 )
 
 func (c *scopeCtx) findChild(off uint64, cb func(*dwarf.Entry) (findResult, error)) (*dwarf.Entry, error) {
+	return c.findChildIn(off, func(e *dwarf.Entry, _ uint64) (findResult, error) { return cb(e) })
+}
+
+// findChildIn is findChild with each DIE's parent offset given to cb.
+func (c *scopeCtx) findChildIn(off uint64, cb func(e *dwarf.Entry, parent uint64) (findResult, error)) (*dwarf.Entry, error) {
 	kids, err := c.cu.Children(off)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range kids {
-		res, err := cb(k)
+		res, err := cb(k, off)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +255,7 @@ func (c *scopeCtx) findChild(off uint64, cb func(*dwarf.Entry) (findResult, erro
 			return k, nil
 		case cbContinue:
 			if k.Children {
-				found, err := c.findChild(uint64(k.Offset), cb)
+				found, err := c.findChildIn(uint64(k.Offset), cb)
 				if err != nil || found != nil {
 					return found, err
 				}
