@@ -1,5 +1,7 @@
-// Package disasm finds instruction boundaries in machine code and maps DWARF
-// register numbers to the register names kprobe-based events use.
+// Package disasm finds instruction boundaries in machine code, and is
+// gprobe's one description of each architecture it supports (Arch): the ELF
+// machine, the names the kernel and perf use for it and its registers, and
+// the registers of its C calling convention.
 //
 // It exists so that a probe offset can be checked before it is handed to the
 // kernel, which refuses a kprobe that does not start an instruction. The
@@ -10,35 +12,11 @@
 package disasm
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 )
-
-// Arch is an instruction set architecture supported by this package.
-type Arch int
-
-// Supported architectures. The zero value is not a valid Arch.
-const (
-	AMD64 Arch = iota + 1
-	ARM64
-)
-
-// String returns the architecture name as the kernel and perf spell it:
-// "x86_64" or "arm64". Other values print as "Arch(N)".
-func (a Arch) String() string {
-	switch a {
-	case AMD64:
-		return "x86_64"
-	case ARM64:
-		return "arm64"
-	}
-	return fmt.Sprintf("Arch(%d)", int(a))
-}
-
-func (a Arch) valid() bool { return a == AMD64 || a == ARM64 }
 
 // Sentinel errors. Errors returned by this package wrap one of these; test
 // with errors.Is.
@@ -53,19 +31,6 @@ var (
 	// ErrUnknownRegister: a DWARF register number has no kprobe name.
 	ErrUnknownRegister = errors.New("unknown DWARF register")
 )
-
-// ArchForMachine returns the Arch for an ELF machine: EM_X86_64 gives AMD64
-// and EM_AARCH64 gives ARM64. Any other machine gives an error wrapping
-// ErrUnsupportedArch.
-func ArchForMachine(m elf.Machine) (Arch, error) {
-	switch m {
-	case elf.EM_X86_64:
-		return AMD64, nil
-	case elf.EM_AARCH64:
-		return ARM64, nil
-	}
-	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupportedArch)
-}
 
 // Region is a half-open byte range [Start, End) of code.
 type Region struct {

@@ -1,0 +1,213 @@
+package disasm
+
+import (
+	"debug/elf"
+	"fmt"
+	"runtime"
+	"slices"
+)
+
+// Arch is an instruction set architecture gprobe supports. It is the one
+// place that knows an architecture: its ELF machine, its names, the
+// registers kprobe fetch arguments name, and the registers of its C calling
+// convention. Adding an architecture means adding its entry to arches and a
+// decoder (Boundaries, Map.Insn); nothing outside this package names one.
+type Arch int
+
+// Supported architectures. The zero value is not a valid Arch; options that
+// take an Arch read it as "the running machine" (HostArch).
+const (
+	AMD64 Arch = iota + 1
+	ARM64
+)
+
+// archInfo is what gprobe knows about one architecture. Register names are
+// the kernel's pt_regs names as kprobe fetch arguments spell them, without
+// the leading '%'.
+type archInfo struct {
+	name    string // as the kernel and perf spell it
+	goarch  string // runtime.GOARCH of a host of this architecture
+	machine elf.Machine
+	// dwarfRegs maps a DWARF register number to its name as perf 6.1 prints
+	// it (tools/perf/arch/*/include/dwarf-regs-table.h).
+	dwarfRegs []string
+	// fetchRegs are the names a kprobe fetch argument may use: the kernel's
+	// regoffset_table, which regs_query_register_offset searches.
+	fetchRegs []string
+	// argRegs are the integer argument registers of the C calling
+	// convention, in order.
+	argRegs []string
+	ret, sp string // the return-value register and the stack pointer
+}
+
+// arches is indexed by Arch; index 0 (the invalid Arch) is empty, AMD64 is
+// the first valid index.
+var arches = [...]archInfo{
+	AMD64: {
+		name:    "x86_64",
+		goarch:  "amd64",
+		machine: elf.EM_X86_64,
+		// System V psABI numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15,
+		// in pt_regs names (ax, not rax). DWARF 16 (the return address
+		// column, rip) has no entry: perf rejects it.
+		dwarfRegs: []string{
+			"ax", "dx", "cx", "bx", "si", "di", "bp", "sp",
+			"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+		},
+		// arch/x86/kernel/ptrace.c with CONFIG_X86_64, in its order.
+		fetchRegs: []string{
+			"r15", "r14", "r13", "r12", "r11", "r10", "r9", "r8",
+			"bx", "cx", "dx", "si", "di", "bp", "ax",
+			"orig_ax", "ip", "cs", "flags", "sp", "ss",
+		},
+		argRegs: []string{"di", "si", "dx", "cx", "r8", "r9"},
+		ret:     "ax",
+		sp:      "sp",
+	},
+	ARM64: {
+		name:    "arm64",
+		goarch:  "arm64",
+		machine: elf.EM_AARCH64,
+		// AArch64 DWARF numbering: x0..x30, sp. perf names x30 "lr", which
+		// the kernel accepts as well as "x30".
+		dwarfRegs: []string{
+			"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
+			"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
+			"x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+			"x24", "x25", "x26", "x27", "x28", "x29", "lr", "sp",
+		},
+		// arch/arm64/kernel/ptrace.c without its "lr" alias of x30, which
+		// gprobe's probe-definition check has never accepted.
+		fetchRegs: []string{
+			"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
+			"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
+			"x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+			"x24", "x25", "x26", "x27", "x28", "x29", "x30",
+			"sp", "pc", "pstate",
+		},
+		argRegs: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"},
+		ret:     "x0",
+		sp:      "sp",
+	},
+}
+
+// info returns a's entry, or nil for an invalid Arch.
+func (a Arch) info() *archInfo {
+	if a <= 0 || int(a) >= len(arches) {
+		return nil
+	}
+	return &arches[a]
+}
+
+// String returns the architecture name as the kernel and perf spell it:
+// "x86_64" or "arm64". Other values print as "Arch(N)".
+func (a Arch) String() string {
+	if i := a.info(); i != nil {
+		return i.name
+	}
+	return fmt.Sprintf("Arch(%d)", int(a))
+}
+
+// ArchForMachine returns the Arch for an ELF machine: EM_X86_64 gives AMD64
+// and EM_AARCH64 gives ARM64. Any other machine gives an error wrapping
+// ErrUnsupportedArch.
+func ArchForMachine(m elf.Machine) (Arch, error) {
+	for a := AMD64; int(a) < len(arches); a++ {
+		if arches[a].machine == m {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupportedArch)
+}
+
+// Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an
+// invalid Arch.
+func (a Arch) Machine() elf.Machine {
+	if i := a.info(); i != nil {
+		return i.machine
+	}
+	return elf.EM_NONE
+}
+
+// HostArch returns the Arch of the machine gprobe runs on. On any other
+// machine it returns an error wrapping ErrUnsupportedArch.
+func HostArch() (Arch, error) {
+	for a := AMD64; int(a) < len(arches); a++ {
+		if arches[a].goarch == runtime.GOARCH {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("GOARCH %s: %w", runtime.GOARCH, ErrUnsupportedArch)
+}
+
+// FetchRegisters returns the register names a kprobe fetch argument may use
+// on a ("%NAME"), without the '%': the names the kernel's
+// regs_query_register_offset accepts. An invalid Arch gives nil. The slice
+// is the caller's.
+func (a Arch) FetchRegisters() []string {
+	if i := a.info(); i != nil {
+		return slices.Clone(i.fetchRegs)
+	}
+	return nil
+}
+
+// ArgRegisters returns the integer argument registers of a's C calling
+// convention in order (System V: di si dx cx r8 r9; AAPCS64: x0..x7),
+// without the '%'. An invalid Arch gives nil. The slice is the caller's.
+func (a Arch) ArgRegisters() []string {
+	if i := a.info(); i != nil {
+		return slices.Clone(i.argRegs)
+	}
+	return nil
+}
+
+// ReturnRegister returns the register holding an integer return value ("ax",
+// "x0"), without the '%'. An invalid Arch gives "".
+func (a Arch) ReturnRegister() string {
+	if i := a.info(); i != nil {
+		return i.ret
+	}
+	return ""
+}
+
+// StackPointer returns the stack pointer register ("sp"), without the '%'.
+// An invalid Arch gives "".
+func (a Arch) StackPointer() string {
+	if i := a.info(); i != nil {
+		return i.sp
+	}
+	return ""
+}
+
+// RegisterError reports a DWARF register number with no kprobe name. It wraps
+// ErrUnknownRegister.
+type RegisterError struct {
+	Arch Arch
+	Reg  int
+}
+
+// Error returns perf's wording for the same failure.
+func (e *RegisterError) Error() string {
+	return fmt.Sprintf("Mapping for the register number %d missing on this architecture.", e.Reg)
+}
+
+// Unwrap returns ErrUnknownRegister.
+func (e *RegisterError) Unwrap() error { return ErrUnknownRegister }
+
+// KprobeRegister maps a DWARF register number to the kprobe register name as
+// perf 6.1 prints it, without the leading '%': on x86-64 0..15 give ax, dx,
+// cx, bx, si, di, bp, sp, r8..r15; on arm64 0..29 give x0..x29, 30 gives lr
+// and 31 gives sp. Any other number gives a *RegisterError (wrapping
+// ErrUnknownRegister) whose text is perf's: "Mapping for the register number
+// N missing on this architecture." An invalid arch gives an error wrapping
+// ErrUnsupportedArch.
+func KprobeRegister(arch Arch, dwarfReg int) (string, error) {
+	i := arch.info()
+	if i == nil {
+		return "", fmt.Errorf("arch %v: %w", arch, ErrUnsupportedArch)
+	}
+	if dwarfReg < 0 || dwarfReg >= len(i.dwarfRegs) {
+		return "", &RegisterError{Arch: arch, Reg: dwarfReg}
+	}
+	return i.dwarfRegs[dwarfReg], nil
+}

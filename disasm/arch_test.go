@@ -1,0 +1,100 @@
+package disasm
+
+import (
+	"debug/elf"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/arch_*.golden")
+
+// renderArch prints everything Arch knows about a, one fact a line, for
+// review against the kernel and perf sources named in the golden files.
+func renderArch(a Arch) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name %s\n", a)
+	fmt.Fprintf(&b, "machine %v\n", a.Machine())
+	fmt.Fprintf(&b, "goarch %s\n", arches[a].goarch)
+	for reg := 0; ; reg++ {
+		name, err := KprobeRegister(a, reg)
+		if err != nil {
+			fmt.Fprintf(&b, "dwarf %d: %v\n", reg, err)
+			break
+		}
+		fmt.Fprintf(&b, "dwarf %d %s\n", reg, name)
+	}
+	fmt.Fprintf(&b, "args %s\n", strings.Join(a.ArgRegisters(), " "))
+	fmt.Fprintf(&b, "return %s\n", a.ReturnRegister())
+	fmt.Fprintf(&b, "stack %s\n", a.StackPointer())
+	fmt.Fprintf(&b, "fetch %s\n", strings.Join(a.FetchRegisters(), " "))
+	return b.String()
+}
+
+// TestArchGolden pins each architecture's table to testdata/arch_NAME.golden,
+// whose header says where each fact comes from (go test -update rewrites
+// everything after the header).
+func TestArchGolden(t *testing.T) {
+	for a := AMD64; int(a) < len(arches); a++ {
+		path := filepath.Join("testdata", "arch_"+a.String()+".golden")
+		got := renderArch(a)
+		old, err := os.ReadFile(path)
+		if err != nil && !*update {
+			t.Fatal(err)
+		}
+		header, want, _ := strings.Cut(string(old), "\n\n")
+		if *update {
+			if err := os.WriteFile(path, []byte(header+"\n\n"+got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%v: got\n%s\nwant (%s)\n%s", a, got, path, want)
+		}
+		if m, err := ArchForMachine(a.Machine()); m != a || err != nil {
+			t.Errorf("%v: ArchForMachine(%v) = %v, %v", a, a.Machine(), m, err)
+		}
+	}
+}
+
+func TestArchInvalid(t *testing.T) {
+	for _, a := range []Arch{0, 3, -1} {
+		if a.Machine() != elf.EM_NONE || a.ArgRegisters() != nil || a.FetchRegisters() != nil ||
+			a.ReturnRegister() != "" || a.StackPointer() != "" {
+			t.Errorf("%v: not empty", a)
+		}
+	}
+}
+
+func TestHostArch(t *testing.T) {
+	a, err := HostArch()
+	switch runtime.GOARCH {
+	case "amd64":
+		if a != AMD64 || err != nil {
+			t.Errorf("HostArch() = %v, %v; want x86_64", a, err)
+		}
+	case "arm64":
+		if a != ARM64 || err != nil {
+			t.Errorf("HostArch() = %v, %v; want arm64", a, err)
+		}
+	default:
+		if !errors.Is(err, ErrUnsupportedArch) {
+			t.Errorf("HostArch() = %v, %v; want ErrUnsupportedArch", a, err)
+		}
+	}
+}
+
+// TestArchSlicesAreCopies: callers may change the slices they get.
+func TestArchSlicesAreCopies(t *testing.T) {
+	AMD64.ArgRegisters()[0] = "x"
+	AMD64.FetchRegisters()[0] = "x"
+	if AMD64.ArgRegisters()[0] != "di" || AMD64.FetchRegisters()[0] != "r15" {
+		t.Error("Arch tables changed through a returned slice")
+	}
+}
