@@ -140,6 +140,19 @@ func HostArch() (Arch, error) {
 	return 0, fmt.Errorf("GOARCH %s: %w", runtime.GOARCH, ErrUnsupportedArch)
 }
 
+// OrHost returns a, or HostArch() if a is the zero Arch: options that take
+// an Arch mean the running machine by the zero value. An invalid a gives an
+// error wrapping ErrUnsupportedArch.
+func (a Arch) OrHost() (Arch, error) {
+	switch {
+	case a == 0:
+		return HostArch()
+	case a.info() == nil:
+		return 0, fmt.Errorf("arch %v: %w", a, ErrUnsupportedArch)
+	}
+	return a, nil
+}
+
 // FetchRegisters returns the register names a kprobe fetch argument may use
 // on a ("%NAME"), without the '%': the names the kernel's
 // regs_query_register_offset accepts. An invalid Arch gives nil. The slice

@@ -90,6 +90,19 @@ func TestHostArch(t *testing.T) {
 	}
 }
 
+func TestOrHost(t *testing.T) {
+	host, hostErr := HostArch()
+	if a, err := Arch(0).OrHost(); a != host || (err == nil) != (hostErr == nil) {
+		t.Errorf("Arch(0).OrHost() = %v, %v; want %v, %v", a, err, host, hostErr)
+	}
+	if a, err := ARM64.OrHost(); a != ARM64 || err != nil {
+		t.Errorf("ARM64.OrHost() = %v, %v", a, err)
+	}
+	if a, err := Arch(3).OrHost(); a != 0 || !errors.Is(err, ErrUnsupportedArch) {
+		t.Errorf("Arch(3).OrHost() = %v, %v", a, err)
+	}
+}
+
 // TestArchSlicesAreCopies: callers may change the slices they get.
 func TestArchSlicesAreCopies(t *testing.T) {
 	AMD64.ArgRegisters()[0] = "x"

@@ -1,16 +1,12 @@
 package resolve
 
 import (
-	"debug/elf"
 	"errors"
-	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -45,13 +41,6 @@ func (r *Resolver) btfSpec() (*btfinfo.Spec, error) {
 	return r.btf, nil
 }
 
-func archName(a disasm.Arch) string {
-	if a == disasm.ARM64 {
-		return "arm64"
-	}
-	return "x86_64"
-}
-
 // btfArgs resolves the arguments of a FUNC entry probe (or FUNC%return
 // with raw arguments) from BTF. fn is the function name as written.
 func (r *Resolver) btfArgs(p *spec.Probe) ([]probe.FetchArg, error) {
@@ -81,7 +70,7 @@ func (r *Resolver) btfArgs(p *spec.Probe) ([]probe.FetchArg, error) {
 		// records the source prototype only.
 		return nil, errorf(ErrNeedsDWARF, "%s is a compiler-made clone of %s: its registers need not follow the prototype BTF records. Arguments of clones need DWARF.", name, name[:i])
 	}
-	fn, err := s.FuncArch(name, archName(r.arch))
+	fn, err := s.FuncArch(name, r.arch)
 	if err != nil {
 		return nil, errorf(ErrNotFound, "Failed to find %s in BTF: %v", name, err)
 	}
@@ -94,7 +83,7 @@ func (r *Resolver) btfArgs(p *spec.Probe) ([]probe.FetchArg, error) {
 				if prm.Reg == "" || prm.ByRef || len(prm.Regs) > 1 {
 					continue
 				}
-				typ := btfKprobeType(prm.Type, r.opts.Features.HexTypes)
+				typ, _ := btfinfo.FetchType(prm.Type, r.opts.Features.HexTypes, "")
 				out = append(out, probe.FetchArg{Name: prm.Name, Expr: probe.Reg(prm.Reg), Type: typ})
 			}
 		case !spec.IsCVarname(a.Var):
@@ -191,7 +180,7 @@ func (r *Resolver) btfArg(s *btfinfo.Spec, fn *btfinfo.Func, a *spec.Arg) (probe
 		}
 		t.typ = cast
 	default:
-		typ, bits := btfScalar(final, r.opts.Features.HexTypes, cast)
+		typ, bits := btfinfo.FetchType(final, r.opts.Features.HexTypes, cast)
 		if bits > maxBasicTypeBits {
 			return probe.FetchArg{}, errorf(ErrInvalid, "%s is %d bits wide (%s); a fetch argument holds at most %d bits.\n Fetch one of its members, or cast it (%s:x64) to read its first 8 bytes.",
 				spec.Arg{Var: a.Var, Fields: a.Fields}.String(), bits, btfinfo.TypeString(final, 0), maxBasicTypeBits, spec.Arg{Var: a.Var, Fields: a.Fields}.String())
@@ -208,58 +197,6 @@ func btfError(a *spec.Arg, err error) error {
 	default:
 		return errorf(ErrInvalid, "%s: %v", a.Raw, err)
 	}
-}
-
-// btfKprobeType is btfScalar without a cast.
-func btfKprobeType(t btf.Type, hex bool) string {
-	s, _ := btfScalar(t, hex, "")
-	return s
-}
-
-// btfScalar picks the fetch type the way the DWARF path (perf's
-// convert_variable_type) does, so both back ends print the same
-// definition: signed integers sN, everything else xN (uN without the
-// kernel's hex types), no type when there is no size; bits is the size.
-func btfScalar(t btf.Type, hex bool, cast string) (string, int) {
-	under := btf.UnderlyingType(t)
-	signed := false
-	var size uint32
-	switch x := under.(type) {
-	case *btf.Int:
-		signed, size = x.Encoding&btf.Signed != 0, x.Size
-	case *btf.Enum:
-		size = x.Size
-	case *btf.Pointer:
-		size = 8
-	case *btf.Struct, *btf.Union, *btf.Float:
-		s, err := btf.Sizeof(x)
-		if err != nil {
-			return "", 0
-		}
-		size = uint32(s)
-	default:
-		return "", 0
-	}
-	prefix := byte('u')
-	switch {
-	case cast == "u":
-	case cast == "s":
-		prefix = 's'
-	case cast == "x" && hex:
-		prefix = 'x'
-	case signed:
-		prefix = 's'
-	case hex:
-		prefix = 'x'
-	}
-	bits := int(size) * 8
-	if bits == 0 {
-		return "", 0
-	}
-	if bits > maxBasicTypeBits {
-		return fmt.Sprintf("%c%d", prefix, maxBasicTypeBits), bits
-	}
-	return fmt.Sprintf("%c%d", prefix, bits), bits
 }
 
 // hasBTF reports whether BTF is available for the image.
@@ -313,14 +250,6 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	return ps, nil
 }
 
-// hostMachine is the ELF machine of the running kernel.
-func hostMachine() elf.Machine {
-	if runtime.GOARCH == "arm64" {
-		return elf.EM_AARCH64
-	}
-	return elf.EM_X86_64
-}
-
 // btfVars is -V from BTF: a function's parameters at its entry, typed as
 // perf's die_get_typename would print them.
 func (r *Resolver) btfVars(pp *spec.Point) ([]VarList, error) {
@@ -331,7 +260,7 @@ func (r *Resolver) btfVars(pp *spec.Point) ([]VarList, error) {
 	if err != nil {
 		return nil, errorf(ErrNeedsDWARF, "No DWARF and no BTF to list %s's variables: %v", pp.Function, err)
 	}
-	fn, err := s.FuncArch(pp.Function, archName(r.arch))
+	fn, err := s.FuncArch(pp.Function, r.arch)
 	if err != nil {
 		return nil, errorf(ErrNotFound, "Failed to find %s in BTF: %v", pp.Function, err)
 	}

@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"debug/elf"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
@@ -101,7 +101,7 @@ func compareBackends(t *testing.T, path string, max int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt, err := New(nil, false, Options{Features: feat, BTF: bs, Machine: f.Machine})
+	bt, err := New(nil, false, Options{Features: feat, BTF: bs, Arch: dw.Arch()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestBTFOnlyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(nil, false, Options{BTF: bs, Machine: elf.EM_X86_64, Features: Features{HexTypes: true}})
+	r, err := New(nil, false, Options{BTF: bs, Arch: disasm.AMD64, Features: Features{HexTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

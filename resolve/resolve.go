@@ -77,8 +77,9 @@ type Options struct {
 	// image: New(nil, ...) resolves FUNC entry probes from BTF alone).
 	// Without it, an image's own .BTF section is used.
 	BTF *btfinfo.Spec
-	// Machine is the target architecture when there is no image.
-	Machine elf.Machine
+	// Arch is the target architecture when there is no image; the zero
+	// value means the running machine's.
+	Arch disasm.Arch
 }
 
 // Resolver resolves probe specs against one image: a kernel (vmlinux) or a
@@ -107,11 +108,7 @@ func New(f *dwarfinfo.File, user bool, opts Options) (*Resolver, error) {
 		if opts.BTF == nil {
 			return nil, errors.New("resolve: no image and no BTF")
 		}
-		m := opts.Machine
-		if m == 0 {
-			m = hostMachine()
-		}
-		arch, err := disasm.ArchForMachine(m)
+		arch, err := opts.Arch.OrHost()
 		if err != nil {
 			return nil, err
 		}
@@ -123,6 +120,10 @@ func New(f *dwarfinfo.File, user bool, opts Options) (*Resolver, error) {
 	}
 	return &Resolver{f: f, user: user, opts: opts, arch: arch}, nil
 }
+
+// Arch returns the target's architecture: the image's, else Options.Arch or
+// the running machine's.
+func (r *Resolver) Arch() disasm.Arch { return r.arch }
 
 // tracePoint is perf's probe_trace_point before naming.
 type tracePoint struct {

@@ -2,11 +2,13 @@
 //
 // From BTF alone it answers:
 //   - a function's parameters: names, types and the ABI argument register
-//     each one lives in at function entry (Spec.Func, Spec.ParamRegs);
+//     each one lives in at function entry (Spec.Func, Spec.ParamRegs; the
+//     registers come from disasm.Arch);
 //   - struct->field chains: the byte offset of every dereference level and,
 //     for bitfields, the kprobe b<width>@<offset>/<container> numbers
 //     (Spec.Resolve);
-//   - the kprobe type suffix of a BTF type (KprobeType).
+//   - the kprobe fetch type of a BTF type, perf's way (FetchType) or the
+//     kernel's (KprobeType).
 //
 // It wraps github.com/cilium/ebpf/btf. Types are returned as btf.Type
 // (aliased as Type here), so callers can type-switch on *btf.Struct etc.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 const fixtureDir = "../../testdata/vmlinux-fixtures"
@@ -22,11 +24,11 @@ func fixtures(t testing.TB) []string {
 	return fs
 }
 
-func fixtureArch(path string) string {
+func fixtureArch(path string) disasm.Arch {
 	if strings.HasPrefix(filepath.Base(path), "arm64") {
-		return "arm64"
+		return disasm.ARM64
 	}
-	return "x86_64"
+	return disasm.AMD64
 }
 
 // required fixtures for the differential tests.

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 // Func is a function's prototype as BTF records it.
@@ -27,10 +29,10 @@ type Param struct {
 	Name  string
 	Type  Type
 	Index int // 0-based position in the prototype
-	// Reg is the argument register holding the parameter at function entry:
-	// "di","si","dx","cx","r8","r9" on x86_64, "x0".."x7" on arm64, "" if the
-	// parameter is passed on the stack or not in a general-purpose register
-	// (float/double, or ABI unknown). Filled in by ParamRegs.
+	// Reg is the argument register holding the parameter at function entry
+	// (one of disasm.Arch.ArgRegisters), "" if the parameter is passed on
+	// the stack or not in a general-purpose register (float/double). Filled
+	// in by ParamRegs.
 	Reg string
 	// Regs lists every register of a parameter that spans more than one
 	// (a 16-byte struct or __int128 passed in two registers); Regs[0] == Reg.
@@ -80,7 +82,7 @@ func (s *Spec) Func(name string) (*Func, error) {
 }
 
 // FuncArch is Func followed by ParamRegs(arch, f).
-func (s *Spec) FuncArch(name, arch string) (*Func, error) {
+func (s *Spec) FuncArch(name string, arch disasm.Arch) (*Func, error) {
 	f, err := s.Func(name)
 	if err != nil {
 		return nil, err
@@ -130,27 +132,9 @@ func newFunc(bf *btf.Func) (*Func, error) {
 	return f, nil
 }
 
-// Argument registers, in order.
-var (
-	regsX86_64 = []string{"di", "si", "dx", "cx", "r8", "r9"}
-	regsArm64  = []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"}
-)
-
-// ArgRegs returns the integer argument registers of arch ("x86_64" or
-// "arm64"; "amd64", "x86-64" and "aarch64" are accepted too), in kprobe
-// spelling without the '%'.
-func ArgRegs(arch string) ([]string, error) {
-	switch arch {
-	case "x86_64", "x86-64", "amd64":
-		return regsX86_64, nil
-	case "arm64", "aarch64":
-		return regsArm64, nil
-	}
-	return nil, fmt.Errorf("architecture %q: %w", arch, ErrUnsupported)
-}
-
 // ParamRegs fills in Param.Reg/Regs/ByRef for f following the C calling
-// convention of arch (System V x86-64 psABI, or AAPCS64):
+// convention of arch (System V x86-64 psABI, or AAPCS64), whose integer
+// argument registers are arch.ArgRegisters():
 //
 //   - integers, enums, pointers and bools up to 8 bytes take one register;
 //   - 9..16-byte integers (__int128) and structs/unions take two registers
@@ -165,12 +149,17 @@ func ArgRegs(arch string) ([]string, error) {
 //
 // Struct classification is simplified: any struct of 16 bytes or less is
 // treated as INTEGER class (true for kernel code, which has no floats).
-func (s *Spec) ParamRegs(arch string, f *Func) error {
-	regs, err := ArgRegs(arch)
-	if err != nil {
-		return err
+// Another architecture gives an error wrapping ErrUnsupported.
+func (s *Spec) ParamRegs(arch disasm.Arch, f *Func) error {
+	var arm bool
+	switch arch {
+	case disasm.AMD64:
+	case disasm.ARM64:
+		arm = true
+	default:
+		return fmt.Errorf("architecture %v: no calling convention: %w", arch, ErrUnsupported)
 	}
-	arm := regs[0] == "x0"
+	regs := arch.ArgRegisters()
 	next := 0
 	f.SretReg = ""
 	// A struct/union returned in memory (larger than 16 bytes) is written

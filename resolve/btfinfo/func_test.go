@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 type dParam struct {
@@ -243,12 +245,12 @@ func (df *dwarfFuncs) loclistsExpr(s *dSub, off int64, pc uint64) []byte {
 
 // dwarfRegName maps a location expression that is just DW_OP_regN to the
 // kprobe register name.
-func dwarfRegName(arch string, expr []byte) (string, bool) {
+func dwarfRegName(arch disasm.Arch, expr []byte) (string, bool) {
 	if len(expr) != 1 || expr[0] < 0x50 || expr[0] > 0x6f {
 		return "", false
 	}
 	n := int(expr[0] - 0x50)
-	if arch == "arm64" {
+	if arch == disasm.ARM64 {
 		return fmt.Sprintf("x%d", n), true
 	}
 	x86 := []string{"ax", "dx", "cx", "bx", "si", "di", "bp", "sp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
@@ -377,7 +379,7 @@ func TestFuncParamsVsDWARF(t *testing.T) {
 					}
 				}
 				// And the plain ABI table, by index.
-				regs, _ := ArgRegs(arch)
+				regs := arch.ArgRegisters()
 				for i, p := range f.Params {
 					sz, _ := btf.Sizeof(p.Type)
 					j := i

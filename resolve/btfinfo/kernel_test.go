@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 func kernelSpec(t *testing.T) *Spec {
@@ -40,7 +42,7 @@ func memberOff(t *testing.T, s *Spec, structName, member string) int64 {
 
 func TestKernelVfsRead(t *testing.T) {
 	s := kernelSpec(t)
-	f, err := s.FuncArch("vfs_read", "x86_64")
+	f, err := s.FuncArch("vfs_read", disasm.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestKernelVfsRead(t *testing.T) {
 	if ts := TypeString(f.Params[0].Type, 0); ts != "struct file *" {
 		t.Errorf("file type %q", ts)
 	}
-	if err := s.ParamRegs("arm64", f); err != nil || f.Params[3].Reg != "x3" {
+	if err := s.ParamRegs(disasm.ARM64, f); err != nil || f.Params[3].Reg != "x3" {
 		t.Errorf("arm64: %v %+v", err, f.Params)
 	}
 	if k, _ := KprobeType(f.Params[2].Type, false); k != "u64" {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 // Module split BTF: Debian's 6.1 modules carry a .BTF section whose type
@@ -51,7 +53,7 @@ func TestDebianModuleSplitBTF(t *testing.T) {
 			if s.Base != base {
 				t.Fatal("split spec does not record its base")
 			}
-			f, err := s.FuncArch("loop_configure", "x86_64")
+			f, err := s.FuncArch("loop_configure", disasm.AMD64)
 			if err != nil {
 				t.Fatal(err)
 			}

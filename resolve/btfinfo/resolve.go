@@ -314,41 +314,82 @@ func Member(t Type, name string) (btf.Member, int64, error) {
 	return m, off, nil
 }
 
-// KprobeType returns the kprobe type suffix for a value of type t, the way
-// the kernel derives it from BTF: signed integers s8..s64, unsigned integers
-// and bool u8..u64 (x8..x64 when hex is true, which perf uses when the
-// kernel's tracing README lists the x types), pointers u64/x64 (x64 with
-// hex, the kernel default), enums s32 (8-byte enums s64). char arrays and
-// char * are not turned into "string": callers add ":string" explicitly.
-// Types with no scalar representation (struct, union, array, float, void)
-// give "" and a nil error: the caller leaves the type out.
+// maxFetchBits is the widest kprobe fetch type (perf's MAX_BASIC_TYPE_BITS).
+const maxFetchBits = 64
+
+// FetchType returns the kprobe fetch type perf gives a variable of type t
+// (convert_variable_type), so that BTF and DWARF give the same definition:
+// signed integers sN, everything else with a size (unsigned integers, bool,
+// enums, pointers, structs, unions, floats) xN when hex is true (the
+// kernel's tracing README lists the x types) and uN otherwise. cast is the
+// argument's ":u", ":s" or ":x" ("" for none), which picks the prefix
+// instead; ":x" without hex gives u. bits is the size of t in bits; a type
+// wider than 64 bits is typed as its first 64 (u64, s64, x64) and the caller
+// decides whether to refuse it. A type without a size (void, a function,
+// an array) gives "" and 0: the caller leaves the type out.
+func FetchType(t Type, hex bool, cast string) (typ string, bits int) {
+	signed := false
+	var size uint32
+	switch x := btf.UnderlyingType(t).(type) {
+	case *btf.Int:
+		signed, size = x.Encoding&btf.Signed != 0, x.Size
+	case *btf.Enum:
+		size = x.Size
+	case *btf.Pointer:
+		size = 8
+	case *btf.Struct, *btf.Union, *btf.Float:
+		s, err := btf.Sizeof(x)
+		if err != nil {
+			return "", 0
+		}
+		size = uint32(s)
+	default:
+		return "", 0
+	}
+	prefix := byte('u')
+	switch {
+	case cast == "u":
+	case cast == "s":
+		prefix = 's'
+	case cast == "x" && hex:
+		prefix = 'x'
+	case signed:
+		prefix = 's'
+	case hex:
+		prefix = 'x'
+	}
+	bits = int(size) * 8
+	if bits == 0 {
+		return "", 0
+	}
+	return fmt.Sprintf("%c%d", prefix, min(bits, maxFetchBits)), bits
+}
+
+// KprobeType returns the kprobe type suffix for a value of type t the way
+// the kernel derives it from BTF (fetch_type_from_btf_type), which differs
+// from FetchType (perf's way) in two respects: enums are s32 (8-byte enums
+// s64), and only integers of 8 to 64 bits and pointers have a type. So:
+// signed integers s8..s64, unsigned integers and bool u8..u64 (x8..x64
+// when hex is true), pointers u64/x64. char arrays and char * are not
+// turned into "string": callers add ":string" explicitly. Types with no
+// kernel type (struct, union, array, float, void, __int128 and other odd
+// sizes) give "" and a nil error: the caller leaves the type out.
 func KprobeType(t Type, hex bool) (string, error) {
 	if t == nil {
 		return "", fmt.Errorf("nil type: %w", ErrUnsupported)
 	}
-	unsigned := "u"
-	if hex {
-		unsigned = "x"
-	}
 	switch v := btf.UnderlyingType(t).(type) {
-	case *btf.Int:
-		bits := v.Size * 8
-		switch bits {
-		case 8, 16, 32, 64:
-		default:
-			return "", nil // __int128 and odd sizes: no kprobe type
-		}
-		if v.Encoding&btf.Signed != 0 {
-			return fmt.Sprintf("s%d", bits), nil
-		}
-		return fmt.Sprintf("%s%d", unsigned, bits), nil
 	case *btf.Enum:
+		// The kernel takes an enum for an int.
 		if v.Size == 8 {
 			return "s64", nil
 		}
 		return "s32", nil
-	case *btf.Pointer:
-		return unsigned + "64", nil
+	case *btf.Int, *btf.Pointer:
+		switch typ, bits := FetchType(t, hex, ""); bits {
+		case 8, 16, 32, 64:
+			return typ, nil
+		}
 	}
 	return "", nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 // synthSpec builds a raw BTF blob from types and loads it through Load.
@@ -139,14 +141,14 @@ func TestSynthFuncs(t *testing.T) {
 		{"f_simple.isra.0", "di si", "x0 x1"},
 		{"f_simple.constprop.3", "di si", "x0 x1"},
 	} {
-		for _, arch := range []string{"x86_64", "arm64"} {
+		for _, arch := range []disasm.Arch{disasm.AMD64, disasm.ARM64} {
 			f, err := s.FuncArch(tc.fn, arch)
 			if err != nil {
 				t.Errorf("%s: %v", tc.fn, err)
 				continue
 			}
 			want := tc.x86
-			if arch == "arm64" {
+			if arch == disasm.ARM64 {
 				want = tc.arm
 			}
 			if got := regsOf(f); got != want {
@@ -154,11 +156,11 @@ func TestSynthFuncs(t *testing.T) {
 			}
 		}
 	}
-	f, err := s.FuncArch("f_sret", "x86_64")
+	f, err := s.FuncArch("f_sret", disasm.AMD64)
 	if err != nil || f.SretReg != "di" {
 		t.Errorf("f_sret sret: %v %q", err, f.SretReg)
 	}
-	f, err = s.FuncArch("f_vararg", "arm64")
+	f, err = s.FuncArch("f_vararg", disasm.ARM64)
 	if err != nil || !f.Variadic || len(f.Params) != 1 {
 		t.Errorf("f_vararg: %v %+v", err, f)
 	}
@@ -168,7 +170,7 @@ func TestSynthFuncs(t *testing.T) {
 	if _, err := s.Func("nope.isra.0"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("nope: %v", err)
 	}
-	if _, err := s.FuncArch("f_simple", "mips"); !errors.Is(err, ErrUnsupported) {
+	if _, err := s.FuncArch("f_simple", disasm.Arch(0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("mips: %v", err)
 	}
 	if _, err := s.StructByName("dupstruct"); !errors.Is(err, ErrNotFound) {
@@ -194,7 +196,7 @@ func TestSynthFuncs(t *testing.T) {
 func TestSynthResolve(t *testing.T) {
 	_, types := synthTypes()
 	s := synthSpec(t, types...)
-	f, err := s.FuncArch("f_simple", "x86_64")
+	f, err := s.FuncArch("f_simple", disasm.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +291,7 @@ func TestLoadRawFixtureBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.FuncArch("vfs_read", "x86_64"); err != nil {
+	if _, err := s.FuncArch("vfs_read", disasm.AMD64); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -330,7 +332,7 @@ func FuzzLoad(f *testing.F) {
 			if i > 50 {
 				break
 			}
-			fn, err := s.FuncArch(n, "x86_64")
+			fn, err := s.FuncArch(n, disasm.AMD64)
 			if err != nil {
 				continue
 			}
