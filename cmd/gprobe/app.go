@@ -1,13 +1,11 @@
 package main
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -261,14 +259,6 @@ func (t *target) close() {
 	}
 }
 
-// arch is the target's architecture in emit/probedef's spelling.
-func (t *target) arch() string {
-	if t.file != nil && t.file.Machine == elf.EM_AARCH64 || t.file == nil && runtime.GOARCH == "arm64" {
-		return "arm64"
-	}
-	return "x86_64"
-}
-
 // openTargetOrBTF is openTarget for the commands that can work from BTF
 // alone (-D, add, -V): without -k, -x or -m and without a vmlinux where
 // distributions put one, the running kernel's /sys/kernel/btf/vmlinux gives
@@ -407,7 +397,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	// Nothing is printed that the kernel would refuse (perf prints such
 	// lines; the write then fails with EINVAL).
-	opts := &probedef.Options{Arch: t.arch(), NoStat: true}
+	opts := &probedef.Options{Arch: r.Arch(), NoStat: true}
 	if fs, err := tracefs.Open(); err == nil {
 		feat := fs.Features()
 		opts.Features = &feat

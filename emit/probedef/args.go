@@ -1,6 +1,7 @@
 package probedef
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,30 +45,14 @@ type code struct {
 
 const endPC = fetchInsnMax - 1
 
-var x86Regs = map[string]bool{"r15": true, "r14": true, "r13": true, "r12": true, "bp": true, "bx": true,
-	"r11": true, "r10": true, "r9": true, "r8": true, "ax": true, "cx": true, "dx": true, "si": true,
-	"di": true, "orig_ax": true, "ip": true, "cs": true, "flags": true, "sp": true, "ss": true}
-
-func arm64Reg(r string) bool {
-	switch r {
-	case "sp", "pc", "pstate":
-		return true
-	}
-	if len(r) >= 2 && r[0] == 'x' {
-		n, err := strconv.Atoi(r[1:])
-		return err == nil && n >= 0 && n <= 30 && strconv.Itoa(n) == r[1:]
-	}
-	return false
-}
-
+// validReg is regs_query_register_offset. An architecture gprobe does not
+// know accepts any name.
 func (p *parser) validReg(r string) bool {
-	switch p.arch() {
-	case "x86_64":
-		return x86Regs[r]
-	case "arm64":
-		return arm64Reg(r)
+	regs := p.arch().FetchRegisters()
+	if regs == nil {
+		return r != ""
 	}
-	return r != ""
+	return slices.Contains(regs, r)
 }
 
 var basicTypes = map[string]int{"u8": 1, "u16": 2, "u32": 4, "u64": 8, "s8": 1, "s16": 2, "s32": 4, "s64": 8,

@@ -3,9 +3,10 @@ package probedef
 import (
 	"io/fs"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 // Kernel limits (kernel/trace/trace_probe.h, trace_kprobe.c).
@@ -267,7 +268,7 @@ func (p *parser) parseKprobe() (*Def, *Error) {
 		if p.opts.Symbols != nil && !strings.Contains(sym, ":") {
 			exists = p.opts.Symbols(sym) > 0
 		}
-		entry := off == 0 || (p.arch() == "x86_64" && off == 4) // ENDBR64 on IBT kernels
+		entry := off == 0 || (p.arch() == disasm.AMD64 && off == 4) // ENDBR64 on IBT kernels
 		if d.Return && exists && !entry {
 			return nil, p.fail(0, "BAD_RETPROBE")
 		}
@@ -420,15 +421,11 @@ func isGoodName(s string, system bool) bool {
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func (p *parser) arch() string {
-	if p.opts.Arch != "" {
-		return p.opts.Arch
-	}
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	}
-	return runtime.GOARCH
+// arch is the architecture the line is checked for: Options.Arch, else the
+// running machine's; the invalid Arch if gprobe does not know it.
+func (p *parser) arch() disasm.Arch {
+	a, _ := p.opts.Arch.OrHost()
+	return a
 }
 
 var reservedFields = []string{"common_type", "common_flags", "common_preempt_count", "common_pid",

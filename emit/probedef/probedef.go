@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
@@ -243,9 +244,9 @@ var AllFeatures = Features{MultiProbe: true, HexTypes: true, KretprobeOffset: tr
 type Options struct {
 	// Features of the target kernel; nil means AllFeatures.
 	Features *Features
-	// Arch selects the register names ("x86_64", "arm64"); "" = this machine.
-	// Unknown architectures accept any register name.
-	Arch string
+	// Arch selects the register names; the zero value means this machine.
+	// An architecture gprobe does not know accepts any register name.
+	Arch disasm.Arch
 	// Symbols, when set, counts the kernel text symbols named sym
 	// (/proc/kallsyms), for BAD_PROBE_ADDR and NON_UNIQ_SYMBOL.
 	Symbols func(sym string) int

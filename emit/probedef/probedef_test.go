@@ -5,9 +5,12 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/disasm"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -15,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 var testSymbols = map[string]int{"vfs_read": 1, "kernel_clone": 1, "do_exit": 1, "kfree": 1, "name_show": 2}
 
 func testOptions() *Options {
-	return &Options{Arch: "x86_64", Symbols: func(s string) int { return testSymbols[s] }}
+	return &Options{Arch: disasm.AMD64, Symbols: func(s string) int { return testSymbols[s] }}
 }
 
 // syntaxCase is one line of testdata/syntax_errors.txt.
@@ -169,6 +172,43 @@ func TestAccepted(t *testing.T) {
 	if _, err := Parse(b.String(), testOptions()); err != nil {
 		t.Errorf("128 args: %v", err)
 	}
+}
+
+// TestRegisterNames: %REG takes exactly the names disasm.Arch lists for the
+// target, and any name on an architecture gprobe does not know.
+func TestRegisterNames(t *testing.T) {
+	line := func(reg string) string { return "p vfs_read a=%" + reg }
+	for _, tc := range []struct {
+		arch  disasm.Arch
+		other disasm.Arch
+	}{{disasm.AMD64, disasm.ARM64}, {disasm.ARM64, disasm.AMD64}} {
+		o := testOptions()
+		o.Arch = tc.arch
+		own := tc.arch.FetchRegisters()
+		for _, r := range own {
+			if _, err := Parse(line(r), o); err != nil {
+				t.Errorf("%v: %%%s: %v", tc.arch, r, err)
+			}
+		}
+		for _, r := range append(tc.other.FetchRegisters(), "x31", "x01", "rax", "") {
+			if slices.Contains(own, r) {
+				continue
+			}
+			if e, ok := err2Error(Parse(line(r), o)); !ok || e.Code != "BAD_REG_NAME" {
+				t.Errorf("%v: %%%s: got %v, want BAD_REG_NAME", tc.arch, r, e)
+			}
+		}
+	}
+	o := testOptions()
+	o.Arch = disasm.Arch(99)
+	if _, err := Parse(line("anything"), o); err != nil {
+		t.Errorf("unknown arch: %v", err)
+	}
+}
+
+func err2Error(_ *Def, err error) (*Error, bool) {
+	e, ok := err.(*Error)
+	return e, ok
 }
 
 func TestDescribe(t *testing.T) {
