@@ -7,11 +7,13 @@ import (
 	"slices"
 )
 
-// Arch is an instruction set architecture gprobe supports. It is the one
-// place that knows an architecture: its ELF machine, its names, the
-// registers kprobe fetch arguments name, and the registers of its C calling
-// convention. Adding an architecture means adding its entry to arches and a
-// decoder (Boundaries, Map.Insn); nothing outside this package names one.
+// Arch is an instruction set architecture gprobe supports, and the one
+// place that describes it: its ELF machine, its names, the registers kprobe
+// fetch arguments name, and the registers of its C calling convention.
+// Adding an architecture means adding its entry to arches and a decoder
+// (Boundaries, Map.Insn). What is not a table stays with its user: the
+// calling convention's rules (btfinfo.ParamRegs), ELF relocations
+// (dwarfinfo), and the kernel's x86 ENDBR entry offset (probedef).
 type Arch int
 
 // Supported architectures. The zero value is not a valid Arch; options that
