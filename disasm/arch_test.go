@@ -3,16 +3,15 @@ package disasm
 import (
 	"debug/elf"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/arch_*.golden")
+	"github.com/gprobe/gprobe/internal/testenv"
+)
 
 // renderArch prints everything Arch knows about a, one fact a line, for
 // review against the kernel and perf sources named in the golden files.
@@ -44,11 +43,11 @@ func TestArchGolden(t *testing.T) {
 		path := filepath.Join("testdata", "arch_"+a.String()+".golden")
 		got := renderArch(a)
 		old, err := os.ReadFile(path)
-		if err != nil && !*update {
+		if err != nil && !*testenv.Update {
 			t.Fatal(err)
 		}
 		header, want, _ := strings.Cut(string(old), "\n\n")
-		if *update {
+		if *testenv.Update {
 			if err := os.WriteFile(path, []byte(header+"\n\n"+got), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var updateAnalyze = flag.Bool("update-analyze", false, "rewrite testdata/analyze/*.txt")
+	"github.com/gprobe/gprobe/internal/testenv"
+)
 
 const goldenDir = "../../analyze/testdata/golden"
 
@@ -24,20 +23,20 @@ func TestAnalyzeText(t *testing.T) {
 		"by-comm.txt":  {"analyze", "--by", "comm", "--unit", "ns", goldenDir + "/trace-tgid.txt"},
 	} {
 		r := runGprobe(args...)
-		if r.code != 0 {
+		if r.Code != 0 {
 			t.Fatalf("%s: %s", name, r)
 		}
 		path := filepath.Join("testdata", "analyze", name)
-		if *updateAnalyze {
-			os.WriteFile(path, []byte(r.stdout), 0o644)
+		if *testenv.Update {
+			os.WriteFile(path, []byte(r.Stdout), 0o644)
 			continue
 		}
 		want, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.stdout != string(want) {
-			t.Errorf("%s differs (-update-analyze rewrites it):\n%s", name, r.stdout)
+		if r.Stdout != string(want) {
+			t.Errorf("%s differs (-update rewrites it):\n%s", name, r.Stdout)
 		}
 	}
 }
@@ -46,7 +45,7 @@ func TestAnalyzeJSONAndTimeline(t *testing.T) {
 	tl := filepath.Join(t.TempDir(), "tl.json")
 	fl := filepath.Join(t.TempDir(), "folded.txt")
 	r := runGprobe("analyze", "--json", "--export-timeline", tl, "--folded", fl, "--refcount", "get=obj_get,put=obj_put", goldenDir+"/v7-zstd.dat")
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatal(r)
 	}
 	var rep struct {
@@ -54,7 +53,7 @@ func TestAnalyzeJSONAndTimeline(t *testing.T) {
 		Latency  []struct{ Count int }
 		Refcount struct{ Outstanding int }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Events != 155 || rep.Latency[0].Count != 60 || rep.Refcount.Outstanding != 3 {
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Events != 155 || rep.Latency[0].Count != 60 || rep.Refcount.Outstanding != 3 {
 		t.Errorf("%v %+v", err, rep)
 	}
 	b, err := os.ReadFile(tl)
@@ -148,7 +147,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		{[]string{"analyze", "a", "b"}, exitEINVAL, "one recording at a time"},
 	} {
 		r := runGprobe(c.args...)
-		if r.code != c.code || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) || !strings.HasPrefix(r.stderr, "gprobe analyze: ") {
+		if r.Code != c.code || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, c.want) || !strings.HasPrefix(r.Stderr, "gprobe analyze: ") {
 			t.Errorf("%q: %s\nwant exit %d and one line with %q", c.args, r, c.code, c.want)
 		}
 	}

@@ -22,13 +22,13 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // argSpec is one generated argument and, for a bitfield, the kprobe type
@@ -224,39 +224,39 @@ var bitfieldRE = regexp.MustCompile(`:b(\d+)@(\d+)/(\d+)`)
 // comment), or returns "".
 func classifyArgs(t *testing.T, args []string, want string, p, g result) string {
 	t.Helper()
-	if want != "" && g.code == 0 && strings.Contains(g.stdout, ":"+want) {
-		if p.code != 0 && strings.Contains(p.stderr, "Failed to get the offset of") {
+	if want != "" && g.Code == 0 && strings.Contains(g.Stdout, ":"+want) {
+		if p.Code != 0 && strings.Contains(p.Stderr, "Failed to get the offset of") {
 			return "perf cannot read DW_AT_data_bit_offset"
 		}
-		flipped := bitfieldRE.ReplaceAllStringFunc(g.stdout, func(m string) string {
+		flipped := bitfieldRE.ReplaceAllStringFunc(g.Stdout, func(m string) string {
 			s := bitfieldRE.FindStringSubmatch(m)
 			w, _ := strconv.Atoi(s[1])
 			o, _ := strconv.Atoi(s[2])
 			n, _ := strconv.Atoi(s[3])
 			return fmt.Sprintf(":b%d@%d/%d", w, n-o-w, n)
 		})
-		if p.code == 0 && p.stdout == flipped {
+		if p.Code == 0 && p.Stdout == flipped {
 			return "perf counts the bitfield offset from the MSB"
 		}
 	}
-	if g.code == exitEOPNOTSUPP && strings.Contains(g.stderr, "is computed at this address") && p.code == 0 {
-		m := regexp.MustCompile(`reads memory at (\S+) instead`).FindStringSubmatch(g.stderr)
+	if g.Code == exitEOPNOTSUPP && strings.Contains(g.Stderr, "is computed at this address") && p.Code == 0 {
+		m := regexp.MustCompile(`reads memory at (\S+) instead`).FindStringSubmatch(g.Stderr)
 		// perf's fetch starts from the same register (field offsets
 		// may be added to it).
 		if m != nil {
-			if reg := regexp.MustCompile(`[%@][\w.]+`).FindString(m[1]); reg != "" && strings.Contains(p.stdout, reg) {
+			if reg := regexp.MustCompile(`[%@][\w.]+`).FindString(m[1]); reg != "" && strings.Contains(p.Stdout, reg) {
 				return "perf reads a computed value as memory"
 			}
 		}
 	}
-	if strings.Contains(g.stderr, "is left out of $") && g.code == 0 && p.code == 0 {
+	if strings.Contains(g.Stderr, "is left out of $") && g.Code == 0 && p.Code == 0 {
 		// Line by line, perf's line without some of the warned-about
 		// variables must be gprobe's.
 		left := map[string]bool{}
-		for _, m := range regexp.MustCompile(`(\S+) is left out of \$\w+: it is computed`).FindAllStringSubmatch(g.stderr, -1) {
+		for _, m := range regexp.MustCompile(`(\S+) is left out of \$\w+: it is computed`).FindAllStringSubmatch(g.Stderr, -1) {
 			left[m[1]] = true
 		}
-		pl, gl := strings.Split(p.stdout, "\n"), strings.Split(g.stdout, "\n")
+		pl, gl := strings.Split(p.Stdout, "\n"), strings.Split(g.Stdout, "\n")
 		ok := len(pl) == len(gl)
 		for i := 0; ok && i < len(pl); i++ {
 			have := map[string]bool{}
@@ -276,7 +276,7 @@ func classifyArgs(t *testing.T, args []string, want string, p, g result) string 
 			return "perf reads a computed value as memory"
 		}
 	}
-	if g.code == exitEINVAL && strings.Contains(g.stderr, "bits wide") && p.code == 0 && strings.Contains(p.stderr, "exceeds max-bitwidth") {
+	if g.Code == exitEINVAL && strings.Contains(g.Stderr, "bits wide") && p.Code == 0 && strings.Contains(p.Stderr, "exceeds max-bitwidth") {
 		return "perf truncates a value wider than 64 bits"
 	}
 	return ""
@@ -350,7 +350,7 @@ func TestPerfDiffArgsFixtures(t *testing.T) {
 		}
 		specs := argSpecsFor(t, c.image, funcs, 6)
 		for _, fn := range funcs {
-			lines := numberedLines(runGprobe(append(base, "-L", fn)...).stdout, 4)
+			lines := numberedLines(runGprobe(append(base, "-L", fn)...).Stdout, 4)
 			line := 0
 			if len(lines) > 2 {
 				line = lines[2]
@@ -372,8 +372,7 @@ func TestPerfDiffArgsFixtures(t *testing.T) {
 // bitfields, arrays, char buffers, nested pointers, a 128-bit value) and
 // compares -x answers.
 func TestPerfDiffArgsUser(t *testing.T) {
-	perf := requirePerf(t)
-	dir := t.TempDir()
+	perf := testenv.RequirePerf(t)
 	type build struct{ cc, opt, dwarf string }
 	var builds []build
 	for _, o := range []string{"-O0", "-O2"} {
@@ -386,16 +385,7 @@ func TestPerfDiffArgsUser(t *testing.T) {
 		b := b
 		name := fmt.Sprintf("%s%s%s", strings.TrimSuffix(b.cc, "-linux-gnu-gcc"), b.opt, b.dwarf)
 		t.Run(name, func(t *testing.T) {
-			if _, err := exec.LookPath(b.cc); err != nil {
-				if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-					t.Fatalf("%s not installed", b.cc)
-				}
-				t.Skipf("%s not installed", b.cc)
-			}
-			bin := filepath.Join(dir, "vars"+name)
-			if out, err := exec.Command(b.cc, b.opt, b.dwarf, "-o", bin, "testdata/uprobe/vars.c").CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", b.cc, err, out)
-			}
+			bin := testenv.BuildC(t, b.cc, "testdata/uprobe/vars.c", "vars"+name, b.opt, b.dwarf)
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: bin, user: true, stats: stats}
 			base := []string{"-x", bin, "-s", "testdata/uprobe"}
@@ -403,7 +393,7 @@ func TestPerfDiffArgsUser(t *testing.T) {
 			specs := argSpecsFor(t, bin, funcs, 40)
 			var jobs []func()
 			for _, fn := range funcs {
-				lines := numberedLines(runGprobe(append(base, "-L", fn)...).stdout, 5)
+				lines := numberedLines(runGprobe(append(base, "-L", fn)...).Stdout, 5)
 				line := 0
 				if len(lines) > 3 {
 					line = lines[3]

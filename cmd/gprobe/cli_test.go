@@ -15,7 +15,7 @@ func TestAliases(t *testing.T) {
 		{{"-k", fixture, "funcs", "vfs_*"}, {"-k", fixture, "-F", "vfs_*"}},
 	} {
 		a, b := runGprobe(c[0]...), runGprobe(c[1]...)
-		if a != b || a.code != 0 || a.stdout == "" {
+		if a != b || a.Code != 0 || a.Stdout == "" {
 			t.Errorf("%q and %q differ:\n%s\n%s", c[0], c[1], a, b)
 		}
 	}
@@ -32,7 +32,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-k", fixture, "-D", "vfs_read:x"}, "Semantic error :There is non-digit char in line number."},
 	} {
 		r := runGprobe(c.args...)
-		if r.code != exitUsage || firstLine(r.stderr) != c.want {
+		if r.Code != exitUsage || firstLine(r.Stderr) != c.want {
 			t.Errorf("%q: %s\nwant exit %d and %q", c.args, r, exitUsage, c.want)
 		}
 	}
@@ -65,19 +65,19 @@ func TestBadImages(t *testing.T) {
 		}
 		for _, args := range [][]string{{"-k", p, "-D", "vfs_read:3"}, {"-k", p, "-L", "vfs_read"}, {"-k", p, "-D", "vfs_read"}} {
 			r := runGprobe(args...)
-			if r.code == 70 {
+			if r.Code == 70 {
 				t.Errorf("%s %q panicked: %s", name, args, r)
 			}
-			if r.code == 0 && name != "noDWARF" && name != "truncated3" {
+			if r.Code == 0 && name != "noDWARF" && name != "truncated3" {
 				t.Errorf("%s %q succeeded on a broken image: %s", name, args, r)
 			}
-			if r.code != 0 && strings.TrimSpace(r.stderr) == "" {
+			if r.Code != 0 && strings.TrimSpace(r.Stderr) == "" {
 				t.Errorf("%s %q failed without a message", name, args)
 			}
 		}
 	}
 	r := runGprobe("-k", filepath.Join(dir, "does-not-exist"), "-D", "vfs_read")
-	if r.code == 0 || !strings.Contains(r.stderr, "does-not-exist") {
+	if r.Code == 0 || !strings.Contains(r.Stderr, "does-not-exist") {
 		t.Errorf("missing file: %s", r)
 	}
 }
@@ -105,7 +105,7 @@ func TestNoKernelDebuginfo(t *testing.T) {
 	// A line probe needs DWARF: the error names the paths tried (and, when
 	// the running kernel's BTF stood in, why BTF cannot answer).
 	r := runGprobe("-D", "vfs_read:3")
-	if r.code != exitENOENT || !strings.Contains(r.stderr, "/usr/lib/debug/boot/vmlinux-") {
+	if r.Code != exitENOENT || !strings.Contains(r.Stderr, "/usr/lib/debug/boot/vmlinux-") {
 		t.Errorf("without -k and without debuginfo: %s", r)
 	}
 }
@@ -123,11 +123,11 @@ func FuzzDefinitionAndLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, spec string) {
 		for _, mode := range []string{"-D", "-L", "-V"} {
 			r := runGprobe("-k", fixture, "-s", fixtureDir+"/src", mode, spec)
-			if r.code == 70 {
+			if r.Code == 70 {
 				t.Fatalf("%s %q: %s", mode, spec, r)
 			}
 		}
-		if r := runGprobe("-k", fixture, "-s", fixtureDir+"/src", "--range", "-V", spec); r.code == 70 {
+		if r := runGprobe("-k", fixture, "-s", fixtureDir+"/src", "--range", "-V", spec); r.Code == 70 {
 			t.Fatalf("--range -V %q: %s", spec, r)
 		}
 	})
@@ -144,11 +144,11 @@ func TestVarsSubcommand(t *testing.T) {
 			}
 		}
 	}
-	if r := runGprobe("-k", fixture, "-V", "vfs_read"); r.code != 0 || !strings.Contains(r.stdout, "struct file*\tfile") {
+	if r := runGprobe("-k", fixture, "-V", "vfs_read"); r.Code != 0 || !strings.Contains(r.Stdout, "struct file*\tfile") {
 		t.Errorf("-V vfs_read: %s", r)
 	}
 	// --range reaches the subcommand too.
-	if a, b := runGprobe("-k", fixture, "--range", "-V", "vfs_read"), runGprobe("vars", "-k", fixture, "--range", "vfs_read"); a != b || !strings.Contains(a.stdout, "[VAL]\tstruct file*\tfile\t@<vfs_read+[") {
+	if a, b := runGprobe("-k", fixture, "--range", "-V", "vfs_read"), runGprobe("vars", "-k", fixture, "--range", "vfs_read"); a != b || !strings.Contains(a.Stdout, "[VAL]\tstruct file*\tfile\t@<vfs_read+[") {
 		t.Errorf("--range -V: %s\nvars --range: %s", a, b)
 	}
 }
@@ -163,10 +163,10 @@ func TestRangeNeedsDWARF(t *testing.T) {
 		t.Skipf("this machine has kernel debuginfo at %s", path)
 	}
 	r := runGprobe("--range", "-V", "vfs_read")
-	if r.code == 0 || !strings.HasPrefix(r.stderr, "--range needs DWARF: BTF has no variable locations") {
+	if r.Code == 0 || !strings.HasPrefix(r.Stderr, "--range needs DWARF: BTF has no variable locations") {
 		t.Errorf("--range on BTF: %s", r)
 	}
-	if r := runGprobe("-V", "vfs_read"); r.code != 0 || !strings.Contains(r.stdout, "file") {
+	if r := runGprobe("-V", "vfs_read"); r.Code != 0 || !strings.Contains(r.Stdout, "file") {
 		t.Errorf("-V on BTF: %s", r)
 	}
 }

@@ -29,7 +29,7 @@ func TestMaxActiveRefused(t *testing.T) {
 		{[]string{"add", "--maxactive", "16", uent}, exitEINVAL, "--maxactive applies to return probes (FUNC%return, r:) and none was given"},
 	} {
 		r := runGprobe(c.args...)
-		if r.code != c.code || r.stdout != "" || !strings.HasPrefix(r.stderr, c.msg) {
+		if r.Code != c.code || r.Stdout != "" || !strings.HasPrefix(r.Stderr, c.msg) {
 			t.Errorf("%q: %s\nwant exit %d, stderr starting %q", c.args, r, c.code, c.msg)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gprobe/gprobe/internal/testenv"
+
 	"github.com/gprobe/gprobe/resolve"
 )
 
@@ -54,7 +56,7 @@ func explainAltBug(args []string, p, g result) (string, bool) {
 	altBugMu.Unlock()
 	if same(p, g2) && !same(g, g2) {
 		return fmt.Sprintf("perf wrong (alternative symbol address off by the section's file offset): %q: perf %q, gprobe %q",
-			args[len(args)-1], strings.TrimSpace(p.stdout+p.stderr), strings.TrimSpace(g.stdout+g.stderr)), true
+			args[len(args)-1], strings.TrimSpace(p.Stdout+p.Stderr), strings.TrimSpace(g.Stdout+g.Stderr)), true
 	}
 	return "", false
 }
@@ -62,7 +64,7 @@ func explainAltBug(args []string, p, g result) (string, bool) {
 // moduleFuncs lists the functions perf -F shows for a module that are
 // function symbols (perf -F lists data objects too), at most max of them,
 // evenly spread.
-func moduleFuncs(t *testing.T, perf, path string, max int) []string {
+func moduleFuncs(t *testing.T, perf *testenv.Perf, path string, max int) []string {
 	t.Helper()
 	ef, err := elf.Open(path)
 	if err != nil {
@@ -114,7 +116,7 @@ func moduleSpecs(fn, listing string, withListing bool) [][]string {
 // three sizes: every probe-able line, entry, return and offset of their
 // functions (a sample for the larger ones), clones, init/exit functions.
 func TestPerfDiffModules(t *testing.T) {
-	perf := requirePerf(t)
+	perf := testenv.RequirePerf(t)
 	dbg, _, src := moduleCache(t)
 	for _, m := range []struct {
 		path string
@@ -128,7 +130,7 @@ func TestPerfDiffModules(t *testing.T) {
 			var specs [][]string
 			fns := moduleFuncs(t, perf, path, m.max)
 			for i, fn := range fns {
-				listing := runGprobe(append(base, "-L", fn)...).stdout
+				listing := runGprobe(append(base, "-L", fn)...).Stdout
 				specs = append(specs, moduleSpecs(fn, listing, i%3 == 0)...)
 			}
 			fn := fns[0]
@@ -147,7 +149,7 @@ func TestPerfDiffModules(t *testing.T) {
 // bootable image's module (no DWARF): what a target machine has, and what
 // perf falls back to.
 func TestPerfDiffStrippedModule(t *testing.T) {
-	perf := requirePerf(t)
+	perf := testenv.RequirePerf(t)
 	_, tree, _ := moduleCache(t)
 	path := filepath.Join(tree, "kernel/drivers/block/loop.ko")
 	stats := &diffStats{}
@@ -173,17 +175,17 @@ func TestModuleByName(t *testing.T) {
 	for _, spec := range []string{"loop_configure:5", "loop_configure%return", "loop_exit", "lo_rw_aio"} {
 		byName := runGprobe("-m", "loop", "-D", spec)
 		byPath := runGprobe("-m", filepath.Join(dbg, "drivers/block/loop.ko"), "-D", spec)
-		if byName.code != 0 || byName != byPath {
+		if byName.Code != 0 || byName != byPath {
 			t.Errorf("-m loop -D %s: %s\nwant (as -m PATH): %s", spec, byName, byPath)
 		}
 	}
 	// Without the debug tree, the stripped module answers from symbols,
 	// and a line needs the debug information.
 	t.Setenv("GPROBE_MODULES", tree)
-	if g := runGprobe("-m", "loop", "-D", "loop_configure"); g.code != 0 || g.stdout != "p:probe/loop_configure loop:loop_configure+0\n" {
+	if g := runGprobe("-m", "loop", "-D", "loop_configure"); g.Code != 0 || g.Stdout != "p:probe/loop_configure loop:loop_configure+0\n" {
 		t.Errorf("-m loop (stripped) -D loop_configure: %s", g)
 	}
-	if g := runGprobe("-m", "loop", "-D", "loop_configure:3"); g.code == 0 || !strings.Contains(g.stderr, "has no debug information") {
+	if g := runGprobe("-m", "loop", "-D", "loop_configure:3"); g.Code == 0 || !strings.Contains(g.Stderr, "has no debug information") {
 		t.Errorf("-m loop (stripped) -D loop_configure:3: %s", g)
 	}
 	// Compressed modules answer as the plain file does.
@@ -206,12 +208,12 @@ func TestModuleByName(t *testing.T) {
 			t.Fatalf("%s: %v", z.tool, err)
 		}
 		out.Close()
-		if g := runGprobe("-m", ko, "-D", "loop_configure:5", "-D", "lo_rw_aio"); g != want || g.code != 0 {
+		if g := runGprobe("-m", ko, "-D", "loop_configure:5", "-D", "lo_rw_aio"); g != want || g.Code != 0 {
 			t.Errorf("-m %s: %s\nwant %s", ko, g, want)
 		}
 	}
 	g := runGprobe("-m", "no_such_module", "-D", "f")
-	if g.code == 0 || !strings.Contains(g.stderr, "Module no_such_module is not found in "+tree) {
+	if g.Code == 0 || !strings.Contains(g.Stderr, "Module no_such_module is not found in "+tree) {
 		t.Errorf("-m no_such_module: %s", g)
 	}
 }
@@ -223,8 +225,7 @@ func TestModuleByName(t *testing.T) {
 // libdwfl lays them out in the file, which is where perf's post-processing
 // goes wrong; each such disagreement must be perf's mistake, reproduced.
 func TestPerfDiffModuleFixture(t *testing.T) {
-	perf := requirePerf(t)
-	dir := t.TempDir()
+	perf := testenv.RequirePerf(t)
 	type build struct {
 		cc, name string
 		flags    []string
@@ -236,23 +237,13 @@ func TestPerfDiffModuleFixture(t *testing.T) {
 	}
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
-			if _, err := exec.LookPath(b.cc); err != nil {
-				if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-					t.Fatalf("%s not installed", b.cc)
-				}
-				t.Skipf("%s not installed", b.cc)
-			}
-			obj := filepath.Join(dir, b.name+".ko")
-			args := append(append([]string{"-c"}, b.flags...), "-o", obj, "testdata/module/fixture.c")
-			if out, err := exec.Command(b.cc, args...).CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", b.cc, err, out)
-			}
+			obj := testenv.BuildC(t, b.cc, "testdata/module/fixture.c", b.name+".ko", append([]string{"-c"}, b.flags...)...)
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: obj, stats: stats, explain: explainAltBug}
 			base := []string{"-m", obj, "-s", "testdata/module"}
 			var specs [][]string
 			for _, fn := range []string{"walk", "add_item", "report_error", "fixture_init", "fixture_exit", "weigh", "init_module", "cleanup_module"} {
-				listing := runGprobe(append(base, "-L", fn)...).stdout
+				listing := runGprobe(append(base, "-L", fn)...).Stdout
 				specs = append(specs, moduleSpecs(fn, listing, true)...)
 			}
 			specs = append(specs, [][]string{{"-F"}, {"-F", "*"}, {"-D", "fixture.c:30"}, {"-D", "fixture.c;*counter*"}, {"-L", "fixture.c:20-40"}}...)
@@ -265,7 +256,7 @@ func TestPerfDiffModuleFixture(t *testing.T) {
 // TestModuleBadTargets: what is not a module gets perf's message, or a
 // one-line error naming the file, and a non-zero exit.
 func TestModuleBadTargets(t *testing.T) {
-	perf := requirePerf(t)
+	perf := testenv.RequirePerf(t)
 	stats := &diffStats{}
 	c := &checker{t: t, perf: perf, image: "/etc/passwd", stats: stats}
 	c.check("-m", "/etc/passwd", "-D", "foo")
@@ -280,7 +271,7 @@ func TestModuleBadTargets(t *testing.T) {
 		{[]string{"-m", "/etc/passwd", "-L", "foo"}, "Failed to load symbols from /etc/passwd"},
 		{[]string{"-m", "/nonexistent/x.ko", "-D", "foo"}, "Failed to get the absolute path of /nonexistent/x.ko: No such file or directory"},
 	} {
-		if g := runGprobe(tc.args...); g.code == 0 || firstLine(g.stderr) != tc.msg {
+		if g := runGprobe(tc.args...); g.Code == 0 || firstLine(g.Stderr) != tc.msg {
 			t.Errorf("%q: %s\nwant first line %q", tc.args, g, tc.msg)
 		}
 	}

@@ -17,13 +17,14 @@ package main
 //
 // perf must be installed (scripts/provision.sh); without it the tests are
 // skipped, unless GPROBE_REQUIRE_PERF=1 (as in CI), which makes that fatal.
+// perf's answers are cached by testenv.Perf, keyed by the image's content
+// and perf's version; a disagreement is always asked of perf again, live.
 
 import (
 	"bufio"
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -32,70 +33,31 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 const fixtureDir = "../../testdata/vmlinux-fixtures"
 
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-func (r result) String() string {
-	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
-}
-
-func requirePerf(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("perf")
-	if err == nil {
-		if out, err := exec.Command(p, "probe", "--help").CombinedOutput(); err != nil && !bytes.Contains(out, []byte("probe")) {
-			p = ""
-		}
-	}
-	if p == "" || err != nil {
-		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-			t.Fatal("perf is not installed (run scripts/provision.sh)")
-		}
-		t.Skip("perf is not installed; run scripts/provision.sh (GPROBE_REQUIRE_PERF=1 makes this fatal)")
-	}
-	return p
-}
-
-func runPerf(perf string, args ...string) result {
-	cmd := exec.Command(perf, append([]string{"probe"}, args...)...)
-	cmd.Env = append(os.Environ(), "PAGER=cat", "PERF_PAGER=cat")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-		if code < 0 {
-			code = 128 + 11 // killed by a signal (perf segfaults)
-		}
-	} else if err != nil {
-		code = -1
-	}
-	return result{out.String(), errb.String(), code}
-}
+// result is one command's answer: stdout, stderr and exit status.
+type result = testenv.Result
 
 func runGprobe(args ...string) result {
 	var out, errb bytes.Buffer
 	code := run(append([]string{"gprobe"}, args...), &out, &errb)
-	return result{out.String(), errb.String(), code}
+	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }
 
 // same compares two results; for usage errors only the first stderr line
 // (the message) is compared, since the usage text names the program.
 func same(p, g result) bool {
-	if p.code != g.code || p.stdout != g.stdout {
+	if p.Code != g.Code || p.Stdout != g.Stdout {
 		return false
 	}
-	if p.code == exitUsage {
-		return firstLine(p.stderr) == firstLine(g.stderr)
+	if p.Code == exitUsage {
+		return firstLine(p.Stderr) == firstLine(g.Stderr)
 	}
-	return p.stderr == g.stderr
+	return p.Stderr == g.Stderr
 }
 
 func firstLine(s string) string {
@@ -123,7 +85,7 @@ func (s *diffStats) add(kind *int, note string) {
 // checker compares gprobe with perf for one image.
 type checker struct {
 	t     *testing.T
-	perf  string
+	perf  *testenv.Perf
 	image string // path of the image
 	user  bool   // -x image
 	stats *diffStats
@@ -142,7 +104,7 @@ func (c *checker) check(args ...string) {
 
 func (c *checker) compare(args []string, g result) {
 	c.t.Helper()
-	p := runPerf(c.perf, args...)
+	p := c.perf.Probe(args...)
 	if same(p, g) {
 		c.stats.add(&c.stats.same, "")
 		return
@@ -154,7 +116,7 @@ func (c *checker) compare(args []string, g result) {
 		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
 		return
 	}
-	if p.code == 0 && g.code == exitEINVAL && strings.Contains(g.stderr, "The kernel would refuse this definition") {
+	if p.Code == 0 && g.Code == exitEINVAL && strings.Contains(g.Stderr, "The kernel would refuse this definition") {
 		// perf printed a line the kernel's parser refuses (emit/probedef
 		// follows it, and is checked against real kernels' error_log).
 		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (the kernel refuses the line): %q", args))
@@ -162,9 +124,9 @@ func (c *checker) compare(args []string, g result) {
 	}
 	// A refusal is checked against objdump first; when objdump disagrees,
 	// a known perf mistake (explain) may still account for the difference.
-	if p.code == 0 && g.code == exitEINVAL && strings.Contains(g.stderr, "is not an instruction boundary") &&
-		(c.explain == nil || c.perfMidInsn(args, p.stdout) > 0) {
-		c.verifyPerfMidInsn(args, p.stdout)
+	if p.Code == 0 && g.Code == exitEINVAL && strings.Contains(g.Stderr, "is not an instruction boundary") &&
+		(c.explain == nil || c.perfMidInsn(args, p.Stdout) > 0) {
+		c.verifyPerfMidInsn(args, p.Stdout)
 		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (mid-instruction): %q", args))
 		return
 	}
@@ -174,10 +136,10 @@ func (c *checker) compare(args []string, g result) {
 			return
 		}
 	}
-	if p.code == 0 && g.code == exitEINVAL && strings.Contains(g.stderr, "is only available on a return probe") {
+	if p.Code == 0 && g.Code == exitEINVAL && strings.Contains(g.Stderr, "is only available on a return probe") {
 		// perf emits $retval on an entry probe; the kernel refuses it
 		// (RETVAL_ON_PROBE). Check that this is what perf printed.
-		for _, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+		for _, line := range strings.Split(strings.TrimSpace(p.Stdout), "\n") {
 			if !strings.HasPrefix(line, "p:") || !strings.Contains(line, "$retval") {
 				c.t.Errorf("gprobe refused %q for $retval on an entry probe, but perf printed %q", args, line)
 			}
@@ -185,7 +147,7 @@ func (c *checker) compare(args []string, g result) {
 		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong ($retval on an entry probe): %q", args))
 		return
 	}
-	if p.code == 139 {
+	if p.Code == 139 {
 		c.stats.add(&c.stats.crashed, fmt.Sprintf("perf crashed: %q", args))
 		return
 	}
@@ -193,7 +155,7 @@ func (c *checker) compare(args []string, g result) {
 	// About half of perf's runs differ on the affected specs: ten more
 	// runs make missing it a one-in-a-thousand event.
 	for i := 0; i < 10; i++ {
-		p2 := runPerf(c.perf, args...)
+		p2 := c.perf.Live(args...)
 		if same(p2, g) || p2 != p {
 			c.stats.add(&c.stats.flaky, fmt.Sprintf("perf nondeterministic: %q", args))
 			return
@@ -317,13 +279,13 @@ func objdumpStarts(t *testing.T, path string, m elf.Machine, lo, hi uint64, sect
 }
 
 // perfFuncs lists an image's functions as perf -F does.
-func perfFuncs(t *testing.T, perf string, target ...string) []string {
+func perfFuncs(t *testing.T, perf *testenv.Perf, target ...string) []string {
 	t.Helper()
-	r := runPerf(perf, append(target, "-F")...)
-	if r.code != 0 {
+	r := perf.Probe(append(target, "-F")...)
+	if r.Code != 0 {
 		t.Fatalf("perf probe -F: %s", r)
 	}
-	return strings.Fields(r.stdout)
+	return strings.Fields(r.Stdout)
 }
 
 // numberedLines returns the numbers -L prints for a function (capped).
@@ -385,10 +347,10 @@ func (c *checker) checkAll(base []string, specs [][]string) {
 			args = append(args, base...)
 			for i, s := range batch {
 				args = append(args, s...)
-				want.stdout += outs[i].stdout
-				want.stderr += outs[i].stderr
+				want.Stdout += outs[i].Stdout
+				want.Stderr += outs[i].Stderr
 			}
-			if same(runPerf(c.perf, args...), want) {
+			if same(c.perf.Live(args...), want) {
 				c.stats.add(&c.stats.same, "")
 				c.stats.mu.Lock()
 				c.stats.same += len(batch) - 1
@@ -406,7 +368,7 @@ func (c *checker) checkAll(base []string, specs [][]string) {
 		c.stats.mu.Lock()
 		_, bitfield := c.bitfields[s[len(s)-1]]
 		c.stats.mu.Unlock()
-		if len(s) == 2 && s[0] == "-D" && g.code == 0 && !bitfield {
+		if len(s) == 2 && s[0] == "-D" && g.Code == 0 && !bitfield {
 			batch = append(batch, s)
 			batchOut = append(batchOut, g)
 			if len(batch) == 40 {
@@ -459,7 +421,7 @@ func (s *diffStats) report(t *testing.T) {
 // eachFixture runs fn as a parallel subtest for every kernel fixture, with
 // a checker and the base arguments (-k IMAGE -s SRC), then reports.
 func eachFixture(t *testing.T, fn func(t *testing.T, c *checker, base []string)) {
-	perf := requirePerf(t)
+	perf := testenv.RequirePerf(t)
 	images, _ := filepath.Glob(filepath.Join(fixtureDir, "*.elf"))
 	if len(images) < 10 {
 		t.Fatalf("expected 10 fixtures in %s, found %d", fixtureDir, len(images))
@@ -483,7 +445,7 @@ func TestPerfDiffFixtures(t *testing.T) {
 		{
 			var specs [][]string
 			for _, fn := range perfFuncs(t, perf, "-k", img) {
-				listing := runGprobe(append(base, "-L", fn)...).stdout
+				listing := runGprobe(append(base, "-L", fn)...).Stdout
 				specs = append(specs, functionSpecs(fn, listing)...)
 			}
 			specs = append(specs, [][]string{
@@ -513,8 +475,7 @@ func TestPerfDiffFixtures(t *testing.T) {
 // TestPerfDiffUserBinaries compiles a C program (x86-64 at -O0/-O2 with
 // DWARF 4 and 5, arm64 at -O2) and compares -x answers.
 func TestPerfDiffUserBinaries(t *testing.T) {
-	perf := requirePerf(t)
-	dir := t.TempDir()
+	perf := testenv.RequirePerf(t)
 	type build struct{ cc, name string }
 	var builds []build
 	for _, o := range []string{"-O0", "-O2"} {
@@ -526,28 +487,18 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 	for _, b := range builds {
 		b := b
 		t.Run(b.name, func(t *testing.T) {
-			if _, err := exec.LookPath(b.cc); err != nil {
-				if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-					t.Fatalf("%s not installed", b.cc)
-				}
-				t.Skipf("%s not installed", b.cc)
-			}
 			parts := strings.SplitN(strings.TrimPrefix(b.name, "prog"), "-g", 2)
 			opt := parts[0]
 			if strings.HasPrefix(opt, "-arm64") {
 				opt = strings.TrimPrefix(opt, "-arm64")
 			}
-			bin := filepath.Join(dir, b.name)
-			out, err := exec.Command(b.cc, opt, "-g"+parts[1], "-o", bin, "testdata/uprobe/prog.c").CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", b.cc, err, out)
-			}
+			bin := testenv.BuildC(t, b.cc, "testdata/uprobe/prog.c", b.name, opt, "-g"+parts[1])
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: bin, user: true, stats: stats}
 			base := []string{"-x", bin, "-s", "testdata/uprobe"}
 			var specs [][]string
 			for _, fn := range []string{"work", "add_item", "drop_item", "twice", "main", "walk"} {
-				listing := runGprobe(append(base, "-L", fn)...).stdout
+				listing := runGprobe(append(base, "-L", fn)...).Stdout
 				specs = append(specs, functionSpecs(fn, listing)...)
 			}
 			specs = append(specs, [][]string{{"-D", "prog.c:20"}, {"-D", "prog.c;*total*"}, {"-L", "prog.c:1-30"}}...)

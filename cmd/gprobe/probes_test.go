@@ -15,24 +15,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gprobe/gprobe/internal/testenv"
+
 	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
-// liveFS is this machine's tracefs, or a skip (fatal under
-// GPROBE_REQUIRE_PERF=1, as in CI).
-func liveFS(t *testing.T) *tracefs.FS {
-	t.Helper()
-	fs, err := tracefs.Open()
-	if err == nil && fs.Has(tracefs.Uprobe) && os.Geteuid() == 0 {
-		return fs
-	}
-	msg := fmt.Sprintf("needs root and tracefs with uprobe_events (%v)", err)
-	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return nil
-}
+// liveFS is this machine's tracefs with uprobe_events (testenv.Tracefs).
+func liveFS(t *testing.T) *tracefs.FS { return tracefs.At(testenv.Tracefs(t)) }
 
 // progTarget is a C program compiled for one test. Its functions are renamed
 // with a prefix unique to the process (work -> g1234_work) because perf
@@ -134,7 +123,7 @@ func installed(t *testing.T, fs *tracefs.FS, group string) []string {
 func (tg *progTarget) expect(t *testing.T, what string, got result, code int, stdout, stderr string) {
 	t.Helper()
 	stdout, stderr = tg.u(stdout), tg.u(stderr)
-	if got.code != code || got.stdout != stdout || got.stderr != stderr {
+	if got.Code != code || got.Stdout != stdout || got.Stderr != stderr {
 		t.Errorf("%s:\ngot  %s\nwant exit %d\n--- stdout\n%s--- stderr\n%s", what, got, code, stdout, stderr)
 	}
 }
@@ -163,7 +152,7 @@ func TestAddListDel(t *testing.T) {
 		fmt.Sprintf("  %-20s (on main:5@testdata/uprobe/prog.c in %s with arg1)\n", g+":add_item", bin)+
 			fmt.Sprintf("  %-20s (on add_item@testdata/uprobe/prog.c in %s with arg1)\n", g+":add_item", bin)+
 			fmt.Sprintf("  %-20s (on work@testdata/uprobe/prog.c in %s)\n", g+":work", bin), "")
-	if r := tg.run("list", "nomatch_"+g); r.code != 0 || r.stdout != "" {
+	if r := tg.run("list", "nomatch_"+g); r.Code != 0 || r.Stdout != "" {
 		t.Errorf("list with no match: %s", r)
 	}
 	r = tg.run("-d", g+":*")
@@ -179,7 +168,7 @@ func TestDuplicateNamesAndForce(t *testing.T) {
 	fs := liveFS(t)
 	tg := uprobeTarget(t, fs)
 	bin, g := tg.bin, tg.group
-	if r := tg.run("-q", "-x", bin, "-a", "work"); r.code != 0 || r.stderr != "" {
+	if r := tg.run("-q", "-x", bin, "-a", "work"); r.Code != 0 || r.Stderr != "" {
 		t.Fatalf("quiet add: %s", r)
 	}
 	r := tg.run("-x", bin, "-a", "work")
@@ -192,11 +181,11 @@ func TestDuplicateNamesAndForce(t *testing.T) {
 	tg.expect(t, "-f", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work in %s)\n", g+":work_1", bin)+footer(g, "work_1"))
 	// perf 6.1 drops __return from suffixed names: the next is work_2.
 	r = tg.run("-x", bin, "-f", "-a", "work%return $retval")
-	if r.code != 0 || !strings.Contains(r.stderr, tg.u(g+":work__return (on work%return in "+bin+" with $retval)")) {
+	if r.Code != 0 || !strings.Contains(r.Stderr, tg.u(g+":work__return (on work%return in "+bin+" with $retval)")) {
 		t.Errorf("return probe: %s", r)
 	}
 	r = tg.run("-x", bin, "-f", "-a", "work%return $retval")
-	if r.code != 0 || !strings.Contains(r.stderr, tg.u(g+":work_2")) {
+	if r.Code != 0 || !strings.Contains(r.Stderr, tg.u(g+":work_2")) {
 		t.Errorf("second return probe: %s", r)
 	}
 	// A glob is a glob: work_* also matches work__return.
@@ -227,19 +216,19 @@ func TestAddFrom(t *testing.T) {
 	tg := uprobeTarget(t, fs)
 	bin, g := tg.bin, tg.group
 	d := tg.run("-x", bin, "-D", "work %di:s32 n=%si", "-D", "add_item")
-	if d.code != 0 {
+	if d.Code != 0 {
 		t.Fatal(d)
 	}
 	file := filepath.Join(t.TempDir(), "defs")
-	if err := os.WriteFile(file, []byte("# from -D\n"+d.stdout+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("# from -D\n"+d.Stdout+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := tg.run("add", "--from", file)
-	if r.code != 0 || !strings.HasPrefix(r.stderr, "Added new events:\n") {
+	if r.Code != 0 || !strings.HasPrefix(r.Stderr, "Added new events:\n") {
 		t.Fatalf("add --from: %s", r)
 	}
 	got := installed(t, fs, g)
-	want := strings.Split(strings.TrimSpace(d.stdout), "\n")
+	want := strings.Split(strings.TrimSpace(d.Stdout), "\n")
 	if len(got) != len(want) {
 		t.Fatalf("installed %q from %q", got, want)
 	}
@@ -257,12 +246,12 @@ func TestAddFrom(t *testing.T) {
 	}
 	// Again: the names are taken.
 	r = tg.run("add", "--from", file)
-	if r.code != 239 || !strings.Contains(r.stderr, tg.u(`Error: event "work" already exists.`)) {
+	if r.Code != 239 || !strings.Contains(r.Stderr, tg.u(`Error: event "work" already exists.`)) {
 		t.Errorf("second --from: %s", r)
 	}
 	// -f: suffixes, as perf gives them; the two add_item lines share one name.
 	r = tg.run("add", "-f", "--from", file)
-	if r.code != 0 || !strings.Contains(r.stderr, tg.u(g+":work_1")) || strings.Count(r.stderr, tg.u(g+":add_item_1 (on")) != 2 {
+	if r.Code != 0 || !strings.Contains(r.Stderr, tg.u(g+":work_1")) || strings.Count(r.Stderr, tg.u(g+":add_item_1 (on")) != 2 {
 		t.Errorf("--from -f: %s", r)
 	}
 	// A raw definition as an argument, with the place written by hand.
@@ -270,7 +259,7 @@ func TestAddFrom(t *testing.T) {
 	raw := fmt.Sprintf("p:%s/handmade %s%s cnt=%%si:u32", g, bin, off)
 	r = tg.run("-a", raw)
 	tg.expect(t, "raw", r, 0, "", fmt.Sprintf("Added new event:\n  %-20s (on work@testdata/uprobe/prog.c in %s with cnt)\n", g+":handmade", bin)+footer(g, "handmade"))
-	if r := tg.run("-d", g+":*"); r.code != 0 {
+	if r := tg.run("-d", g+":*"); r.Code != 0 {
 		t.Error(r)
 	}
 }
@@ -301,8 +290,8 @@ func TestAllOrNothing(t *testing.T) {
 	tg := uprobeTarget(t, fs)
 	bin, g := tg.bin, tg.group
 	d := tg.run("-x", bin, "-D", "work", "-D", "main")
-	defs := strings.Split(strings.TrimSpace(d.stdout), "\n")
-	if d.code != 0 || len(defs) != 2 {
+	defs := strings.Split(strings.TrimSpace(d.Stdout), "\n")
+	if d.Code != 0 || len(defs) != 2 {
 		t.Fatal(d)
 	}
 	first := defs[0] + " a=%di"
@@ -319,7 +308,7 @@ func TestDeleteEnabled(t *testing.T) {
 	fs := liveFS(t)
 	tg := uprobeTarget(t, fs)
 	bin, g := tg.bin, tg.group
-	if r := tg.run("-q", "-x", bin, "-a", "work"); r.code != 0 {
+	if r := tg.run("-q", "-x", bin, "-a", "work"); r.Code != 0 {
 		t.Fatal(r)
 	}
 	if err := fs.Enable(g, tg.u("work"), true); err != nil {
@@ -349,7 +338,7 @@ func TestNoKprobesHere(t *testing.T) {
 		{"add", "p:gprobe_nokp/x vfs_read"},
 		{"add", "--from", "testdata/kprobes.def"},
 	} {
-		if r := runGprobe(args...); r.code != 254 || r.stdout != "" || r.stderr != want {
+		if r := runGprobe(args...); r.Code != 254 || r.Stdout != "" || r.Stderr != want {
 			t.Errorf("%v: %s", args, r)
 		}
 	}
@@ -359,7 +348,7 @@ func TestNoKprobesHere(t *testing.T) {
 // perf probe and through gprobe (one after the other, on the same binary,
 // cleaning up in between) and compares every step's stdout, stderr and exit.
 func TestPerfDifferential(t *testing.T) {
-	perf := requirePerf(t)
+	perf := testenv.RequirePerf(t)
 	fs := liveFS(t)
 	tg := uprobeTarget(t, fs)
 	bin, g := tg.bin, tg.group
@@ -403,7 +392,7 @@ func TestPerfDifferential(t *testing.T) {
 		removeGroup(t, fs, g+"x")
 		return out
 	}
-	pr := run(func(args ...string) result { return runPerf(perf, tg.args(args)...) })
+	pr := run(func(args ...string) result { return perf.Live(tg.args(args)...) })
 	gr := run(tg.run)
 	for i, s := range steps {
 		if testing.Verbose() {
@@ -413,8 +402,8 @@ func TestPerfDifferential(t *testing.T) {
 			// perf 6.1's dry-run delete opens the events file read-only and
 			// then writes to it: "Failed to delete event: Bad file
 			// descriptor", exit 254. gprobe only prints what it would remove.
-			cut := strings.Index(pr[i].stderr, "Failed to delete event: Bad file descriptor\n")
-			if cut < 0 || pr[i].code != 254 || gr[i].code != 0 || gr[i].stderr != pr[i].stderr[:cut] || gr[i].stdout != "" {
+			cut := strings.Index(pr[i].Stderr, "Failed to delete event: Bad file descriptor\n")
+			if cut < 0 || pr[i].Code != 254 || gr[i].Code != 0 || gr[i].Stderr != pr[i].Stderr[:cut] || gr[i].Stdout != "" {
 				t.Errorf("step %d: %s\nperf:   %s\ngprobe: %s", i, strings.Join(s, " "), pr[i], gr[i])
 			}
 			continue

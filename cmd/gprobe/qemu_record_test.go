@@ -43,10 +43,10 @@ func recordSteps(t *testing.T, vmlinux string) guestRecording {
 	var defs strings.Builder
 	for _, s := range []string{"vfs_read count", "vfs_read%return $retval"} {
 		r := runGprobe("-k", vmlinux, "-D", s)
-		if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		if r.Code != 0 || strings.Count(r.Stdout, "\n") != 1 {
 			t.Fatalf("-D %q: %s", s, r)
 		}
-		defs.WriteString(r.stdout)
+		defs.WriteString(r.Stdout)
 	}
 	return guestRecording{
 		script: fmt.Sprintf(`T=/sys/kernel/tracing

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/emit/qemu"
+	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // TestQemuKprobes is issue 4's cross-machine workflow on a real kprobe
@@ -17,7 +17,7 @@ import (
 // installs them, sees them fire with the right values, lists and deletes
 // them. One boot runs every step; each subtest checks one step's output.
 func TestQemuKprobes(t *testing.T) {
-	qemu.Require(t)
+	qemu.Require(t, qemu.Linux61)
 	vmlinux, _ := vmlinuxPath(t)
 	hello := "hello from the host\n"
 
@@ -31,10 +31,10 @@ func TestQemuKprobes(t *testing.T) {
 	var defs strings.Builder
 	for _, s := range specs {
 		r := runGprobe("-k", vmlinux, "-D", s)
-		if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		if r.Code != 0 || strings.Count(r.Stdout, "\n") != 1 {
 			t.Fatalf("-D %q: %s", s, r)
 		}
-		defs.WriteString(r.stdout)
+		defs.WriteString(r.Stdout)
 	}
 	t.Logf("definitions resolved on the host:\n%s", defs.String())
 	offset := func(sym string) int { // SYM+N of the definition naming sym
@@ -77,6 +77,7 @@ echo "left: $(cat $T/kprobe_events)"
 dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing found
 `
 	res, err := qemu.Run(context.Background(), qemu.Options{
+		Kernel:  qemu.Linux61,
 		Script:  script,
 		Files:   rec.withFiles(map[string][]byte{"/root/probes.defs": []byte(defs.String()), "/etc/hello": []byte(hello)}),
 		Collect: append([]string{"/tmp/trace.raw", "/tmp/trace.add", "/tmp/trace.btf"}, rec.collect...),

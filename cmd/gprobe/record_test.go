@@ -12,32 +12,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // The record subcommand end to end, on the real tracefs with static
 // tracepoints (the uprobe round trip lives in package record).
 
+// requireRecording needs tracefs (mounted here if it is not), its
+// sched:sched_process_exec tracepoint, root and trace-cmd.
 func requireRecording(t *testing.T) {
 	t.Helper()
-	_, terr := os.Stat("/sys/kernel/tracing/events/sched/sched_process_exec/format")
-	_, cerr := exec.LookPath("trace-cmd")
-	if terr == nil && cerr == nil && os.Geteuid() == 0 {
-		return
+	root := testenv.Tracefs(t)
+	testenv.Tool(t, "trace-cmd")
+	if _, err := os.Stat(filepath.Join(root, "events/sched/sched_process_exec/format")); err != nil {
+		testenv.Missing(t, "sched:sched_process_exec: %v", err)
 	}
-	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-		t.Fatalf("recording needs root, tracefs with sched:sched_process_exec and trace-cmd (%v, %v)", terr, cerr)
-	}
-	t.Skip("no tracefs, root or trace-cmd")
-}
-
-// buildGprobe builds the command, for tests that must signal a process.
-func buildGprobe(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // instancesOf lists the tracefs instances a gprobe process pid created.
@@ -76,7 +66,7 @@ func followsChild(pid int, command string) bool {
 
 func TestRecordSignals(t *testing.T) {
 	requireRecording(t)
-	bin := buildGprobe(t)
+	bin := testenv.Gprobe(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "trace.out")
@@ -131,11 +121,11 @@ func TestRecordCLI(t *testing.T) {
 	out := filepath.Join(dir, "t.out")
 	// Two execs: the shell itself and /bin/true.
 	r := runGprobe("record", "-e", "sched:sched_process_exec", "-o", out, "--", "sh", "-c", "/bin/true; exit 7")
-	if r.code != 7 {
-		t.Errorf("exit %d, want the command's 7: %s", r.code, r)
+	if r.Code != 7 {
+		t.Errorf("exit %d, want the command's 7: %s", r.Code, r)
 	}
-	if !regexp.MustCompile(`^gprobe record: 2 events, \d+ \w+ written to ` + regexp.QuoteMeta(out) + `, no events lost\n$`).MatchString(r.stderr) {
-		t.Errorf("summary: %q", r.stderr)
+	if !regexp.MustCompile(`^gprobe record: 2 events, \d+ \w+ written to ` + regexp.QuoteMeta(out) + `, no events lost\n$`).MatchString(r.Stderr) {
+		t.Errorf("summary: %q", r.Stderr)
 	}
 	for _, c := range []struct {
 		args []string
@@ -149,7 +139,7 @@ func TestRecordCLI(t *testing.T) {
 		{[]string{"record", "-e", "sched:sched_switch", "--", filepath.Join(dir, "nonexistent")}, "gprobe record: invalid record settings: exec"},
 	} {
 		r := runGprobe(c.args...)
-		if r.code != exitEINVAL || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+		if r.Code != exitEINVAL || !strings.HasPrefix(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
 			t.Errorf("%q: %s\nwant exit %d and %q", c.args, r, exitEINVAL, c.want)
 		}
 	}

@@ -1,30 +1,16 @@
 package main
 
 import (
-	"os"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
-// vmlinuxPath returns Debian's 6.1 cloud vmlinux (DWARF 5, 590 MB) cached
-// by scripts/provision.sh. The test is opt-in: it runs when the file is
-// there, and GPROBE_REQUIRE_VMLINUX=1 (CI) makes its absence fatal.
+// vmlinuxPath returns Debian's 6.1 cloud vmlinux (DWARF 5, 590 MB) and its
+// source subset, cached by scripts/provision.sh.
 func vmlinuxPath(t *testing.T) (vmlinux, src string) {
 	t.Helper()
-	vmlinux = os.Getenv("GPROBE_VMLINUX")
-	if vmlinux == "" {
-		vmlinux = "/var/cache/gprobe/6.1.0-56-cloud-amd64/vmlinux"
-	}
-	src = os.Getenv("GPROBE_KSRC")
-	if src == "" {
-		src = "/var/cache/gprobe/6.1.0-56-cloud-amd64/src"
-	}
-	if _, err := os.Stat(vmlinux); err != nil {
-		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-			t.Fatalf("Debian vmlinux not found (%v); run scripts/provision.sh", err)
-		}
-		t.Skipf("Debian vmlinux not found (%v); run scripts/provision.sh", err)
-	}
-	return vmlinux, src
+	return testenv.RequireVmlinux(t, testenv.Linux61)
 }
 
 // TestPerfDiffDebianVmlinux compares gprobe and perf probe on the real
@@ -32,7 +18,7 @@ func vmlinuxPath(t *testing.T) (vmlinux, src string) {
 // in hundreds of units, clones, return probes, lazy patterns, file forms,
 // -L listings and error cases.
 func TestPerfDiffDebianVmlinux(t *testing.T) {
-	perf := requirePerf(t)
+	perf := testenv.RequirePerf(t)
 	vmlinux, src := vmlinuxPath(t)
 	stats := &diffStats{}
 	c := &checker{t: t, perf: perf, image: vmlinux, stats: stats}

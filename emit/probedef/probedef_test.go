@@ -3,7 +3,6 @@ package probedef
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"os"
 	"slices"
 	"strconv"
@@ -11,9 +10,8 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var testSymbols = map[string]int{"vfs_read": 1, "kernel_clone": 1, "do_exit": 1, "kfree": 1, "name_show": 2}
 
@@ -92,7 +90,7 @@ func TestSyntaxErrors(t *testing.T) {
 
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
+	if *testenv.Update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

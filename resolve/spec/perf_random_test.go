@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // TestRandomAgainstPerf compares our parsers with the real perf on random
@@ -47,7 +49,7 @@ func TestRandomAgainstPerf(t *testing.T) {
 	}
 }
 
-func comparePerfProbe(t *testing.T, perf, elf, spec string) {
+func comparePerfProbe(t *testing.T, perf *testenv.Perf, elf, spec string) {
 	t.Helper()
 	pr, err := ParseProbe(spec)
 	var sd *SDTError
@@ -90,7 +92,7 @@ func comparePerfProbe(t *testing.T, perf, elf, spec string) {
 	}
 }
 
-func comparePerfLine(t *testing.T, perf, elf, spec string) {
+func comparePerfLine(t *testing.T, perf *testenv.Perf, elf, spec string) {
 	t.Helper()
 	lr, err := ParseLineRange(spec)
 	r := runPerf(t, perf, elf, true, "-L", spec)

@@ -1,35 +1,27 @@
 package spec
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // PerfELF is the kernel image the differential test gives to `perf probe -k`.
 // The environment variable GPROBE_SPEC_ELF overrides it.
 var PerfELF = "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf"
 
-func perfSetup(t *testing.T) (perf, elf string) {
+func perfSetup(t *testing.T) (perf *testenv.Perf, elf string) {
 	t.Helper()
 	elf = PerfELF
 	if e := os.Getenv("GPROBE_SPEC_ELF"); e != "" {
 		elf = e
 	}
-	perf, err := exec.LookPath("perf")
-	if err != nil {
-		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-			t.Fatal("perf not on PATH (run scripts/provision.sh)")
-		}
-		t.Skip("perf not on PATH")
-	}
+	perf = testenv.RequirePerf(t)
 	if _, err := os.Stat(elf); err != nil {
 		t.Skipf("no ELF for perf -k: %v", err)
 	}
@@ -41,30 +33,17 @@ type perfResult struct {
 	exit           int
 }
 
-func runPerf(t *testing.T, perf, elf string, verbose bool, mode, spec string) perfResult {
+func runPerf(t *testing.T, perf *testenv.Perf, elf string, verbose bool, mode, spec string) perfResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	args := []string{"probe", "-k", elf}
+	args := []string{"-k", elf}
 	if verbose {
 		args = append(args, "-v")
 	}
-	args = append(args, mode, spec)
-	cmd := exec.CommandContext(ctx, perf, args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.Env = append(os.Environ(), "PERF_PAGER=cat", "LC_ALL=C")
-	err := cmd.Run()
-	res := perfResult{stdout: o.String(), stderr: e.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.exit = ee.ExitCode()
-	default:
-		t.Fatalf("running perf %q: %v", args, err)
+	r := perf.Probe(append(args, mode, spec)...)
+	if r.Code < 0 {
+		t.Fatalf("running perf probe %q: %s", args, r.Stderr)
 	}
-	return res
+	return perfResult{stdout: r.Stdout, stderr: r.Stderr, exit: r.Code}
 }
 
 // singleWord reports whether s is one non-empty word for perf's argv_split.
@@ -78,7 +57,7 @@ const usageTrailer = "\n Usage: perf probe [<options>] 'PROBEDEF' ['PROBEDEF' ..
 
 // checkPerfRejects asserts that perf fails on spec, printing exactly msg as
 // its parser line, immediately followed by the option driver's usage trailer.
-func checkPerfRejects(t *testing.T, perf, elf, mode, spec, msg string) {
+func checkPerfRejects(t *testing.T, perf *testenv.Perf, elf, mode, spec, msg string) {
 	t.Helper()
 	r := runPerf(t, perf, elf, false, mode, spec)
 	if r.exit == 0 {
@@ -165,7 +144,7 @@ func argDebug(a *Arg) string {
 
 var notFound = regexp.MustCompile(`(?m)^Probe point '(.*)' not found\.$`)
 
-func checkPerfPoint(t *testing.T, perf, elf, spec string, p *Point, args []Arg) {
+func checkPerfPoint(t *testing.T, perf *testenv.Perf, elf, spec string, p *Point, args []Arg) {
 	t.Helper()
 	r := runPerf(t, perf, elf, true, "-D", spec)
 	lines := perfDebugLines(r)

@@ -1,13 +1,14 @@
-// Package qemu boots a real kprobe-capable kernel (Debian's 6.1 cloud kernel)
-// under qemu with a busybox initramfs holding a static gprobe, runs a shell
+// Package qemu boots a real kprobe-capable kernel (Debian's 6.1 or 6.12
+// cloud kernel, see [Kernel]) under qemu with a busybox initramfs holding a static gprobe, runs a shell
 // script in it and hands back the script's output, exit status and files.
 //
 // It is a test-support library: the development machines' kernel has no
 // kprobes, so tests that must see kprobe events fire (cmd/gprobe, record)
 // run their steps inside this guest.
 //
-//	qemu.Require(t) // skips, or fails under GPROBE_REQUIRE_VMLINUX=1
+//	qemu.Require(t, qemu.Linux61) // skips, or fails under GPROBE_REQUIRE_VMLINUX=1
 //	res, err := qemu.Run(ctx, qemu.Options{
+//		Kernel:  qemu.Linux61,
 //		Script:  "gprobe add --from /defs && cat /sys/kernel/tracing/trace > /tmp/t",
 //		Files:   map[string][]byte{"/defs": defs},
 //		Collect: []string{"/tmp/t"},
@@ -53,11 +54,23 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
-// KernelRelease is the Debian kernel the harness boots; scripts/provision.sh
-// caches its vmlinuz and the matching -dbg vmlinux.
-const KernelRelease = "6.1.0-56-cloud-amd64"
+// Kernel is a kernel the harness can boot (testenv.Linux61, testenv.Linux612).
+type Kernel = testenv.Kernel
+
+// The kernels, as testenv names them.
+var (
+	Linux61  = testenv.Linux61
+	Linux612 = testenv.Linux612
+)
+
+// modulePath is where scripts/provision.sh puts a virtio module of k.
+func modulePath(k *Kernel, name string) string {
+	return filepath.Join(k.Dir(), "virtio", name+".ko")
+}
 
 // DefaultTimeout bounds a Run whose Options.Timeout is zero. A boot under
 // TCG takes a few seconds; the margin is for a loaded machine.
@@ -87,6 +100,8 @@ var (
 
 // Options describe one guest run.
 type Options struct {
+	// Kernel is the kernel to boot; nil means Linux61.
+	Kernel *Kernel
 	// Script is a /bin/sh (busybox ash) script run in the guest.
 	Script string
 	// Files are extra files for the initramfs: absolute guest path →
@@ -99,9 +114,9 @@ type Options struct {
 	// Timeout bounds the whole run (building gprobe, booting, the script,
 	// collecting); 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Gprobe is a static gprobe binary to install as /bin/gprobe; ""
-	// builds github.com/gprobe/gprobe/cmd/gprobe with CGO_ENABLED=0 (the
-	// working directory must be inside the module, as it is in its tests).
+	// Gprobe is a static gprobe binary to install as /bin/gprobe; "" is
+	// testenv.BuildGprobe's (the working directory must be inside the
+	// module, as it is in its tests).
 	Gprobe string
 	// Append is added to the kernel command line.
 	Append string
@@ -125,41 +140,16 @@ type Result struct {
 	Elapsed time.Duration
 }
 
-// CacheDir is where scripts/provision.sh puts the kernel artifacts:
-// $GPROBE_CACHE/KernelRelease, by default /var/cache/gprobe/KernelRelease.
-func CacheDir() string {
-	c := os.Getenv("GPROBE_CACHE")
-	if c == "" {
-		c = "/var/cache/gprobe"
-	}
-	return filepath.Join(c, KernelRelease)
-}
-
-// Kernel is the cached vmlinuz the guest boots.
-func Kernel() string { return filepath.Join(CacheDir(), "vmlinuz") }
-
-// modulePath is where scripts/provision.sh puts a virtio module.
-func modulePath(name string) string { return filepath.Join(CacheDir(), "virtio", name+".ko") }
-
-// DefaultVmlinux is the -dbg vmlinux matching Kernel, for resolving
-// probes on the host: $GPROBE_VMLINUX if set, else the cached one.
-func DefaultVmlinux() string {
-	if v := os.Getenv("GPROBE_VMLINUX"); v != "" {
-		return v
-	}
-	return filepath.Join(CacheDir(), "vmlinux")
-}
-
 // Check reports (wrapping ErrUnavailable) what is missing to boot the
 // guest: qemu-system-x86_64, the kernel and its virtio modules, a static
 // busybox.
-func Check() error {
+func Check(k *Kernel) error {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return fmt.Errorf("%w: qemu-system-x86_64 not found (run scripts/provision.sh)", ErrUnavailable)
 	}
-	files := []string{Kernel()}
+	files := []string{k.Image()}
 	for _, m := range virtioModules {
-		files = append(files, modulePath(m))
+		files = append(files, modulePath(k, m))
 	}
 	for _, f := range files {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
@@ -172,9 +162,9 @@ func Check() error {
 
 // Require skips tb when the guest cannot boot here, or fails it when
 // GPROBE_REQUIRE_VMLINUX=1 (as in CI), where a missing piece is a defect.
-func Require(tb testing.TB) {
+func Require(tb testing.TB, k *Kernel) {
 	tb.Helper()
-	if err := Check(); err != nil {
+	if err := Check(k); err != nil {
 		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
 			tb.Fatal(err)
 		}
@@ -210,21 +200,6 @@ func checkStatic(p string) error {
 	return nil
 }
 
-// BuildGprobe builds a static gprobe into dir and returns its path. The
-// working directory must be inside the gprobe module.
-func BuildGprobe(ctx context.Context, dir string) (string, error) {
-	out := filepath.Join(dir, "gprobe")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "github.com/gprobe/gprobe/cmd/gprobe")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building static gprobe: %v\n%s", err, msg)
-	}
-	if err := checkStatic(out); err != nil {
-		return "", err
-	}
-	return out, nil
-}
-
 // Run boots the guest, runs o.Script and collects o.Collect. A non-zero
 // script status is not an error: it is in Result.Status. When qemu ran,
 // the Result is returned even with an error (ErrTimeout, ErrNoStatus,
@@ -234,7 +209,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	if err := Check(); err != nil {
+	if o.Kernel == nil {
+		o.Kernel = Linux61
+	}
+	if err := Check(o.Kernel); err != nil {
 		return nil, err
 	}
 	if err := validate(o); err != nil {
@@ -249,10 +227,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer os.RemoveAll(dir)
 	if o.Gprobe == "" {
-		if o.Gprobe, err = BuildGprobe(ctx, dir); err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w building gprobe: %w", ErrTimeout, ctx.Err())
-			}
+		if o.Gprobe, err = testenv.BuildGprobe(); err != nil {
 			return nil, err
 		}
 	}
@@ -314,7 +289,7 @@ func writeInitramfs(out string, o Options, mark string) error {
 	}
 	if len(o.Collect) > 0 {
 		for _, m := range virtioModules {
-			data, err := os.ReadFile(modulePath(m))
+			data, err := os.ReadFile(modulePath(o.Kernel, m))
 			if err != nil {
 				return fmt.Errorf("%w: %v (run scripts/provision.sh)", ErrUnavailable, err)
 			}
@@ -403,7 +378,7 @@ func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, er
 		// ports are explicit: ttyS0 the kernel console, ttyS1 the channel.
 		"-nodefaults", "-display", "none", "-no-reboot",
 		"-serial", "file:" + console, "-serial", "stdio",
-		"-kernel", Kernel(), "-initrd", initrd,
+		"-kernel", o.Kernel.Image(), "-initrd", initrd,
 		"-append", strings.TrimSpace("console=ttyS0 panic=-1 quiet " + o.Append),
 	}
 	if len(o.Collect) > 0 {

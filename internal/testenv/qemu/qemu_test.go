@@ -12,37 +12,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
-var built struct {
-	once      sync.Once
-	dir, path string
-	err       error
-}
-
-// gprobe builds the static gprobe once for all the boots of this package.
-func gprobe(t *testing.T) string {
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "gprobe-qemu-test-"); built.err == nil {
-			built.path, built.err = BuildGprobe(context.Background(), built.dir)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
+// gprobe is the static gprobe every boot of this package installs.
+func gprobe(t *testing.T) string { return testenv.Gprobe(t) }
 
 // TestGuestKprobes boots the Debian kernel once and proves, with busybox
 // alone, what the other packages' guest tests rely on: it is the kernel the
@@ -50,7 +27,7 @@ func TestMain(m *testing.M) {
 // kretprobe written to kprobe_events fire with the right values, files go
 // in and come back byte for byte, and output and exit status are exact.
 func TestGuestKprobes(t *testing.T) {
-	Require(t)
+	Require(t, Linux61)
 	payload := make([]byte, 100_000)
 	for i := range payload {
 		payload[i] = byte(rand.Uint32())
@@ -89,8 +66,8 @@ exit 7
 	if res.Status != 7 || !strings.HasSuffix(out, "\nno newline at the end") {
 		t.Errorf("status %d, output end %q: want 7 and the exact unterminated last line", res.Status, out[max(0, len(out)-40):])
 	}
-	if !strings.HasPrefix(out, KernelRelease+"\n") {
-		t.Errorf("guest kernel is not %s", KernelRelease)
+	if !strings.HasPrefix(out, Linux61.Release+"\n") {
+		t.Errorf("guest kernel is not %s", Linux61.Release)
 	}
 	if !regexp.MustCompile(`(?m)^-r--r--r-- .* /sys/kernel/btf/vmlinux$`).MatchString(out) {
 		t.Error("/sys/kernel/btf/vmlinux missing in the guest")
@@ -123,7 +100,7 @@ exit 7
 	if guestID == "" {
 		t.Fatal("no build-id in the guest's /sys/kernel/notes")
 	}
-	f, err := elf.Open(DefaultVmlinux())
+	f, err := elf.Open(Linux61.Vmlinux())
 	if err != nil {
 		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
 			t.Fatal(err)
@@ -136,7 +113,7 @@ exit 7
 		t.Fatal(err)
 	}
 	if hostID := gnuBuildID(notes); hostID != guestID {
-		t.Errorf("guest kernel build-id %s, %s has %s: not the matching -dbg build", guestID, DefaultVmlinux(), hostID)
+		t.Errorf("guest kernel build-id %s, %s has %s: not the matching -dbg build", guestID, Linux61.Vmlinux(), hostID)
 	}
 }
 
@@ -160,7 +137,7 @@ func gnuBuildID(b []byte) string {
 // TestGuestCrash: a kernel panic in the guest ends the run at once with
 // ErrNoStatus and the partial output, not a hang until the timeout.
 func TestGuestCrash(t *testing.T) {
-	Require(t)
+	Require(t, Linux61)
 	res, err := Run(context.Background(), Options{Script: "echo before; echo c > /proc/sysrq-trigger; echo after", Gprobe: gprobe(t)})
 	if !errors.Is(err, ErrNoStatus) || res == nil {
 		t.Fatalf("got %v, want ErrNoStatus", err)
@@ -173,7 +150,7 @@ func TestGuestCrash(t *testing.T) {
 // TestTimeout: a guest that does not finish in time is killed and the
 // error says so.
 func TestTimeout(t *testing.T) {
-	Require(t)
+	Require(t, Linux61)
 	start := time.Now()
 	_, err := Run(context.Background(), Options{Script: "sleep 1000", Timeout: 3 * time.Second, Gprobe: gprobe(t)})
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
@@ -183,7 +160,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
-	Require(t)
+	Require(t, Linux61)
 	for _, o := range []Options{
 		{Files: map[string][]byte{"relative": nil}},
 		{Files: map[string][]byte{"/a/../b": nil}},

@@ -1,0 +1,214 @@
+package testenv
+
+import (
+	"debug/elf"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// BuildC compiles the C source src (a path relative to the test's
+// directory, kept as written so the DWARF names it the same way every
+// time) with compiler cc and flags into a binary called name, and returns
+// the binary's path. Builds are kept under CacheDir()/test/cc, keyed by the
+// compiler's version, the flags, the working directory and the source, so
+// a second run (and the perf answers cached for the binary) reuse them.
+// A missing compiler ends tb with Missing.
+func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
+	tb.Helper()
+	ccPath := Tool(tb, cc)
+	ver, err := exec.Command(ccPath, "--version").Output()
+	if err != nil {
+		tb.Fatalf("%s --version: %v", cc, err)
+	}
+	code, err := os.ReadFile(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	key := hashStrings("cc-v1", ccPath, string(ver), wd, src, string(code), strings.Join(flags, "\x00"))
+	root := scratch("cc")
+	if root == "" {
+		root = tb.TempDir()
+	}
+	dir := filepath.Join(root, key[:32])
+	bin := filepath.Join(dir, name)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	tmp, err := os.MkdirTemp(root, ".build-*")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	args := append(append([]string{}, flags...), "-o", filepath.Join(tmp, name), src)
+	if out, err := exec.Command(ccPath, args...).CombinedOutput(); err != nil {
+		tb.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
+	}
+	// Another test process may have built the same binary meanwhile:
+	// either rename wins and both binaries are identical.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(bin); serr != nil {
+			tb.Fatalf("keeping the build of %s: %v", src, err)
+		}
+	}
+	return bin
+}
+
+var (
+	gprobeMu    sync.Mutex
+	gprobeBuilt = map[string]string{}
+)
+
+// Gprobe returns a static gprobe binary built from the module's current
+// sources (see BuildGprobe), or fails tb.
+func Gprobe(tb testing.TB) string {
+	tb.Helper()
+	p, err := BuildGprobe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// BuildGprobe builds gprobe from the sources of the module holding the
+// working directory, statically (CGO_ENABLED=0, so the same file runs on
+// the host and in the qemu guests), once per source tree: every package's
+// tests, and every later run with the same sources, use the same file
+// under CacheDir()/test/gprobe.
+func BuildGprobe() (string, error) {
+	repo, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	key, err := sourceKey(repo, false)
+	if err != nil {
+		return "", fmt.Errorf("hashing gprobe's sources: %w", err)
+	}
+	gprobeMu.Lock()
+	defer gprobeMu.Unlock()
+	if p, ok := gprobeBuilt[key]; ok {
+		return p, nil
+	}
+	root := scratch("gprobe")
+	if root == "" {
+		if root, err = os.MkdirTemp("", "gprobe-build-"); err != nil {
+			return "", err
+		}
+	}
+	bin := filepath.Join(root, key[:32], "gprobe")
+	if _, err := os.Stat(bin); err != nil {
+		if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+			return "", err
+		}
+		tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
+		cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, "./cmd/gprobe")
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.Remove(tmp)
+			return "", fmt.Errorf("building gprobe: %v\n%s", err, out)
+		}
+		if err := checkStatic(tmp); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, bin); err != nil {
+			return "", err
+		}
+	}
+	gprobeBuilt[key] = bin
+	return bin, nil
+}
+
+// StaticTestBinary returns the test binary of package pkg (an import path
+// of this module) built with CGO_ENABLED=0, for running a package's tests
+// inside a qemu guest, which has no C library. It is built once per source
+// tree, like BuildGprobe.
+func StaticTestBinary(tb testing.TB, pkg string) string {
+	tb.Helper()
+	repo := Repo(tb)
+	key, err := sourceKey(repo, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	root := scratch("testbin")
+	if root == "" {
+		root = tb.TempDir()
+	}
+	bin := filepath.Join(root, key[:32], strings.ReplaceAll(pkg, "/", "_")+".test")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
+	cmd := exec.Command("go", "test", "-c", "-o", tmp, pkg)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		tb.Fatalf("building the static test binary of %s: %v\n%s", pkg, err, out)
+	}
+	if err := checkStatic(tmp); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		tb.Fatal(err)
+	}
+	return bin
+}
+
+// sourceKey hashes what a build depends on: every Go file of the module
+// (test files too when tests is set), go.mod, go.sum and the toolchain.
+func sourceKey(repo string, tests bool) (string, error) {
+	var files []string
+	err := filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != repo && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") && (tests || !strings.HasSuffix(name, "_test.go")) || name == "go.mod" || name == "go.sum" {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	parts := []string{"gprobe-v1", runtime.Version(), os.Getenv("GOFLAGS")}
+	for _, f := range files {
+		parts = append(parts, strings.TrimPrefix(f, repo), fileIdentity(f))
+	}
+	return hashStrings(parts...), nil
+}
+
+// checkStatic fails for a dynamically linked executable (the qemu guests
+// have no C library).
+func checkStatic(p string) error {
+	f, err := elf.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked", p)
+		}
+	}
+	return nil
+}

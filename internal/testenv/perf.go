@@ -1,0 +1,231 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Result is what one command printed and its exit status.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+}
+
+// Perf runs `perf probe` (Debian linux-perf 6.1), the reference answer of
+// the differential tests.
+//
+// Answers are cached under CacheDir()/test/perf, keyed by everything that
+// can change them: perf's version and binary, the running kernel's release
+// and tracefs README (perf reads its features), the working directory, the
+// arguments, and the identity of every file or directory an argument names
+// (content for files, names/sizes/times for directory trees). A cached
+// answer is the answer perf gave for exactly that input; callers that see a
+// disagreement ask again with Live, since perf 6.1 is not deterministic on
+// a few specs.
+type Perf struct {
+	Path string
+	id   string
+	dir  string // cache directory, "" = uncached
+}
+
+var (
+	perfOnce sync.Once
+	perfVal  *Perf
+	perfErr  error
+)
+
+// RequirePerf returns the shared Perf, or ends tb with Missing.
+func RequirePerf(tb testing.TB) *Perf {
+	tb.Helper()
+	perfOnce.Do(func() { perfVal, perfErr = newPerf() })
+	if perfErr != nil {
+		Missing(tb, "perf probe: %v", perfErr)
+	}
+	return perfVal
+}
+
+func newPerf() (*Perf, error) {
+	p, err := exec.LookPath("perf")
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(p, "version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("perf version: %w", err)
+	}
+	if h, err := exec.Command(p, "probe", "--help").CombinedOutput(); err != nil && !bytes.Contains(h, []byte("probe")) {
+		return nil, errors.New("perf has no probe command")
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	release, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	readme, _ := os.ReadFile("/sys/kernel/tracing/README")
+	id := hashStrings("perf-v2", string(out), fmt.Sprint(st.Size(), st.ModTime().UnixNano()), string(release), string(readme))
+	return &Perf{Path: p, id: id, dir: scratch("perf")}, nil
+}
+
+// Probe returns perf probe's answer for args, from the cache when perf
+// answered the same question before.
+func (p *Perf) Probe(args ...string) Result {
+	key := p.key(args)
+	if key != "" {
+		if b, err := os.ReadFile(filepath.Join(p.dir, key+".json")); err == nil {
+			var c cachedResult
+			if json.Unmarshal(b, &c) == nil {
+				return Result{Stdout: string(c.Stdout), Stderr: string(c.Stderr), Code: c.Code}
+			}
+		}
+	}
+	r := p.Live(args...)
+	if key != "" {
+		if b, err := json.Marshal(cachedResult{[]byte(r.Stdout), []byte(r.Stderr), r.Code}); err == nil {
+			_ = atomicWrite(filepath.Join(p.dir, key+".json"), b)
+		}
+	}
+	return r
+}
+
+// cachedResult keeps the output as bytes: perf may print bytes that are
+// not UTF-8 (a spec quoted back), which JSON strings would not keep.
+type cachedResult struct {
+	Stdout, Stderr []byte
+	Code           int
+}
+
+// Live runs perf probe now, bypassing the cache.
+func (p *Perf) Live(args ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Path, append([]string{"probe"}, args...)...)
+	cmd.Env = append(os.Environ(), "PAGER=cat", "PERF_PAGER=cat", "LC_ALL=C")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if code < 0 {
+			code = 128 + 11 // killed by a signal: perf 6.1 segfaults on a few specs
+		}
+	case err != nil:
+		code = -1
+	}
+	return Result{out.String(), errb.String(), code}
+}
+
+// key identifies one question, or "" when it cannot be cached.
+func (p *Perf) key(args []string) string {
+	if p.dir == "" {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	parts := []string{p.id, wd}
+	for _, a := range args {
+		parts = append(parts, a)
+		if id := pathIdentity(a); id != "" {
+			parts = append(parts, id)
+		}
+	}
+	return hashStrings(parts...)
+}
+
+var identities sync.Map // path -> identity string
+
+// pathIdentity identifies what an argument names on disk: a file by its
+// size, time and content hash; a directory tree by its files' names, sizes
+// and times; "" when the argument names nothing.
+func pathIdentity(arg string) string {
+	// -k=PATH style values are not used by the tests; plain words only.
+	st, err := os.Stat(arg)
+	if err != nil {
+		return ""
+	}
+	abs, err := filepath.Abs(arg)
+	if err != nil {
+		return ""
+	}
+	stamp := fmt.Sprint(abs, st.Size(), st.ModTime().UnixNano())
+	if v, ok := identities.Load(stamp); ok {
+		return v.(string)
+	}
+	var id string
+	if st.IsDir() {
+		id = treeIdentity(abs)
+	} else {
+		id = fileIdentity(abs)
+	}
+	identities.Store(stamp, id)
+	return id
+}
+
+func fileIdentity(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "unreadable"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// treeIdentity hashes the contents of a tree up to 64 MiB (a fresh clone
+// has new file times but the same bytes); a larger tree (a kernel source
+// subset) is identified by its files' names, sizes and times.
+func treeIdentity(root string) string {
+	type file struct {
+		rel  string
+		size int64
+		time int64
+	}
+	var files []file
+	var total int64
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			files = append(files, file{strings.TrimPrefix(p, root), info.Size(), info.ModTime().UnixNano()})
+			total += info.Size()
+		}
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	var parts []string
+	for _, f := range files {
+		if total <= 64<<20 {
+			parts = append(parts, f.rel, fileIdentity(filepath.Join(root, f.rel)))
+		} else {
+			parts = append(parts, fmt.Sprint(f.rel, f.size, f.time))
+		}
+	}
+	return hashStrings(parts...)
+}
