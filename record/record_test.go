@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/record/tracedat"
 )
@@ -40,7 +41,7 @@ func requireTracing(t testing.TB) *tracefs.FS {
 	root, err := tracefs.Open()
 	require(t, "tracefs", err == nil)
 	require(t, "root", os.Geteuid() == 0)
-	require(t, "uprobe_events", root.Has(tracefs.Uprobe))
+	require(t, "uprobe_events", root.Has(probe.Uprobe))
 	require(t, "x86-64 (the uprobe arguments use x86 registers)", runtime.GOARCH == "amd64")
 	_, err = exec.LookPath("trace-cmd")
 	require(t, "trace-cmd", err == nil)
@@ -99,11 +100,11 @@ func addUprobe(t testing.TB, root *tracefs.FS, bin string) string {
 	}
 	group := strings.ToLower(regexp.MustCompile(`\W`).ReplaceAllString(fmt.Sprintf("gprobe_%s_%d", t.Name(), os.Getpid()), "_"))
 	def := fmt.Sprintf("p:%s/probed %s:0x%x thread=%%di:s32 i=%%si:s64", group, bin, off)
-	if err := root.Write(tracefs.Uprobe, def); err != nil {
+	if err := root.Write(probe.Uprobe, def); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := root.Delete(tracefs.Uprobe, group, "probed"); err != nil {
+		if err := root.Delete(probe.Uprobe, group, "probed"); err != nil {
 			t.Errorf("remove probe: %v", err)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -96,7 +97,7 @@ func compareBackends(t *testing.T, path string, max int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feat := Features{HexTypes: true, Immediates: true, MultiProbe: true}
+	feat := probedef.Features{HexTypes: true, Immediates: true, MultiProbe: true}
 	dw, err := New(f, false, Options{Features: feat})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestBTFOnlyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(nil, false, Options{BTF: bs, Arch: disasm.AMD64, Features: Features{HexTypes: true}})
+	r, err := New(nil, false, Options{BTF: bs, Arch: disasm.AMD64, Features: probedef.Features{HexTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

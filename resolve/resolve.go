@@ -17,6 +17,7 @@ import (
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
@@ -49,23 +50,14 @@ func errorf(sentinel error, format string, args ...any) error {
 	return &Error{Msg: fmt.Sprintf(format, args...), Err: sentinel}
 }
 
-// Features are the kernel probe-event features perf reads from tracefs
-// README; they change perf's output.
-type Features struct {
-	MultiProbe bool // "Create/append/": all addresses of one probe share one event name
-	HexTypes   bool // x8/16/32/64 types
-	// KretprobeOffset: "place (kretprobe): " — return probes may be placed
-	// as _text+OFFSET.
-	KretprobeOffset bool
-	// Immediates: "\imm-value," — immediate fetch args (\123).
-	Immediates bool
-}
-
 // Options tune resolution.
 type Options struct {
 	NoInlines bool
 	MaxProbes int // default 128 (perf's --max-probes)
-	Features  Features
+	// Features are the target kernel's probe-event features (tracefs
+	// README); perf's output depends on MultiProbe, HexTypes,
+	// KretprobeOffset and Immediates.
+	Features probedef.Features
 	// Warn receives perf's non-fatal messages, one line or block at a time.
 	Warn func(string)
 	// SourcePrefix is -s: where source files are looked up (lazy patterns).
@@ -968,6 +960,7 @@ func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) 
 		}
 		pr := probe.Probe{Group: group, Event: ev, Return: tp.retprobe}
 		if r.user {
+			pr.Kind = probe.Uprobe
 			pr.Target = probe.Location{Path: r.f.Path, Offset: r.fileOffset(tp.addr)}
 		} else {
 			pr.Target = probe.Location{Module: r.moduleName(), Symbol: tp.symbol, Offset: tp.offset}
@@ -977,31 +970,18 @@ func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) 
 	return out, nil
 }
 
-// newEventName is perf's get_new_event_name with suffixes allowed.
+// newEventName is perf's get_new_event_name with suffixes allowed: the
+// name derived from base, or its first free _N suffix among used.
 func newEventName(base string, ret bool, used map[string]bool) (string, error) {
-	base = strings.TrimPrefix(base, ".")
-	if i := strings.IndexAny(base, ".@"); i > 0 {
-		base = base[:i]
-	}
-	name := base
-	if ret {
-		name += "__return"
-	}
+	name := spec.EventName(base, ret)
 	if used[name] {
-		found := false
-		for i := 1; i < 1024; i++ {
-			name = fmt.Sprintf("%s_%d", base, i)
-			if !used[name] {
-				found = true
-				break
-			}
-		}
-		if !found {
+		var ok bool
+		if name, ok = probe.FreeName(spec.EventName(base, false), func(n string) bool { return used[n] }); !ok {
 			return "", errorf(ErrInvalid, "Too many events are on the same function.")
 		}
 	}
-	if len(name) >= 64 {
-		return "", errorf(ErrInvalid, "Event name %q is too long (the kernel allows 63 characters).", name)
+	if len(name) >= probedef.MaxEventNameLen {
+		return "", errorf(ErrInvalid, "Event name %q is too long (the kernel allows %d characters).", name, probedef.MaxEventNameLen-1)
 	}
 	if !spec.IsCFuncName(name) {
 		return "", errorf(ErrInvalid, "Internal error: \"%s\" is an invalid event name.", name)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -43,7 +44,7 @@ func definitions(t *testing.T, r *Resolver, def string) ([]string, error) {
 // probe its own event name.
 func TestEventNamesWithoutMultiProbe(t *testing.T) {
 	for _, multi := range []bool{true, false} {
-		got, err := definitions(t, resolver(t, Options{Features: Features{MultiProbe: multi}}), "do_sys_open")
+		got, err := definitions(t, resolver(t, Options{Features: probedef.Features{MultiProbe: multi}}), "do_sys_open")
 		if err != nil {
 			t.Fatal(err)
 		}

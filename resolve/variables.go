@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/dwarfexpr"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
@@ -18,9 +19,6 @@ import (
 // convert_variable_fields and convert_variable_type, over one unit's DIEs.
 // Where perf is wrong for the kernel (bitfield offsets, see bitfield), gprobe
 // gives the right answer and says why in a comment.
-
-// maxProbeArgs is the kernel's MAX_TRACE_ARGS (and perf's MAX_PROBE_ARGS).
-const maxProbeArgs = 128
 
 // maxBasicTypeBits is perf's MAX_BASIC_TYPE_BITS.
 const maxBasicTypeBits = 64
@@ -822,8 +820,8 @@ func (c *scopeCtx) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 			return nil, err
 		}
 	}
-	if len(out) > maxProbeArgs {
-		return nil, errorf(ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), maxProbeArgs)
+	if len(out) > probedef.MaxTraceArgs {
+		return nil, errorf(ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), probedef.MaxTraceArgs)
 	}
 	return out, nil
 }
@@ -969,8 +967,8 @@ const (
 // then fails with E2BIG-style errors in error_log.
 func checkLimits(ps []probe.Probe) error {
 	for _, p := range ps {
-		if len(p.Args) > maxProbeArgs {
-			return errorf(ErrInvalid, "%s/%s: %d arguments; the kernel accepts at most %d.", p.Group, p.Event, len(p.Args), maxProbeArgs)
+		if len(p.Args) > probedef.MaxTraceArgs {
+			return errorf(ErrInvalid, "%s/%s: %d arguments; the kernel accepts at most %d.", p.Group, p.Event, len(p.Args), probedef.MaxTraceArgs)
 		}
 		for _, a := range p.Args {
 			if len(a.Name) > maxArgNameLen {

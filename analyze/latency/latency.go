@@ -17,6 +17,7 @@ import (
 
 	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/emit/probedef"
 )
 
 // Options select grouping.
@@ -145,22 +146,18 @@ func New(opts Options) *Analyzer {
 	return a
 }
 
-// addDefinition reads "p[:[GRP/]EV] TARGET ..." / "r[N][:[GRP/]EV] TARGET ...".
+// addDefinition reads a probe definition line (emit/probedef, the one
+// reader of them): named events remember their place, so that an entry and
+// a return probe on the same place pair up. Lines that are not named probe
+// definitions are ignored.
 func (a *Analyzer) addDefinition(line string) {
-	f := strings.Fields(line)
-	if len(f) < 2 || (f[0][0] != 'p' && f[0][0] != 'r') {
+	p, err := probedef.Parse(line, &probedef.Options{NoStat: true, AnyRegister: true})
+	if err != nil || p.Event == "" {
 		return
 	}
-	_, ev, ok := strings.Cut(f[0], ":")
-	if !ok {
-		return
-	}
-	if i := strings.LastIndexByte(ev, '/'); i >= 0 {
-		ev = ev[i+1:]
-	}
-	target := strings.TrimSuffix(f[1], "+0")
-	a.defs[ev] = target
-	a.defRet[ev] = f[0][0] == 'r'
+	p.Target.Place = "" // "vfs_read", "vfs_read+0" and "vfs_read%return" are one place
+	a.defs[p.Event] = p.Target.String()
+	a.defRet[p.Event] = p.Return
 }
 
 func fullName(e *trace.Event) string {

@@ -5,19 +5,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
-	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/btfinfo"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
+	"github.com/gprobe/gprobe/resolve/target"
 )
 
 // Exit statuses, as perf probe returns them (negative errno & 0xff).
@@ -241,112 +239,16 @@ func (a *app) rootAction(c *cli.Context) error {
 	return a.set(exitUsage)
 }
 
-// target is the image a command works on: an ELF file, or only the
-// running kernel's BTF when no vmlinux is found (see openTargetOrBTF).
-type target struct {
-	file   *dwarfinfo.File
-	btf    *btfinfo.Spec
-	user   bool
-	path   string
-	module string // -m: the module's path or name (module.go)
-	// noDebuginfo: why no vmlinux was opened when btf stands in for it.
-	noDebuginfo error
-}
-
-func (t *target) close() {
-	if t.file != nil {
-		t.file.Close()
+// openTarget opens -x, -m or -k (or the running kernel's debuginfo where
+// distributions put it). With btf, the commands that can work from BTF
+// alone (-D, add, -V) get the running kernel's /sys/kernel/btf/vmlinux when
+// no vmlinux is found.
+func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
+	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf})
+	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
+		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
-}
-
-// openTargetOrBTF is openTarget for the commands that can work from BTF
-// alone (-D, add, -V): without -k, -x or -m and without a vmlinux where
-// distributions put one, the running kernel's /sys/kernel/btf/vmlinux gives
-// function entry probes their arguments.
-func (a *app) openTargetOrBTF(c *cli.Context) (*target, error) {
-	t, err := a.openTarget(c)
-	if err == nil || str(c, "vmlinux") != "" || str(c, "exec") != "" || str(c, "module") != "" {
-		return t, err
-	}
-	spec, berr := btfinfo.LoadKernel()
-	if berr != nil {
-		return nil, err
-	}
-	if boolean(c, "verbose") {
-		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", btfinfo.KernelBTFPath)
-	}
-	return &target{btf: spec, path: btfinfo.KernelBTFPath, noDebuginfo: err}, nil
-}
-
-// openTarget opens -x BINARY, -k VMLINUX, or the running kernel's
-// debuginfo found where distributions put it (perf's vmlinux path list).
-func (a *app) openTarget(c *cli.Context) (*target, error) {
-	if x := str(c, "exec"); x != "" {
-		// perf names the binary by its real path in uprobe_events.
-		if abs, err := filepath.Abs(x); err == nil {
-			if real, err := filepath.EvalSymlinks(abs); err == nil {
-				x = real
-			}
-		}
-		f, err := dwarfinfo.Open(x)
-		if err != nil {
-			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
-		}
-		return &target{file: f, user: true, path: x}, nil
-	}
-	if m := str(c, "module"); m != "" {
-		return openModule(m)
-	}
-	path := str(c, "vmlinux")
-	if path == "" {
-		var tried []string
-		path, tried = findKernelDebuginfo()
-		if path == "" {
-			return nil, fmt.Errorf("Failed to find the path for the kernel: No such file or directory (tried %s)", strings.Join(tried, ", "))
-		}
-	}
-	f, err := dwarfinfo.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("Invalid file: %s", path)
-		}
-		return nil, fmt.Errorf("Invalid file: %s: %w", path, err)
-	}
-	return &target{file: f, path: path}, nil
-}
-
-// findKernelDebuginfo is perf's vmlinux_path search for the running kernel.
-func findKernelDebuginfo() (string, []string) {
-	rel := kernelRelease()
-	cands := []string{"vmlinux", "/boot/vmlinux"}
-	if rel != "" {
-		cands = append(cands,
-			"/boot/vmlinux-"+rel,
-			"/usr/lib/debug/boot/vmlinux-"+rel,
-			"/lib/modules/"+rel+"/build/vmlinux",
-			"/usr/lib/debug/lib/modules/"+rel+"/vmlinux",
-			"/usr/lib/debug/boot/vmlinux-"+rel+".debug")
-	}
-	for _, p := range cands {
-		f, err := dwarfinfo.Open(p)
-		if err != nil {
-			continue
-		}
-		ok := f.HasDWARF()
-		f.Close()
-		if ok {
-			return p, cands
-		}
-	}
-	return "", cands
-}
-
-func kernelRelease() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
+	return t, err
 }
 
 func (a *app) warnFunc(c *cli.Context) func(string) {
@@ -368,17 +270,18 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		}
 		parsed = append(parsed, p)
 	}
-	t, err := a.openTargetOrBTF(c)
+	t, err := a.openTarget(c, true)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
 		return exitENOENT
 	}
-	defer t.close()
-	r, err := t.resolver(resolve.Options{
+	defer t.Close()
+	feat, known := tracefs.RunningFeatures()
+	r, err := t.Resolver(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
-		Features:     kernelFeatures(),
+		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
 	})
@@ -397,13 +300,8 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	// Nothing is printed that the kernel would refuse (perf prints such
 	// lines; the write then fails with EINVAL).
-	opts := &probedef.Options{Arch: r.Arch(), NoStat: true}
-	if fs, err := tracefs.Open(); err == nil {
-		feat := fs.Features()
-		opts.Features = &feat
-	}
 	for _, p := range all {
-		if _, err := probedef.Parse(p.String(), opts); err != nil {
+		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
 			if !boolean(c, "quiet") {
 				fmt.Fprintf(a.stderr, "The kernel would refuse this definition: %v\n", err)
 				fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
@@ -448,9 +346,9 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
 // was looked for.
-func (a *app) resolveFailedOn(c *cli.Context, t *target, err error, trailer string) int {
-	if t != nil && t.noDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
-		fmt.Fprintln(a.stderr, t.noDebuginfo)
+func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
+	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
+		fmt.Fprintln(a.stderr, t.NoDebuginfo)
 	}
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
@@ -480,14 +378,14 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return a.parseFailed(err, "-L")
 	}
 	const trailer = "  Error: Failed to show lines."
-	t, err := a.openTarget(c)
+	t, err := a.openTarget(c, false)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	defer t.close()
-	r, err := t.resolver(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
+	defer t.Close()
+	r, err := t.Resolver(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
@@ -520,19 +418,6 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// kernelFeatures reads the probe-event features the running kernel
-// advertises in tracefs README, as perf does (mounting tracefs first when
-// nothing is mounted; failures leave every feature off, as in perf).
-func kernelFeatures() resolve.Features {
-	fs, err := tracefs.Open()
-	if err != nil {
-		return resolve.Features{}
-	}
-	f := fs.Features()
-	return resolve.Features{MultiProbe: f.MultiProbe, HexTypes: f.HexTypes,
-		KretprobeOffset: f.KretprobeOffset, Immediates: f.Immediates}
-}
-
 // showFuncs implements -F [FILTER] (default "!_*"): the image's function
 // symbols, sorted.
 func (a *app) showFuncs(c *cli.Context, filter string) int {
@@ -544,13 +429,13 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c)
+	t, err := a.openTarget(c, false)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
 	}
-	defer t.close()
-	r, err := t.resolver(resolve.Options{})
+	defer t.Close()
+	r, err := t.Resolver(resolve.Options{})
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT

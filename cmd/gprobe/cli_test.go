@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/resolve/target"
 )
 
 const fixture = fixtureDir + "/x86_64-dwarf5-O2.elf"
@@ -95,7 +97,7 @@ func stripDebug(t *testing.T, data []byte) []byte {
 }
 
 func TestNoKernelDebuginfo(t *testing.T) {
-	path, tried := findKernelDebuginfo()
+	path, tried := target.FindKernelDebuginfo()
 	if path != "" {
 		t.Skipf("this machine has kernel debuginfo at %s", path)
 	}
@@ -159,7 +161,7 @@ func TestRangeNeedsDWARF(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		t.Skip("no /sys/kernel/btf/vmlinux")
 	}
-	if path, _ := findKernelDebuginfo(); path != "" {
+	if path, _ := target.FindKernelDebuginfo(); path != "" {
 		t.Skipf("this machine has kernel debuginfo at %s", path)
 	}
 	r := runGprobe("--range", "-V", "vfs_read")

@@ -16,7 +16,9 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/target"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
@@ -76,7 +78,7 @@ func uprobeTarget(t *testing.T, fs *tracefs.FS) *progTarget {
 	if out, err := exec.Command("gcc", append(args, "testdata/uprobe/prog.c")...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	tg.bin = absPath(tg.bin)
+	tg.bin = target.RealPath(tg.bin)
 	t.Cleanup(func() { removeGroup(t, fs, tg.group) })
 	return tg
 }
@@ -315,7 +317,7 @@ func TestDeleteEnabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The kernel itself refuses: EBUSY.
-	if err := fs.Delete(tracefs.Uprobe, g, tg.u("work")); err == nil {
+	if err := fs.Delete(probe.Uprobe, g, tg.u("work")); err == nil {
 		t.Fatal("the kernel deleted an enabled event")
 	}
 	r := tg.run("-d", g+":work")
@@ -329,7 +331,7 @@ func TestDeleteEnabled(t *testing.T) {
 // probe ends with one line saying so.
 func TestNoKprobesHere(t *testing.T) {
 	fs := liveFS(t)
-	if fs.Has(tracefs.Kprobe) {
+	if fs.Has(probe.Kprobe) {
 		t.Skip("this kernel has kprobe_events")
 	}
 	want := "/sys/kernel/tracing/kprobe_events does not exist: this kernel was built without CONFIG_KPROBE_EVENTS: kernel probes cannot be installed here\n"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/urfave/cli/v2"
@@ -56,17 +57,18 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTargetOrBTF(c)
+	t, err := a.openTarget(c, true)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	defer t.close()
-	r, err := t.resolver(resolve.Options{
+	defer t.Close()
+	feat, _ := tracefs.RunningFeatures()
+	r, err := t.Resolver(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    intFlag(c, "max-probes"),
-		Features:     kernelFeatures(),
+		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
 	})

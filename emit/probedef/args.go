@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gprobe/gprobe/emit/probe"
 )
 
 type argFlags struct {
@@ -48,6 +50,9 @@ const endPC = fetchInsnMax - 1
 // validReg is regs_query_register_offset. An architecture gprobe does not
 // know accepts any name.
 func (p *parser) validReg(r string) bool {
+	if p.opts.AnyRegister {
+		return r != ""
+	}
 	regs := p.arch().FetchRegisters()
 	if regs == nil {
 		return r != ""
@@ -104,15 +109,15 @@ func contains(l []string, s string) bool {
 
 // parseArgBody is traceprobe_parse_probe_arg_body: body is the text after
 // NAME=, offset its position in the argument.
-func (p *parser) parseArgBody(a *Arg, body string, offset int, flags argFlags, size *int) *Error {
+func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags argFlags, size *int) *Error {
 	if len(body) > MaxArgStrLen {
 		return p.fail(offset, "ARG_TOO_LONG")
 	}
 	if body == "" {
 		return p.fail(offset, "NO_ARG_BODY")
 	}
-	a.Comm = body
 	arg := body
+	count := 0
 	t, hasT := "", false
 	tOff := 0
 	if i := strings.IndexByte(body, ':'); i >= 0 {
@@ -135,10 +140,13 @@ func (p *parser) parseArgBody(a *Arg, body string, offset int, flags argFlags, s
 			if n > MaxArrayLen {
 				return p.fail(offset+t2Off, "ARRAY_TOO_BIG")
 			}
-			a.Count = int(n)
+			count = int(n)
 		}
 	}
-	a.Fetch, a.Type = arg, t
+	a.Expr, a.Type = probe.ParseFetch(arg), body[len(arg):]
+	if a.Type != "" {
+		a.Type = a.Type[1:] // after the ':'
+	}
 	typeOff := offset
 	if hasT {
 		typeOff = offset + tOff
@@ -146,7 +154,7 @@ func (p *parser) parseArgBody(a *Arg, body string, offset int, flags argFlags, s
 	var tsize int
 	var isStr, ok bool
 	if arg == "$comm" || arg == "$COMM" || strings.HasPrefix(arg, `\"`) {
-		if a.Count > 0 || (hasT && t != "string") {
+		if count > 0 || (hasT && t != "string") {
 			return p.fail(typeOff, "NEED_STRING_TYPE")
 		}
 		tsize, isStr, ok = 4, true, true
@@ -159,7 +167,7 @@ func (p *parser) parseArgBody(a *Arg, body string, offset int, flags argFlags, s
 	if !ok {
 		return p.fail(typeOff, "BAD_TYPE")
 	}
-	n := a.Count
+	n := count
 	if n == 0 {
 		n = 1
 	}
@@ -191,7 +199,7 @@ func (p *parser) parseArgBody(a *Arg, body string, offset int, flags argFlags, s
 				return p.fail(typeOff, "BAD_STRING")
 			}
 		}
-		if t == "symstr" || cur == opImm || cur == opComm || cur == opData || a.Count > 0 {
+		if t == "symstr" || cur == opImm || cur == opComm || cur == opData || count > 0 {
 			if !next() {
 				return p.fail(offset, "TOO_MANY_OPS")
 			}
@@ -213,7 +221,7 @@ func (p *parser) parseArgBody(a *Arg, body string, offset int, flags argFlags, s
 			return p.fail(typeOff, "BAD_BITFIELD")
 		}
 	}
-	if a.Count > 0 {
+	if count > 0 {
 		if store != opStMem && store != opStString {
 			return p.fail(typeOff, "BAD_STRING")
 		}

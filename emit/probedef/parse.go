@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
+
 	"github.com/gprobe/gprobe/disasm"
 )
 
@@ -91,13 +93,14 @@ var errText = map[string]string{
 	"LINE_TOO_LONG":    "Line length is too long: Should be less than 4094",
 	"BAD_CHAR":         "A definition cannot contain '#' (it starts a comment)",
 	"BAD_SYMBOL":       "Invalid symbol in @SYMBOL[+|-OFFSET] (the kernel would fail to register the probe)",
+	"DELETE_LINE":      "A deletion (-:GROUP/EVENT), not a definition: delete events with gprobe -d",
 }
 
 // parser holds one line being parsed.
 type parser struct {
 	opts  *Options
 	feat  *Features
-	kind  Kind
+	kind  probe.Kind
 	argv  []string
 	cmd   string
 	index int // argv index errors refer to, as trace_probe_log_set_index
@@ -118,12 +121,12 @@ func (p *parser) fail(offset int, code string) *Error {
 
 // KindOf tells which events file a line belongs to: a uprobe when its place
 // has a '/' and its last ':' is followed by a digit, as the kernel decides.
-func KindOf(line string) Kind {
+func KindOf(line string) probe.Kind {
 	f := strings.Fields(line)
 	if len(f) >= 2 && isUprobePlace(f[1]) {
-		return Uprobe
+		return probe.Uprobe
 	}
-	return Kprobe
+	return probe.Kprobe
 }
 
 func isUprobePlace(s string) bool {
@@ -134,9 +137,15 @@ func isUprobePlace(s string) bool {
 	return i >= 0 && i+1 < len(s) && isDigit(s[i+1])
 }
 
-// Parse parses and checks one definition or deletion line. opts may be nil.
-// A refused line returns an *Error that wraps ErrSyntax.
-func Parse(line string, opts *Options) (*Def, error) {
+// Parse reads one definition line into a Probe, checking it as the kernel
+// would: a refused line returns an *Error (wrapping ErrSyntax) with the
+// kernel's message and error position. opts may be nil (syntax for Linux
+// 6.1 on this machine's architecture, uprobe paths checked with os.Stat).
+// The Probe prints back as the line was written (single spaces between
+// words): arguments keep their text (probe.ParseFetch) and the place its
+// spelling (probe.Location.WithPlace). Deletion lines ("-:GROUP/EVENT")
+// are refused with DELETE_LINE.
+func Parse(line string, opts *Options) (*probe.Probe, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -154,7 +163,7 @@ func Parse(line string, opts *Options) (*Def, error) {
 	}
 	a0 := p.argv[0]
 	if a0[0] == '-' {
-		return p.parseDelete()
+		return nil, p.fail(0, "DELETE_LINE")
 	}
 	if a0[0] != 'p' && a0[0] != 'r' {
 		return nil, p.fail(0, "NOT_A_PROBE")
@@ -163,9 +172,9 @@ func Parse(line string, opts *Options) (*Def, error) {
 		p.index = 1
 		return nil, p.fail(0, "NO_PLACE")
 	}
-	var d *Def
+	var d *probe.Probe
 	var err *Error
-	if p.kind == Uprobe {
+	if p.kind == probe.Uprobe {
 		d, err = p.parseUprobe()
 	} else {
 		d, err = p.parseKprobe()
@@ -179,36 +188,8 @@ func Parse(line string, opts *Options) (*Def, error) {
 	return d, nil
 }
 
-func (p *parser) parseDelete() (*Def, error) {
-	a0 := p.argv[0]
-	if len(a0) < 2 || a0[1] != ':' {
-		return nil, p.fail(1, "BAD_PREFIX")
-	}
-	d := &Def{Kind: p.kind, Delete: true}
-	ev := a0[2:]
-	if g, e, ok := strings.Cut(ev, "/"); ok {
-		if g == "" {
-			// "-:/EV" would match no group at all.
-			return nil, p.fail(2, "NO_GROUP_NAME")
-		}
-		d.Group, d.Event = g, e
-	} else {
-		if ev == "" {
-			return nil, p.fail(2, "NO_EVENT_NAME")
-		}
-		d.Event = ev
-	}
-	if len(p.argv) > 1 {
-		d.Place = p.argv[1]
-		for _, a := range p.argv[2:] {
-			d.Args = append(d.Args, Arg{Comm: a, Fetch: a})
-		}
-	}
-	return d, nil
-}
-
-func (p *parser) parseKprobe() (*Def, *Error) {
-	d := &Def{Kind: Kprobe}
+func (p *parser) parseKprobe() (*probe.Probe, *Error) {
+	d := &probe.Probe{Kind: probe.Kprobe}
 	a0 := p.argv[0]
 	d.Return = a0[0] == 'r'
 	event, hasEvent := "", false
@@ -241,10 +222,9 @@ func (p *parser) parseKprobe() (*Def, *Error) {
 	}
 
 	place := p.argv[1]
-	d.Place = place
 	fentry := false
 	if addr, ok := kstrtoull(place, 0); ok {
-		d.Address = addr
+		d.Target.Address = addr
 	} else {
 		p.index = 1
 		sym := place
@@ -282,10 +262,11 @@ func (p *parser) parseKprobe() (*Def, *Error) {
 			}
 		}
 		if m, s, ok := strings.Cut(sym, ":"); ok {
-			d.Module, sym = m, s
+			d.Target.Module, sym = m, s
 		}
-		d.Symbol, d.Offset = sym, uint64(off)
+		d.Target.Symbol, d.Target.Offset = sym, uint64(off)
 	}
+	d.Target = d.Target.WithPlace(place)
 	p.index = 0
 	if hasEvent {
 		if err := p.parseEventName(d, event, evOff); err != nil {
@@ -299,8 +280,8 @@ func (p *parser) parseKprobe() (*Def, *Error) {
 	return d, nil
 }
 
-func (p *parser) parseUprobe() (*Def, *Error) {
-	d := &Def{Kind: Uprobe}
+func (p *parser) parseUprobe() (*probe.Probe, *Error) {
+	d := &probe.Probe{Kind: probe.Uprobe}
 	a0 := p.argv[0]
 	d.Return = a0[0] == 'r'
 	if len(a0) > 1 && a0[1] != ':' {
@@ -311,11 +292,10 @@ func (p *parser) parseUprobe() (*Def, *Error) {
 	}
 	p.index = 1
 	file := p.argv[1]
-	d.Place = file
 	colon := strings.LastIndexByte(file, ':')
 	path, rest := file[:colon], file[colon+1:]
 	restOff := colon + 1
-	d.Path = path
+	d.Target.Path = path
 	if !p.opts.NoStat {
 		stat := p.opts.Stat
 		if stat == nil {
@@ -342,7 +322,7 @@ func (p *parser) parseUprobe() (*Def, *Error) {
 		if !ok {
 			return nil, p.fail(restOff+i+1, "BAD_REFCNT")
 		}
-		d.RefCtr, d.HasRefCtr = v, true
+		d.Target.RefCtr, d.Target.HasRefCtr = v, true
 		rest = rest[:i]
 	}
 	if i := strings.IndexByte(rest, '%'); i >= 0 {
@@ -356,7 +336,8 @@ func (p *parser) parseUprobe() (*Def, *Error) {
 	if !ok {
 		return nil, p.fail(restOff, "BAD_UPROBE_OFFS")
 	}
-	d.Offset = off
+	d.Target.Offset = off
+	d.Target = d.Target.WithPlace(file)
 	p.index = 0
 	if len(a0) > 1 {
 		if err := p.parseEventName(d, a0[2:], 2); err != nil {
@@ -370,7 +351,7 @@ func (p *parser) parseUprobe() (*Def, *Error) {
 }
 
 // parseEventName is traceprobe_parse_event_name.
-func (p *parser) parseEventName(d *Def, event string, offset int) *Error {
+func (p *parser) parseEventName(d *probe.Probe, event string, offset int) *Error {
 	slash := strings.IndexByte(event, '/')
 	if slash < 0 {
 		slash = strings.IndexByte(event, '.')
@@ -431,7 +412,7 @@ func (p *parser) arch() disasm.Arch {
 var reservedFields = []string{"common_type", "common_flags", "common_preempt_count", "common_pid",
 	"common_tgid", "__probe_ip", "__probe_ret_ip", "__probe_func"}
 
-func (p *parser) parseArgs(d *Def, flags argFlags) *Error {
+func (p *parser) parseArgs(d *probe.Probe, flags argFlags) *Error {
 	args := p.argv[2:]
 	if len(args) > MaxTraceArgs {
 		p.index = 2
@@ -444,7 +425,7 @@ func (p *parser) parseArgs(d *Def, flags argFlags) *Error {
 	}
 	for i, a := range args {
 		p.index = i + 2
-		arg := Arg{}
+		arg := probe.FetchArg{}
 		body := a
 		bodyOff := 0
 		name := "arg" + strconv.Itoa(i+1)
@@ -475,12 +456,12 @@ func (p *parser) parseArgs(d *Def, flags argFlags) *Error {
 }
 
 // checkExisting runs the kernel's multi-probe checks against opts.Existing.
-func (p *parser) checkExisting(d *Def) error {
+func (p *parser) checkExisting(d *probe.Probe) error {
 	if d.Event == "" {
 		return nil
 	}
 	for _, old := range p.opts.Existing {
-		if old.Delete || old.GroupOrDefault() != d.GroupOrDefault() || old.Event != d.Event {
+		if old.GroupOrDefault() != d.GroupOrDefault() || old.Event != d.Event {
 			continue
 		}
 		if old.Kind != d.Kind {
@@ -495,10 +476,10 @@ func (p *parser) checkExisting(d *Def) error {
 			p.index = i + 1
 			return p.fail(0, "DIFF_ARG_TYPE")
 		}
-		if samePlace(old, d) {
+		if samePlace(old.Target, d.Target) {
 			same := true
 			for i := range d.Args {
-				if d.Args[i].Comm != old.Args[i].Comm {
+				if argBody(d.Args[i]) != argBody(old.Args[i]) {
 					same = false
 				}
 			}
@@ -511,9 +492,15 @@ func (p *parser) checkExisting(d *Def) error {
 	return nil
 }
 
+// argBody is what follows NAME= in an argument, as the kernel compares it.
+func argBody(a probe.FetchArg) string {
+	a.Name = ""
+	return a.String()
+}
+
 // compareArgTypes is trace_probe_compare_arg_type: the 1-based index of the
 // first argument whose name, type or count differs, 0 if none.
-func compareArgTypes(a, b *Def) int {
+func compareArgTypes(a, b *probe.Probe) int {
 	if len(a.Args) < len(b.Args) {
 		return len(a.Args) + 1
 	}
@@ -521,21 +508,32 @@ func compareArgTypes(a, b *Def) int {
 		return len(b.Args) + 1
 	}
 	for i := range a.Args {
-		x, y := a.Args[i], b.Args[i]
-		if x.EffectiveName(i) != y.EffectiveName(i) || fetchTypeOf(x) != fetchTypeOf(y) || x.Count != y.Count {
+		xt, xn := splitArray(a.Args[i].Type)
+		yt, yn := splitArray(b.Args[i].Type)
+		if a.ArgName(i) != b.ArgName(i) || fetchTypeOf(a.Args[i].Expr, xt) != fetchTypeOf(b.Args[i].Expr, yt) || xn != yn {
 			return i + 1
 		}
 	}
 	return 0
 }
 
+// splitArray splits "u8[16]" into "u8" and 16 (0 without an array suffix).
+func splitArray(t string) (string, int) {
+	if i := strings.IndexByte(t, '['); i >= 0 && strings.HasSuffix(t, "]") {
+		if n, ok := kstrtoull(t[i+1:len(t)-1], 0); ok {
+			return t[:i], int(n)
+		}
+	}
+	return t, 0
+}
+
 // fetchTypeOf is the kernel's fetch type of an argument (bitfields share
 // their container's type; $comm and immediate strings are strings).
-func fetchTypeOf(a Arg) string {
-	if a.Fetch == "$comm" || a.Fetch == "$COMM" || strings.HasPrefix(a.Fetch, `\"`) {
+func fetchTypeOf(f probe.Fetch, t string) string {
+	fetch := f.String()
+	if fetch == "$comm" || fetch == "$COMM" || strings.HasPrefix(fetch, `\"`) {
 		return "string"
 	}
-	t := a.Type
 	if t == "" {
 		return "x64"
 	}
@@ -547,8 +545,8 @@ func fetchTypeOf(a Arg) string {
 	return t
 }
 
-func samePlace(a, b *Def) bool {
-	if a.Kind == Uprobe {
+func samePlace(a, b probe.Location) bool {
+	if a.IsUprobe() {
 		return a.Path == b.Path && a.Offset == b.Offset
 	}
 	return a.Module == b.Module && a.Symbol == b.Symbol && a.Offset == b.Offset && a.Address == b.Address

@@ -2,7 +2,6 @@ package probedef
 
 import (
 	"bufio"
-	"errors"
 	"os"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -24,7 +24,7 @@ type syntaxCase struct {
 	line     string // without the caret
 	pos      int    // caret position
 	code     string
-	existing []*Def
+	existing []*probe.Probe
 }
 
 func readSyntaxCases(t testing.TB) []syntaxCase {
@@ -34,7 +34,7 @@ func readSyntaxCases(t testing.TB) []syntaxCase {
 	}
 	defer f.Close()
 	var out []syntaxCase
-	var existing []*Def
+	var existing []*probe.Probe
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -49,7 +49,7 @@ func readSyntaxCases(t testing.TB) []syntaxCase {
 				if err != nil {
 					t.Fatalf("existing %q: %v", rest, err)
 				}
-				existing = []*Def{d}
+				existing = []*probe.Probe{d}
 			}
 			continue
 		}
@@ -148,8 +148,6 @@ func TestAccepted(t *testing.T) {
 		"p:foo/ vfs_read",
 		"p 0xffffffff81000000",
 		"p ext4:ext4_sync_fs+4",
-		"-:probe/vfs_read",
-		"-:vfs_read",
 	}
 	for _, l := range lines {
 		d, err := Parse(l, testOptions())
@@ -159,6 +157,12 @@ func TestAccepted(t *testing.T) {
 		}
 		if got := d.String(); got != strings.Join(strings.Fields(l), " ") {
 			t.Errorf("%q renders as %q", l, got)
+		}
+	}
+	// Deletions are not definitions.
+	for _, l := range []string{"-:probe/vfs_read", "-:vfs_read"} {
+		if e, ok := err2Error(Parse(l, testOptions())); !ok || e.Code != "DELETE_LINE" {
+			t.Errorf("%q: got %v, want DELETE_LINE", l, e)
 		}
 	}
 	// 128 arguments is the limit, not an error.
@@ -204,7 +208,7 @@ func TestRegisterNames(t *testing.T) {
 	}
 }
 
-func err2Error(_ *Def, err error) (*Error, bool) {
+func err2Error(_ *probe.Probe, err error) (*Error, bool) {
 	e, ok := err.(*Error)
 	return e, ok
 }
@@ -258,38 +262,4 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: %q then %q", line, d.String(), again.String())
 		}
 	})
-}
-
-func TestKallsymsSymbols(t *testing.T) {
-	n := KallsymsSymbols(strings.NewReader("ffffffff81000000 T _text\n" +
-		"ffffffff81234560 t name_show\nffffffff81234999 t name_show\n" +
-		"ffffffffc0001000 t ext4_sync_fs\t[ext4]\nffffffff82000000 D jiffies\n"))
-	for sym, want := range map[string]int{"name_show": 2, "_text": 1, "ext4_sync_fs": 1, "jiffies": 1, "nosuch": 0} {
-		if got := n(sym); got != want {
-			t.Errorf("%s: %d, want %d", sym, got, want)
-		}
-	}
-}
-
-func TestKallsymsAddresses(t *testing.T) {
-	const text = "ffffffff81000000 T _stext\nffffffff81234560 t vfs_read\nffffffff81e00000 T _etext\n"
-	k := ReadKallsyms(strings.NewReader(text))
-	if k.Hidden {
-		t.Fatal("addresses reported hidden")
-	}
-	if err := k.CheckAddress(0xffffffff81234560, "0"); err != nil {
-		t.Errorf("address in text: %v", err)
-	}
-	err := k.CheckAddress(0xffffffff9a000000, "0")
-	if !errors.Is(err, ErrNotKernelText) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("address outside text: %v", err)
-	}
-	hidden := ReadKallsyms(strings.NewReader("0000000000000000 T _stext\n0000000000000000 t vfs_read\n0000000000000000 T _etext\n"))
-	err = hidden.CheckAddress(0xffffffff81234560, "2")
-	if !hidden.Hidden || !errors.Is(err, ErrHiddenAddresses) || !strings.Contains(err.Error(), "kernel.kptr_restrict=2") {
-		t.Errorf("hidden addresses: %v", err)
-	}
-	if hidden.Count("vfs_read") != 1 {
-		t.Error("names must still count when addresses are hidden")
-	}
 }

@@ -1,4 +1,4 @@
-package tracefs
+package tracefs_test
 
 import (
 	"errors"
@@ -7,11 +7,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // newTestInstance creates an instance named after the test and pid and
 // removes it at the end, even when the test fails.
-func newTestInstance(t *testing.T, fs *FS) *Instance {
+func newTestInstance(t *testing.T, fs *tracefs.FS) *tracefs.Instance {
 	t.Helper()
 	in, err := fs.NewInstance(group(t))
 	if err != nil {
@@ -38,16 +40,16 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Fatalf("Instances() = %v, %v; want %s in it", names, err, in.Name)
 	}
 
-	// A taken name: NewInstance refuses, NewUniqueInstance numbers.
-	if _, err := fs.NewInstance(in.Name); !errors.Is(err, ErrExist) {
-		t.Errorf("second NewInstance(%s): %v, want ErrExist", in.Name, err)
+	// A taken name: tracefs.NewInstance refuses, tracefs.NewUniqueInstance numbers.
+	if _, err := fs.NewInstance(in.Name); !errors.Is(err, tracefs.ErrExist) {
+		t.Errorf("second tracefs.NewInstance(%s): %v, want tracefs.ErrExist", in.Name, err)
 	}
 	in2, err := fs.NewUniqueInstance(in.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if in2.Name != in.Name+"-1" {
-		t.Errorf("NewUniqueInstance(%s) = %s, want %s-1", in.Name, in2.Name, in.Name)
+		t.Errorf("tracefs.NewUniqueInstance(%s) = %s, want %s-1", in.Name, in2.Name, in.Name)
 	}
 	if err := in2.Remove(); err != nil {
 		t.Error(err)
@@ -62,18 +64,18 @@ func TestInstanceLifecycle(t *testing.T) {
 		t.Errorf("instance trace_clock = %q, %v; want [mono] selected", b, err)
 	}
 	err = in.WriteFile("trace_clock", "no-such-clock")
-	var we *WriteError
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, syscall.EINVAL) || !errors.As(err, &we) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("bad trace_clock: %v, want a one-line *WriteError wrapping ErrInvalid and EINVAL", err)
+	var we *tracefs.WriteError
+	if !errors.Is(err, tracefs.ErrInvalid) || !errors.Is(err, syscall.EINVAL) || !errors.As(err, &we) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("bad trace_clock: %v, want a one-line *tracefs.WriteError wrapping tracefs.ErrInvalid and EINVAL", err)
 	}
-	if err := in.WriteFile("no_such_file", "1"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("WriteFile(no_such_file): %v, want ErrNotFound", err)
+	if err := in.WriteFile("no_such_file", "1"); !errors.Is(err, tracefs.ErrNotFound) {
+		t.Errorf("WriteFile(no_such_file): %v, want tracefs.ErrNotFound", err)
 	}
-	if _, err := in.ReadFile("no_such_file"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ReadFile(no_such_file): %v, want ErrNotFound", err)
+	if _, err := in.ReadFile("no_such_file"); !errors.Is(err, tracefs.ErrNotFound) {
+		t.Errorf("ReadFile(no_such_file): %v, want tracefs.ErrNotFound", err)
 	}
 
-	// Event enables are per instance.
+	// tracefs.Event enables are per instance.
 	const sys, ev = "sched", "sched_process_exec"
 	f, err := fs.EventFormat(sys, ev)
 	if err != nil || !strings.Contains(string(f), "name: "+ev) {
@@ -94,8 +96,8 @@ func TestInstanceLifecycle(t *testing.T) {
 	}
 	err = in.Remove()
 	rd.Close()
-	if !errors.Is(err, ErrBusy) || !errors.Is(err, syscall.EBUSY) {
-		t.Errorf("Remove with an open trace_pipe_raw: %v, want ErrBusy", err)
+	if !errors.Is(err, tracefs.ErrBusy) || !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("Remove with an open trace_pipe_raw: %v, want tracefs.ErrBusy", err)
 	}
 	if err := in.Remove(); err != nil {
 		t.Fatal(err)
@@ -106,10 +108,10 @@ func TestInstanceLifecycle(t *testing.T) {
 }
 
 func TestInstanceBadNames(t *testing.T) {
-	fs := At(t.TempDir()) // refused before tracefs is touched
+	fs := tracefs.At(t.TempDir()) // refused before tracefs is touched
 	for _, name := range []string{"", ".", "..", "a/b", "a\nb"} {
-		if _, err := fs.NewInstance(name); !errors.Is(err, ErrInvalid) {
-			t.Errorf("NewInstance(%q): %v, want ErrInvalid", name, err)
+		if _, err := fs.NewInstance(name); !errors.Is(err, tracefs.ErrInvalid) {
+			t.Errorf("tracefs.NewInstance(%q): %v, want tracefs.ErrInvalid", name, err)
 		}
 	}
 }

@@ -6,24 +6,25 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 )
 
 // Event is one installed probe (one line of kprobe_events/uprobe_events;
 // a multi-probe event lists one line per member).
 type Event struct {
-	Kind  Kind
+	Kind  probe.Kind
 	Group string
 	Name  string
-	Line  string        // as the kernel lists it
-	Def   *probedef.Def // parsed listing line
+	Line  string       // as the kernel lists it
+	Probe *probe.Probe // the parsed listing line; nil for syntax gprobe does not know
 }
 
 // List returns the installed kprobe and uprobe events, kprobes first, in the
 // kernel's order. A kind the kernel lacks is skipped.
 func (t *FS) List() ([]Event, error) {
 	var out []Event
-	for _, k := range []Kind{Kprobe, Uprobe} {
+	for _, k := range probe.Kinds {
 		b, err := os.ReadFile(t.Path(k.File()))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -42,7 +43,7 @@ func (t *FS) List() ([]Event, error) {
 
 // ParseList parses the text of kprobe_events or uprobe_events. Lines are
 // parsed for syntax only (paths are not checked: the listing is the truth).
-func ParseList(k Kind, text string) ([]Event, error) {
+func ParseList(k probe.Kind, text string) ([]Event, error) {
 	var out []Event
 	opts := &probedef.Options{NoStat: true}
 	for _, l := range strings.Split(text, "\n") {
@@ -60,7 +61,7 @@ func ParseList(k Kind, text string) ([]Event, error) {
 			out = append(out, Event{Kind: k, Group: g, Name: e, Line: l})
 			continue
 		}
-		out = append(out, Event{Kind: k, Group: d.GroupOrDefault(), Name: d.Event, Line: l, Def: d})
+		out = append(out, Event{Kind: k, Group: d.GroupOrDefault(), Name: d.Event, Line: l, Probe: d})
 	}
 	return out, nil
 }

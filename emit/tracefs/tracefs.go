@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 )
 
@@ -118,24 +119,28 @@ func (t *FS) README() (string, error) {
 
 // Features reads README and returns what it advertises (zero Features if
 // README cannot be read, as perf then assumes nothing).
-func (t *FS) Features() Features {
+func (t *FS) Features() probedef.Features {
 	s, err := t.README()
 	if err != nil {
-		return Features{}
+		return probedef.Features{}
 	}
-	return ParseFeatures(s)
+	return probedef.ParseFeatures(s)
 }
 
-// Kind selects kprobe_events or uprobe_events.
-type Kind = probedef.Kind
-
-const (
-	Kprobe = probedef.Kprobe
-	Uprobe = probedef.Uprobe
-)
+// RunningFeatures are the probe-event features of the running kernel, read
+// as perf reads them (mounting tracefs first when nothing is mounted);
+// known is false when tracefs cannot be read, and then no feature is set,
+// as in perf.
+func RunningFeatures() (f probedef.Features, known bool) {
+	fs, err := Open()
+	if err != nil {
+		return probedef.Features{}, false
+	}
+	return fs.Features(), true
+}
 
 // Has reports whether the kernel provides the events file of kind k.
-func (t *FS) Has(k Kind) bool {
+func (t *FS) Has(k probe.Kind) bool {
 	_, err := os.Stat(t.Path(k.File()))
 	return err == nil
 }
@@ -143,14 +148,14 @@ func (t *FS) Has(k Kind) bool {
 // Check returns an error wrapping ErrNoKprobes/ErrNoUprobes when the kernel
 // lacks the events file of kind k ("/sys/kernel/tracing/kprobe_events does
 // not exist: this kernel was built without CONFIG_KPROBE_EVENTS: ...").
-func (t *FS) Check(k Kind) error {
+func (t *FS) Check(k probe.Kind) error {
 	_, err := os.Stat(t.Path(k.File()))
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		missing := ErrNoKprobes
-		if k == Uprobe {
+		if k == probe.Uprobe {
 			missing = ErrNoUprobes
 		}
 		return fmt.Errorf("%s does not exist: %w", t.Path(k.File()), missing)

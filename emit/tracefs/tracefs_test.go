@@ -1,4 +1,4 @@
-package tracefs
+package tracefs_test
 
 import (
 	"bufio"
@@ -10,15 +10,18 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // realFS opens this machine's tracefs with uprobe_events, or skips (fatal
 // under GPROBE_REQUIRE_PERF=1, as in CI).
-func realFS(t *testing.T) *FS {
+func realFS(t *testing.T) *tracefs.FS {
 	t.Helper()
-	fs, err := Open()
-	if err == nil && fs.Has(Uprobe) && os.Geteuid() == 0 {
+	fs, err := tracefs.Open()
+	if err == nil && fs.Has(probe.Uprobe) && os.Geteuid() == 0 {
 		return fs
 	}
 	msg := fmt.Sprintf("needs root and tracefs with uprobe_events (%v)", err)
@@ -62,7 +65,7 @@ func selfOffset(t *testing.T) (string, uint64) {
 }
 
 // cleanup deletes every event of grp this test created, disabling it first.
-func cleanup(t *testing.T, fs *FS, grp string) {
+func cleanup(t *testing.T, fs *tracefs.FS, grp string) {
 	t.Cleanup(func() {
 		evs, err := fs.List()
 		if err != nil {
@@ -72,7 +75,7 @@ func cleanup(t *testing.T, fs *FS, grp string) {
 		for _, e := range evs {
 			if e.Group == grp {
 				_ = fs.Enable(e.Group, e.Name, false)
-				if err := fs.Delete(e.Kind, e.Group, e.Name); err != nil && !errors.Is(err, ErrNotFound) {
+				if err := fs.Delete(e.Kind, e.Group, e.Name); err != nil && !errors.Is(err, tracefs.ErrNotFound) {
 					t.Errorf("cleanup %s:%s: %v", e.Group, e.Name, err)
 				}
 			}
@@ -97,20 +100,6 @@ func TestFeaturesOfThisKernel(t *testing.T) {
 	}
 }
 
-func TestParseFeatures(t *testing.T) {
-	readme := "  uprobe_events\t\t- Create/append/remove/show the userspace dynamic events\n" +
-		"\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n" +
-		"\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n" +
-		"\t           symstr, %pd/%pD, <type>\\[<array-size>\\]\n" +
-		"\t    efield: For event probes\n"
-	f := ParseFeatures(readme)
-	got := strings.Join(f.Types, " ")
-	want := "s8 s16 s32 s64 u8 u16 u32 u64 x8 x16 x32 x64 char string symbol bitfield ustring symstr %pd %pD"
-	if got != want || !f.MultiProbe || !f.HexTypes || !f.Arrays || f.Immediates {
-		t.Errorf("got %+v\ntypes %s\nwant %s", f, got, want)
-	}
-}
-
 func TestParseErrorLog(t *testing.T) {
 	log := "[ 9694.869533] trace_uprobe: error: Invalid uprobe offset\n" +
 		"  Command: p:gpv/a /bin/sh:10a\n" +
@@ -118,11 +107,11 @@ func TestParseErrorLog(t *testing.T) {
 		"[ 9695.000001] trace_kprobe: error: Invalid register name\n" +
 		"  Command: p vfs_read %none_reg\n" +
 		"                      ^\n"
-	es := ParseErrorLog(log)
+	es := tracefs.ParseErrorLog(log)
 	if len(es) != 2 {
 		t.Fatalf("got %+v", es)
 	}
-	if es[0] != (LogEntry{"trace_uprobe", "Invalid uprobe offset", "p:gpv/a /bin/sh:10a", 16}) {
+	if es[0] != (tracefs.LogEntry{"trace_uprobe", "Invalid uprobe offset", "p:gpv/a /bin/sh:10a", 16}) {
 		t.Errorf("entry 0: %+v", es[0])
 	}
 	if m := es[1].Message(); m != `Invalid register name (argument 1 "^%none_reg")` {
@@ -138,31 +127,31 @@ func TestUprobeLifecycle(t *testing.T) {
 	cleanup(t, fs, grp)
 	bin, off := selfOffset(t)
 	line := fmt.Sprintf("p:%s/ev %s:0x%x a=%%ax:x64 s=+0(%%sp):u32", grp, bin, off)
-	if err := fs.Write(Uprobe, line); err != nil {
+	if err := fs.Write(probe.Uprobe, line); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := fs.List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got *Event
+	var got *tracefs.Event
 	for i := range evs {
 		if evs[i].Group == grp {
 			got = &evs[i]
 		}
 	}
-	if got == nil || got.Def == nil {
+	if got == nil || got.Probe == nil {
 		t.Fatalf("%s not listed: %+v", line, evs)
 	}
 	want := fmt.Sprintf("p:%s/ev %s:0x%016x a=%%ax:x64 s=+0(%%sp):u32", grp, bin, off)
-	if got.Line != want || got.Def.Path != bin || got.Def.Offset != off || len(got.Def.Args) != 2 || got.Def.Args[1].Name != "s" {
-		t.Errorf("listed %q (%+v), want %q", got.Line, got.Def, want)
+	if got.Line != want || got.Probe.Target.Path != bin || got.Probe.Target.Offset != off || len(got.Probe.Args) != 2 || got.Probe.Args[1].Name != "s" {
+		t.Errorf("listed %q (%+v), want %q", got.Line, got.Probe, want)
 	}
 	// Writing the same name again is the kernel's multi-probe append; the
 	// exact same probe is refused with EEXIST and error_log's SAME_PROBE.
-	err = fs.Write(Uprobe, line)
-	var we *WriteError
-	if !errors.Is(err, ErrExist) || !errors.As(err, &we) || we.Log == nil || we.Log.Text != "There is already the exact same probe event" {
+	err = fs.Write(probe.Uprobe, line)
+	var we *tracefs.WriteError
+	if !errors.Is(err, tracefs.ErrExist) || !errors.As(err, &we) || we.Log == nil || we.Log.Text != "There is already the exact same probe event" {
 		t.Errorf("duplicate write: %v", err)
 	}
 	if err := fs.Enable(grp, "ev", true); err != nil {
@@ -171,19 +160,19 @@ func TestUprobeLifecycle(t *testing.T) {
 	if on, err := fs.Enabled(grp, "ev"); err != nil || !on {
 		t.Errorf("enabled = %v, %v", on, err)
 	}
-	if err := fs.Delete(Uprobe, grp, "ev"); !errors.Is(err, ErrBusy) || !errors.Is(err, syscall.EBUSY) {
-		t.Errorf("deleting an enabled event: %v, want ErrBusy", err)
+	if err := fs.Delete(probe.Uprobe, grp, "ev"); !errors.Is(err, tracefs.ErrBusy) || !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("deleting an enabled event: %v, want tracefs.ErrBusy", err)
 	}
 	if err := fs.Enable(grp, "ev", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.Delete(Uprobe, grp, "ev"); err != nil {
+	if err := fs.Delete(probe.Uprobe, grp, "ev"); err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.Delete(Uprobe, grp, "ev"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("deleting twice: %v, want ErrNotFound", err)
+	if err := fs.Delete(probe.Uprobe, grp, "ev"); !errors.Is(err, tracefs.ErrNotFound) {
+		t.Errorf("deleting twice: %v, want tracefs.ErrNotFound", err)
 	}
-	if err := fs.Enable(grp, "ev", true); !errors.Is(err, ErrNotFound) {
+	if err := fs.Enable(grp, "ev", true); !errors.Is(err, tracefs.ErrNotFound) {
 		t.Errorf("enabling a deleted event: %v", err)
 	}
 }
@@ -191,11 +180,11 @@ func TestUprobeLifecycle(t *testing.T) {
 // TestNoKprobes: this kernel has no kprobe_events; the error says so.
 func TestNoKprobes(t *testing.T) {
 	fs := realFS(t)
-	if fs.Has(Kprobe) {
+	if fs.Has(probe.Kprobe) {
 		t.Skip("this kernel has kprobe_events")
 	}
-	err := fs.Write(Kprobe, "p:gpt_nokprobes/x vfs_read")
-	if !errors.Is(err, ErrNoKprobes) {
+	err := fs.Write(probe.Kprobe, "p:gpt_nokprobes/x vfs_read")
+	if !errors.Is(err, tracefs.ErrNoKprobes) {
 		t.Fatalf("got %v", err)
 	}
 	if strings.Contains(err.Error(), "\n") {
@@ -227,14 +216,14 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 	defer f.Close()
 	rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	is61 := strings.HasPrefix(string(rel), "6.1.")
-	ks := probedef.RunningKallsyms()
+	ks := install.RunningKallsyms()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
-	n := map[Kind]int{}
+	n := map[probe.Kind]int{}
 	// The multi-probe cases need their probe installed first: only in the
 	// throw-away guest kernel, where kprobes/testevent is ours to create.
 	inGuest := os.Getenv("GPROBE_IN_GUEST") == "1"
-	var existing []*probedef.Def
+	var existing []*probe.Probe
 	setup := func(line string) {
 		for _, d := range existing {
 			_ = fs.Delete(d.Kind, d.GroupOrDefault(), d.Event)
@@ -250,13 +239,13 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 		if err := fs.Write(d.Kind, line); err != nil {
 			t.Fatalf("existing: %q: %v", line, err)
 		}
-		existing = []*probedef.Def{d}
+		existing = []*probe.Probe{d}
 	}
 	defer setup("")
 	for sc.Scan() {
 		l := sc.Text()
 		if rest, ok := strings.CutPrefix(l, "existing:"); ok {
-			if inGuest && fs.Has(Kprobe) {
+			if inGuest && fs.Has(probe.Kprobe) {
 				setup(strings.TrimSpace(rest))
 			}
 			continue
@@ -275,7 +264,7 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 			continue
 		}
 		opts := &probedef.Options{Existing: existing}
-		if kind == Kprobe && ks != nil {
+		if kind == probe.Kprobe && ks != nil {
 			opts.Symbols = ks.Count
 		}
 		_, verr := probedef.Parse(line, opts)
@@ -285,7 +274,7 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 			continue
 		}
 		werr := fs.Write(kind, line)
-		var we *WriteError
+		var we *tracefs.WriteError
 		if is61 && code == "NEED_STRING_TYPE" {
 			// 6.1 refuses these without an error_log entry.
 			if !errors.As(werr, &we) || we.Errno != syscall.EINVAL || we.Log != nil {
@@ -305,11 +294,11 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 		}
 		n[kind]++
 	}
-	if n[Uprobe] < 50 || (fs.Has(Kprobe) && n[Kprobe] < 50) {
+	if n[probe.Uprobe] < 50 || (fs.Has(probe.Kprobe) && n[probe.Kprobe] < 50) {
 		t.Errorf("only %v cases reached the kernel", n)
 	}
 	t.Logf("refused lines where this kernel (%s) and the validator agree on message and position: %d uprobe, %d kprobe",
-		strings.TrimSpace(string(rel)), n[Uprobe], n[Kprobe])
+		strings.TrimSpace(string(rel)), n[probe.Uprobe], n[probe.Kprobe])
 }
 
 // Lines Linux 6.1 accepts where gprobe is stricter, as newer kernels are:
@@ -347,17 +336,17 @@ var newerKernelDiffers = map[string]bool{
 // removeNew deletes events that appeared during a test that should have
 // created none (a kernel accepting a line the test expected it to refuse):
 // those in the kernel's default groups on the table's places.
-func removeNew(t *testing.T, fs *FS, before []Event) {
+func removeNew(t *testing.T, fs *tracefs.FS, before []tracefs.Event) {
 	had := map[string]bool{}
 	for _, e := range before {
 		had[e.Group+"/"+e.Name] = true
 	}
 	after, _ := fs.List()
 	for _, e := range after {
-		if had[e.Group+"/"+e.Name] || e.Def == nil {
+		if had[e.Group+"/"+e.Name] || e.Probe == nil {
 			continue
 		}
-		if (e.Group == "uprobes" && e.Def.Path == "/bin/sh") || (e.Group == "kprobes" && e.Def.Symbol == "vfs_read") {
+		if (e.Group == "uprobes" && e.Probe.Target.Path == "/bin/sh") || (e.Group == "kprobes" && e.Probe.Target.Symbol == "vfs_read") {
 			t.Errorf("kernel accepted a line and created %s", e.Line)
 			_ = fs.Delete(e.Kind, e.Group, e.Name)
 		}
@@ -371,7 +360,7 @@ func FuzzParseErrorLog(f *testing.F) {
 	f.Add("[ 9694.869533] trace_uprobe: error: Invalid uprobe offset\n  Command: p:gpv/a /bin/sh:10a\n                           ^\n")
 	f.Add("[    1.000000] trace_kprobe: error: Too many arguments are specified\n  Command: p x\n               ^\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, e := range ParseErrorLog(s) {
+		for _, e := range tracefs.ParseErrorLog(s) {
 			if e.Pos < 0 {
 				t.Fatalf("negative position in %+v", e)
 			}
@@ -389,27 +378,27 @@ func FuzzParseList(f *testing.F) {
 	f.Add("p:kprobes/testevent kernel_clone abcd=\\1\nr16:probe/vfs_read__return vfs_read arg1=$retval\n")
 	f.Add("p:/\np::/0\n") // once broke record's own listing parser
 	f.Fuzz(func(t *testing.T, s string) {
-		evs, err := ParseList(Uprobe, s)
+		evs, err := tracefs.ParseList(probe.Uprobe, s)
 		if err != nil {
 			return
 		}
 		for _, e := range evs {
-			if e.Def == nil {
+			if e.Probe == nil {
 				continue
 			}
-			again, err := probedef.Parse(e.Def.String(), &probedef.Options{NoStat: true})
-			if err != nil || again.String() != e.Def.String() {
-				t.Fatalf("%q -> %q -> %v", e.Line, e.Def.String(), err)
+			again, err := probedef.Parse(e.Probe.String(), &probedef.Options{NoStat: true})
+			if err != nil || again.String() != e.Probe.String() {
+				t.Fatalf("%q -> %q -> %v", e.Line, e.Probe.String(), err)
 			}
 		}
 	})
 }
 
 func TestErrnoSentinels(t *testing.T) {
-	for no, want := range map[syscall.Errno]error{syscall.EILSEQ: ErrNotBoundary, syscall.ENOENT: ErrNotFound,
-		syscall.EEXIST: ErrExist, syscall.EBUSY: ErrBusy, syscall.EINVAL: ErrInvalid, syscall.EACCES: ErrPermission,
-		syscall.EPERM: ErrPermission, syscall.ENOMEM: ErrInvalid} {
-		err := error(&WriteError{File: "kprobe_events", Line: "p x", Errno: no})
+	for no, want := range map[syscall.Errno]error{syscall.EILSEQ: tracefs.ErrNotBoundary, syscall.ENOENT: tracefs.ErrNotFound,
+		syscall.EEXIST: tracefs.ErrExist, syscall.EBUSY: tracefs.ErrBusy, syscall.EINVAL: tracefs.ErrInvalid, syscall.EACCES: tracefs.ErrPermission,
+		syscall.EPERM: tracefs.ErrPermission, syscall.ENOMEM: tracefs.ErrInvalid} {
+		err := error(&tracefs.WriteError{File: "kprobe_events", Line: "p x", Errno: no})
 		if !errors.Is(err, want) || !errors.Is(err, no) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: %v", no, err)
 		}

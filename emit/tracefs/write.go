@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/gprobe/gprobe/emit/probe"
 )
 
 // WriteError is a definition or deletion the kernel refused. Error() is one
@@ -67,7 +69,7 @@ func errnoText(no syscall.Errno) string {
 // Write appends one definition or deletion line to the events file of kind k
 // (O_APPEND, as perf does: O_TRUNC would delete every probe of that kind).
 // A refused line returns a *WriteError carrying the kernel's error_log entry.
-func (t *FS) Write(k Kind, line string) error {
+func (t *FS) Write(k probe.Kind, line string) error {
 	if err := t.Check(k); err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (t *FS) Write(k Kind, line string) error {
 }
 
 // Delete removes GROUP/EVENT of kind k ("-:GROUP/EVENT").
-func (t *FS) Delete(k Kind, group, event string) error {
+func (t *FS) Delete(k probe.Kind, group, event string) error {
 	return t.Write(k, "-:"+group+"/"+event)
 }
 

@@ -35,8 +35,7 @@ func (r Result) String() string {
 //
 // Answers are cached under CacheDir()/test/perf, keyed by everything that
 // can change them: perf's version and binary, the running kernel's release
-// and tracefs README (perf reads its features), the working directory, the
-// arguments, and the identity of every file or directory an argument names
+// and tracefs README (perf reads its features), the arguments, and the identity of every file or directory an argument names
 // (content for files, names/sizes/times for directory trees). A cached
 // answer is the answer perf gave for exactly that input; callers that see a
 // disagreement ask again with Live, since perf 6.1 is not deterministic on
@@ -141,11 +140,10 @@ func (p *Perf) key(args []string) string {
 	if p.dir == "" {
 		return ""
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	parts := []string{p.id, wd}
+	// The working directory is not part of the key: a relative path
+	// argument is identified by what it names, and perf prints paths as
+	// they were given.
+	parts := []string{p.id}
 	for _, a := range args {
 		parts = append(parts, a)
 		if id := pathIdentity(a); id != "" {

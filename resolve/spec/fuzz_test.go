@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/emit/probedef"
 )
 
 // checkErrType asserts the error contract: grammar errors are *SyntaxError
@@ -113,7 +115,7 @@ func FuzzParseProbe(f *testing.F) {
 			return
 		}
 		words := argvSplit(cString(s))
-		if len(pr.Args) != len(words)-1 || len(pr.Args) > MaxProbeArgs {
+		if len(pr.Args) != len(words)-1 || len(pr.Args) > probedef.MaxTraceArgs {
 			t.Fatalf("%q: %d args for %d words", s, len(pr.Args), len(words))
 		}
 		pt, err := ParsePoint(words[0])

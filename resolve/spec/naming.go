@@ -1,20 +1,11 @@
 package spec
 
 import (
-	"strconv"
 	"strings"
 )
 
-// MaxEventNameLen is the size of perf's event/group name buffers (including
-// the terminating NUL): a generated name must be at most MaxEventNameLen-1
-// bytes, otherwise perf fails (e_snprintf overflow).
-const MaxEventNameLen = 64
-
 // DefaultGroup is perf's group for kernel probes (PERFPROBE_GROUP).
 const DefaultGroup = "probe"
-
-// MaxProbeArgs is perf's MAX_PROBE_ARGS.
-const MaxProbeArgs = 128
 
 // IsCFuncName is perf's is_c_func_name(): a letter or '_' followed by
 // letters, digits or '_' (letters per the kernel tools' Latin-1 ctype, so
@@ -48,7 +39,7 @@ func eventBase(base string) string {
 // symbol name, or the user's EVENT) for C targets when it is not taken yet:
 // see eventBase, plus "__return" for return probes. The result is not
 // validated; perf then requires IsCFuncName and a length below
-// MaxEventNameLen ("Internal error: \"%s\" is an invalid event name.").
+// probedef.MaxEventNameLen, the kernel's limit too ("Internal error: \"%s\" is an invalid event name.").
 func EventName(base string, ret bool) string {
 	n := eventBase(base)
 	if ret {
@@ -57,19 +48,11 @@ func EventName(base string, ret bool) string {
 	return n
 }
 
-// EventNameSuffixed is the name perf 6.1 tries when EventName(base, ret) is
-// taken and suffixes are allowed (-f, or the 2nd+ trace event of one probe):
-// "<base>_<i>" for i = 1..1023. Quirk of 6.1: the "__return" suffix is NOT
-// kept, so the second return probe on vfs_read is "vfs_read_1".
-func EventNameSuffixed(base string, i int) string {
-	return eventBase(base) + "_" + strconv.Itoa(i)
-}
-
 // UprobeGroup is perf's default group for uprobes on the binary at path
 // (convert_exec_to_group): "probe_" + the POSIX basename of path cut at the
 // first byte that is not alphanumeric or '_' ("/lib/x86_64-linux-gnu/libc.so.6"
 // gives "probe_libc"). perf fails if the result is not shorter than
-// MaxEventNameLen.
+// probedef.MaxEventNameLen.
 func UprobeGroup(path string) string {
 	b := xpgBasename(cString(path))
 	for i := 0; i < len(b); i++ {

@@ -3,6 +3,8 @@ package spec
 import (
 	"strconv"
 	"strings"
+
+	"github.com/gprobe/gprobe/emit/probedef"
 )
 
 // Probe is a parsed probe definition: a point and its arguments (perf's
@@ -20,7 +22,7 @@ type Probe struct {
 // parse_perf_probe_command(): the text is split into words at runs of white
 // space (no quoting), the first word is the point and the rest are arguments.
 //
-// Perf behaviour reproduced: more than MaxProbeArgs arguments is an error
+// Perf behaviour reproduced: more than probedef.MaxTraceArgs (perf's MAX_PROBE_ARGS, the kernel's MAX_TRACE_ARGS) arguments is an error
 // checked before anything else; a definition with no words fails without a
 // message (SyntaxError.Perf == ""); for FUNC:RLN without EVENT, lazy pattern
 // or offset, the event is named "<FUNC>_L<RLN>"; on a %return probe any
@@ -32,7 +34,7 @@ func ParseProbe(s string) (*Probe, error) { return ParseProbeOpts(s, Options{}) 
 // ParseProbeOpts is ParseProbe with target options.
 func ParseProbeOpts(s string, opts Options) (*Probe, error) {
 	argv := argvSplit(cString(s))
-	if len(argv)-1 > MaxProbeArgs {
+	if len(argv)-1 > probedef.MaxTraceArgs {
 		return nil, semErr("Too many probe arguments (%d).", len(argv)-1)
 	}
 	if len(argv) == 0 {

@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 )
 
 // checkErr verifies err against an expected perf message or SDT rejection.
@@ -193,11 +196,11 @@ func TestParseProbe(t *testing.T) {
 }
 
 func TestParseProbeMaxArgs(t *testing.T) {
-	p, err := ParseProbe(manyArgs(MaxProbeArgs, "%ax"))
-	if err != nil || len(p.Args) != MaxProbeArgs {
+	p, err := ParseProbe(manyArgs(probedef.MaxTraceArgs, "%ax"))
+	if err != nil || len(p.Args) != probedef.MaxTraceArgs {
 		t.Fatalf("128 args: %v", err)
 	}
-	_, err = ParseProbe(manyArgs(MaxProbeArgs+1, "%ax"))
+	_, err = ParseProbe(manyArgs(probedef.MaxTraceArgs+1, "%ax"))
 	checkErr(t, "129 args", err, "Semantic error :Too many probe arguments (129).", false)
 }
 
@@ -288,8 +291,8 @@ func TestEventName(t *testing.T) {
 			t.Errorf("EventName(%q, %v) = %q, want %q", c.base, c.ret, got, c.want)
 		}
 	}
-	if got := EventNameSuffixed("vfs_read.isra.0", 3); got != "vfs_read_3" {
-		t.Errorf("EventNameSuffixed = %q", got)
+	if got := probe.Suffixed(EventName("vfs_read.isra.0", false), 3); got != "vfs_read_3" {
+		t.Errorf("suffixed name = %q", got)
 	}
 }
 

@@ -1,17 +1,34 @@
-package tracefs
+package probedef
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/gprobe/gprobe/emit/probedef"
-)
+// Features are probe-event capabilities a kernel advertises in tracefs
+// README (see emit/tracefs.ParseFeatures).
+type Features struct {
+	MultiProbe      bool // "Create/append/": same GRP/EVENT appends a probe
+	HexTypes        bool // "type: ... x8/16/32/64,"
+	KretprobeOffset bool // "place (kretprobe): "
+	RefCtr          bool // "ref_ctr_offset": uprobe (0xREF) semaphores
+	UserAccess      bool // "u]<offset>": +u deref and ustring
+	Immediates      bool // "\imm-value,"
+	ImmString       bool // "\"imm-string\""
+	MaxActive       bool // "r[maxactive]"
+	ArgN            bool // "$arg<N>"
+	ReturnSuffix    bool // "%return" in a place: SYM%return / PATH:OFF%return
+	Arrays          bool // "<type>\[<array-size>\]"
+	// Types lists the fetch types of README's "type:" lines (nil: all
+	// types gprobe knows are allowed).
+	Types []string
+}
 
-// Features are the probe-event capabilities the kernel advertises in
-// tracefs README. perf greps README for some of them rather than trusting
-// the kernel version; gprobe does the same.
-type Features = probedef.Features
+// AllFeatures is what Linux 6.1 offers; the default when README is unknown.
+var AllFeatures = Features{MultiProbe: true, HexTypes: true, KretprobeOffset: true, RefCtr: true,
+	UserAccess: true, Immediates: true, ImmString: true, MaxActive: true, ArgN: true,
+	ReturnSuffix: true, Arrays: true}
 
-// ParseFeatures reads README text.
+// ParseFeatures reads the Features a kernel advertises in its tracefs
+// README text (perf greps README rather than trusting the kernel version;
+// gprobe does the same).
 func ParseFeatures(readme string) Features {
 	var f Features
 	lines := strings.Split(readme, "\n")

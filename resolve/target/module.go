@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"bufio"
@@ -26,21 +26,9 @@ import (
 // loaded instead); GPROBE_MODULES (directories separated by ':') replaces
 // those two directories, for offline trees.
 
-// resolver returns the resolver for the target: a module, a user binary,
-// a kernel image, or the running kernel's BTF alone.
-func (t *target) resolver(opts resolve.Options) (*resolve.Resolver, error) {
-	if t.btf != nil {
-		opts.BTF = t.btf
-	}
-	if t.module != "" {
-		return resolve.NewModule(t.file, t.module, opts)
-	}
-	return resolve.New(t.file, t.user, opts)
-}
-
 // openModule opens the module named by -m: the file with its debug
 // information when one is found, else the module itself.
-func openModule(m string) (*target, error) {
+func openModule(m string) (*Target, error) {
 	var cands []string
 	name := m
 	if strings.Contains(m, "/") {
@@ -84,7 +72,7 @@ func openModule(m string) (*target, error) {
 			if fallback != nil {
 				fallback.Close()
 			}
-			return &target{file: f, path: name, module: name}, nil
+			return &Target{file: f, Path: name, Module: name}, nil
 		}
 		if fallback == nil && p == cands[0] {
 			fallback = f
@@ -95,7 +83,7 @@ func openModule(m string) (*target, error) {
 	if fallback == nil {
 		return nil, fmt.Errorf("Failed to load symbols from %s\nPlease ensure the file is not stripped.", name)
 	}
-	return &target{file: fallback, path: name, module: name}, nil
+	return &Target{file: fallback, Path: name, Module: name}, nil
 }
 
 func pathErr(err error) error {
@@ -114,7 +102,7 @@ func moduleDirs() []string {
 	if env := os.Getenv("GPROBE_MODULES"); env != "" {
 		return filepath.SplitList(env)
 	}
-	rel := kernelRelease()
+	rel := KernelRelease()
 	return []string{"/lib/modules/" + rel, "/usr/lib/debug/lib/modules/" + rel}
 }
 

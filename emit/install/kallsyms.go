@@ -1,4 +1,4 @@
-package probedef
+package install
 
 import (
 	"bytes"

@@ -1,0 +1,401 @@
+// Package install puts probes into a kernel and takes them out again, the
+// way perf probe 6.1 does: it names events against what is installed, sets
+// kretprobe maxactive, checks every line against the kernel's grammar and
+// the running kernel's symbols before writing any, writes them all or none,
+// deletes events by pattern, and describes installed events for -l.
+//
+// It works on probe.Probe values (from resolve, or from raw definition lines
+// read with emit/probedef) and a tracefs.FS; it never resolves anything.
+// Messages for the user and perf's exit statuses are the caller's: failures
+// are returned as errors wrapping the sentinels below, tracefs's or
+// probedef.ErrSyntax.
+package install
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/emit/tracefs"
+)
+
+var (
+	// ErrTooManyNames: every _N suffix of an event name is taken (perf's
+	// "Too many events are on the same function.").
+	ErrTooManyNames = errors.New("too many events are on the same function")
+	// ErrNoDefinitions: a --from file holds no definition.
+	ErrNoDefinitions = errors.New("no definitions")
+)
+
+// ExistsError is an event name that is taken, when suffixes are not
+// allowed (perf probe without -f). It wraps tracefs.ErrExist.
+type ExistsError struct{ Name string }
+
+func (e *ExistsError) Error() string { return fmt.Sprintf("event %q already exists", e.Name) }
+func (e *ExistsError) Unwrap() error { return tracefs.ErrExist }
+
+// Request is what one definition asked for (perf's "pev") and the trace
+// events it became: a perf PROBEDEF resolved into probes, or raw definition
+// lines (consecutive lines naming the same event form one request, like the
+// several addresses of one probe that -D prints).
+type Request struct {
+	// Point is the probe point as perf prints it ("vfs_read:12"); "" for
+	// raw lines.
+	Point string
+	// Args are the arguments as the user wrote them, for the report.
+	Args []string
+	// Module is what the report says the probe is " in": the uprobe's binary
+	// or the kernel module ("" for vmlinux).
+	Module string
+	// Probes are the trace events, named as resolution named them.
+	Probes []probe.Probe
+
+	// checked are the lines of Probes already read by Check (raw lines),
+	// which Plan need not read again unless naming changed them.
+	checked map[string]bool
+}
+
+// Raw reports whether the request came from definition lines.
+func (r *Request) Raw() bool { return r.Point == "" }
+
+// Event is one definition about to be written.
+type Event struct {
+	Req   *Request
+	Probe probe.Probe // named against the installed events
+	Line  string      // Probe.String(): the line written
+}
+
+// Options tune a Plan.
+type Options struct {
+	// Force gives a taken name the first free _N suffix (perf's -f);
+	// without it a taken name is an *ExistsError.
+	Force bool
+	// MaxActive, when > 0, is written as r<N> on every kernel return probe
+	// (--maxactive); it must be 1..probedef.MaxKretprobeActive.
+	MaxActive int
+	// Features are the target kernel's (tracefs README).
+	Features probedef.Features
+	// Symbols checks kernel symbols and addresses against the running
+	// kernel; nil reads /proc/kallsyms (once per process).
+	Symbols *Kallsyms
+}
+
+// Plan names every probe of reqs against the installed events, as perf's
+// probe_trace_event__set_name does over a whole run, applies MaxActive and
+// checks every line the run would write. Nothing is written.
+//
+// Naming: a name taken in the same events file (in any group) gets _1, _2...
+// with Force, or is an *ExistsError; the 2nd+ trace events of one request
+// may always take a suffix. On kernels that append probes to an event
+// (Features.MultiProbe), the names given in this run are not taken, so the
+// addresses of one probe share one event.
+func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, error) {
+	if opts.MaxActive != 0 {
+		if err := setMaxActive(reqs, opts.MaxActive, opts.Features); err != nil {
+			return nil, err
+		}
+	}
+	taken := map[probe.Kind]map[string]bool{}
+	for _, k := range probe.Kinds {
+		taken[k] = map[string]bool{}
+	}
+	for _, e := range installed {
+		taken[e.Kind][e.Name] = true
+	}
+	var plan []Event
+	for _, r := range reqs {
+		// perf re-reads the event list for each probe definition.
+		created := map[probe.Kind][]string{}
+		allow := opts.Force
+		for _, p := range r.Probes {
+			names := taken[p.Kind]
+			if names[p.Event] {
+				if !allow {
+					return nil, &ExistsError{Name: p.Event}
+				}
+				base := p.Event
+				if p.Return {
+					base = strings.TrimSuffix(base, "__return")
+				}
+				name, ok := probe.FreeName(base, func(n string) bool { return names[n] })
+				if !ok {
+					return nil, ErrTooManyNames
+				}
+				p.Event = name
+			}
+			if !opts.Features.MultiProbe {
+				names[p.Event] = true
+			}
+			created[p.Kind] = append(created[p.Kind], p.Event)
+			plan = append(plan, Event{Req: r, Probe: p, Line: p.String()})
+			allow = true
+		}
+		for k, ns := range created {
+			for _, n := range ns {
+				taken[k][n] = true
+			}
+		}
+	}
+	for _, ev := range plan {
+		if ev.Req.checked[ev.Line] {
+			continue
+		}
+		if _, err := Check(ev.Line, opts); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+// setMaxActive gives every return probe of reqs maxactive n (r<N>:, how
+// many calls a kretprobe can follow at once; the kernel's default is about
+// 2 per CPU, and missed returns only show in kprobe_profile). It overrides
+// an r<N> written in a raw definition. uretprobes have no such setting.
+func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
+	if err := ValidMaxActive(n); err != nil {
+		return fmt.Errorf("%w: %w", err, probedef.ErrSyntax)
+	}
+	if !feat.MaxActive {
+		return fmt.Errorf("--maxactive: this kernel's tracefs README does not offer r[maxactive]: %w", probedef.ErrSyntax)
+	}
+	set := 0
+	for _, r := range reqs {
+		for i := range r.Probes {
+			p := &r.Probes[i]
+			if !p.Return {
+				continue
+			}
+			if p.Kind == probe.Uprobe {
+				return fmt.Errorf("--maxactive is for kernel return probes; %s is a uprobe: %w", p.Target, probedef.ErrSyntax)
+			}
+			p.MaxActive = n
+			set++
+		}
+	}
+	if set == 0 {
+		return fmt.Errorf("--maxactive applies to return probes (FUNC%%return, r:) and none was given: %w", probedef.ErrSyntax)
+	}
+	return nil
+}
+
+var runningKallsyms = sync.OnceValue(RunningKallsyms)
+
+// Check reads line with the kernel's grammar as the running kernel would:
+// its README features (opts.Features), its symbols (/proc/kallsyms: a
+// symbol must exist and be unique), and for an absolute kernel address, its
+// text range. It returns the probe the line defines.
+func Check(line string, opts Options) (*probe.Probe, error) {
+	po := &probedef.Options{Features: &opts.Features}
+	ks := opts.Symbols
+	if ks == nil {
+		ks = runningKallsyms()
+	}
+	kernel := probedef.KindOf(line) == probe.Kprobe
+	if ks != nil && kernel {
+		po.Symbols = ks.Count
+	}
+	p, err := probedef.Parse(line, po)
+	if err != nil {
+		return nil, err
+	}
+	if ks != nil && kernel && p.Target.Symbol == "" {
+		if err := ks.CheckAddress(p.Target.Address, KptrRestrict()); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// CheckDefinition checks a definition meant for a kernel elsewhere (-D
+// prints it for `add --from` on another machine): the kernel's grammar for
+// arch, with the features of the kernel here when known (else every
+// feature of Linux 6.1), no symbol or path lookups. It reads exactly the
+// line the kernel would read, so its positions are the kernel's.
+func CheckDefinition(p probe.Probe, arch disasm.Arch, feat probedef.Features, known bool) error {
+	opts := &probedef.Options{Arch: arch, NoStat: true}
+	if known {
+		opts.Features = &feat
+	}
+	_, err := probedef.Parse(p.String(), opts)
+	return err
+}
+
+// ValidMaxActive checks a --maxactive count against the kernel's range.
+func ValidMaxActive(n int) error {
+	if n < 1 || n > probedef.MaxKretprobeActive {
+		return fmt.Errorf("--maxactive %d: want 1 to %d (the kernel's KRETPROBE_MAXACTIVE_MAX)", n, probedef.MaxKretprobeActive)
+	}
+	return nil
+}
+
+// RawRequests reads raw definition lines (as -D prints them, or written by
+// hand) into requests, checking each as Check does after making sure fs has
+// the events file the line is for (tracefs.ErrNoKprobes, ErrNoUprobes).
+// Consecutive lines naming the same event are one request. A line must name
+// its event (an unnamed line would get a name gprobe cannot report or roll
+// back reliably); its group defaults to the kernel's.
+func RawRequests(fs *tracefs.FS, lines []string, opts Options) ([]*Request, error) {
+	var reqs []*Request
+	for _, l := range lines {
+		if err := fs.Check(probedef.KindOf(l)); err != nil {
+			return nil, err
+		}
+		p, err := Check(l, opts)
+		if err != nil {
+			return nil, err
+		}
+		if p.Event == "" {
+			return nil, fmt.Errorf("%q has no event name: write p:GROUP/EVENT or p:EVENT: %w", l, probedef.ErrSyntax)
+		}
+		if p.Group == "" {
+			p.Group = p.GroupOrDefault()
+		}
+		if n := len(reqs); n > 0 {
+			r := reqs[n-1]
+			last := &r.Probes[len(r.Probes)-1]
+			if last.Kind == p.Kind && last.Group == p.Group && last.Event == p.Event {
+				r.Probes = append(r.Probes, *p)
+				r.checked[p.String()] = true
+				continue
+			}
+		}
+		reqs = append(reqs, &Request{Probes: []probe.Probe{*p}, checked: map[string]bool{p.String(): true}})
+	}
+	return reqs, nil
+}
+
+// ReadDefinitions reads a --from file (path, or "-" for stdin): one
+// definition per line; blank lines and lines starting with '#' are skipped.
+func ReadDefinitions(path string) ([]string, error) {
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--from %s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--from %s: %w: %w", path, ErrNoDefinitions, probedef.ErrSyntax)
+	}
+	return out, nil
+}
+
+// Write writes the plan in order. If one line fails, every event this run
+// created is deleted again, so nothing is left half-installed; the error is
+// the kernel's (a *tracefs.WriteError with its error_log entry).
+func Write(fs *tracefs.FS, plan []Event) error {
+	type created struct {
+		kind         probe.Kind
+		group, event string
+	}
+	var done []created
+	seen := map[created]bool{}
+	for _, ev := range plan {
+		if err := fs.Write(ev.Probe.Kind, ev.Line); err != nil {
+			for i := len(done) - 1; i >= 0; i-- {
+				_ = fs.Delete(done[i].kind, done[i].group, done[i].event)
+			}
+			return err
+		}
+		c := created{ev.Probe.Kind, ev.Probe.GroupOrDefault(), ev.Probe.Event}
+		if !seen[c] {
+			seen[c] = true
+			done = append(done, c)
+		}
+	}
+	return nil
+}
+
+// Line is perf's description of one event, as `perf probe -a` reports what
+// it added and `perf probe -l` lists:
+//
+//	probe:vfs_read       (on vfs_read:12 in /path with file count)
+func Line(group, event, point, module string, args []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-20s (on %s", group+":"+event, point)
+	if module != "" {
+		b.WriteString(" in " + module)
+	}
+	if len(args) > 0 {
+		b.WriteString(" with " + strings.Join(args, " "))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// PointFinder maps an installed probe back to the probe point a user would
+// write (perf -l's convert_to_perf_probe_point), e.g. through DWARF.
+type PointFinder func(p *probe.Probe) string
+
+// Describe is perf -l's line for one installed probe: its point found by
+// find, the module it is in, and its arguments' field names.
+func Describe(p *probe.Probe, find PointFinder) string {
+	module := p.Target.Module
+	if p.Kind == probe.Uprobe {
+		module = p.Target.Path
+	}
+	var args []string
+	for i := range p.Args {
+		args = append(args, p.ArgName(i))
+	}
+	return Line(p.GroupOrDefault(), p.Event, find(p), module, args)
+}
+
+// Added is perf's line for a just-added event: the user's probe point and
+// arguments; events from raw lines are described as -l describes them.
+func Added(ev Event, find PointFinder) string {
+	if ev.Req.Raw() {
+		return Describe(&ev.Probe, find)
+	}
+	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, ev.Req.Module, ev.Req.Args)
+}
+
+// Matching lists the installed events (GROUP:EVENT) of kind k that match,
+// sorted, once each.
+func Matching(installed []tracefs.Event, k probe.Kind, match func(group, event string) bool) []tracefs.Event {
+	var out []tracefs.Event
+	seen := map[string]bool{}
+	for _, e := range installed {
+		n := e.Group + ":" + e.Name
+		if e.Kind == k && !seen[n] && match(e.Group, e.Name) {
+			seen[n] = true
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group+":"+out[i].Name < out[j].Group+":"+out[j].Name })
+	return out
+}
+
+// Delete removes the event, disabling it first (the kernel refuses to delete
+// an enabled event with EBUSY).
+func Delete(fs *tracefs.FS, k probe.Kind, group, event string) error {
+	if on, err := fs.Enabled(group, event); err == nil && on {
+		if err := fs.Enable(group, event, false); err != nil {
+			return fmt.Errorf("disabling %s:%s: %w", group, event, err)
+		}
+	}
+	return fs.Delete(k, group, event)
+}

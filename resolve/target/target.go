@@ -1,0 +1,222 @@
+// Package target finds and opens what gprobe probes: a user binary (-x), a
+// vmlinux (-k, or the running kernel's debuginfo where distributions put
+// it, in perf's order), a kernel module (-m, by path or by name, with its
+// separate debug file), or, when there is no vmlinux with DWARF, the running
+// kernel's BTF. It also maps installed probes back to probe points (perf
+// -l), opening each image once.
+//
+// Errors carry perf's wording ("Failed to open ...", "Invalid file: ..."),
+// since the CLI prints them as they are.
+package target
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/btfinfo"
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
+)
+
+// Options say what to open; at most one of Exec, Module and Vmlinux is
+// used, in that order. With none, the running kernel's debuginfo is looked
+// for (FindKernelDebuginfo).
+type Options struct {
+	Vmlinux string // -k
+	Exec    string // -x
+	Module  string // -m: a .ko path or a module name
+	// BTF lets the running kernel's BTF (/sys/kernel/btf/vmlinux) stand in
+	// when none of the above is given and no vmlinux with debug information
+	// is found: function entry probes and their arguments still resolve.
+	BTF bool
+}
+
+// Target is an opened image, or the running kernel's BTF alone.
+type Target struct {
+	// Path is the file probed: the binary's real path, the vmlinux, the
+	// module's path or name, or the BTF file.
+	Path string
+	// User is set for -x targets (uprobes).
+	User bool
+	// Module is the -m module's path or name.
+	Module string
+	// NoDebuginfo says why no vmlinux was opened when BTF stands in for it.
+	NoDebuginfo error
+
+	file *dwarfinfo.File
+	btf  *btfinfo.Spec
+}
+
+// Open opens what o names. See Options.
+func Open(o Options) (*Target, error) {
+	t, err := open(o)
+	if err == nil || !o.BTF || o.Vmlinux != "" || o.Exec != "" || o.Module != "" {
+		return t, err
+	}
+	spec, berr := btfinfo.LoadKernel()
+	if berr != nil {
+		return nil, err
+	}
+	return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err}, nil
+}
+
+func open(o Options) (*Target, error) {
+	if x := o.Exec; x != "" {
+		// perf names the binary by its real path in uprobe_events.
+		x = RealPath(x)
+		f, err := dwarfinfo.Open(x)
+		if err != nil {
+			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
+		}
+		return &Target{file: f, User: true, Path: x}, nil
+	}
+	if m := o.Module; m != "" {
+		return openModule(m)
+	}
+	path := o.Vmlinux
+	if path == "" {
+		var tried []string
+		path, tried = FindKernelDebuginfo()
+		if path == "" {
+			return nil, fmt.Errorf("Failed to find the path for the kernel: No such file or directory (tried %s)", strings.Join(tried, ", "))
+		}
+	}
+	f, err := dwarfinfo.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("Invalid file: %s", path)
+		}
+		return nil, fmt.Errorf("Invalid file: %s: %w", path, err)
+	}
+	return &Target{file: f, Path: path}, nil
+}
+
+// RealPath is the absolute path with symlinks resolved, as perf records a
+// binary's path (p itself when that fails).
+func RealPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// Close releases the image.
+func (t *Target) Close() {
+	if t.file != nil {
+		t.file.Close()
+	}
+}
+
+// Resolver returns a resolver for the target with opts.
+func (t *Target) Resolver(opts resolve.Options) (*resolve.Resolver, error) {
+	if t.btf != nil {
+		opts.BTF = t.btf
+	}
+	if t.Module != "" {
+		return resolve.NewModule(t.file, t.Module, opts)
+	}
+	return resolve.New(t.file, t.User, opts)
+}
+
+// FindKernelDebuginfo is perf's vmlinux_path search for the running
+// kernel: the first candidate with DWARF, and every path tried.
+func FindKernelDebuginfo() (string, []string) {
+	rel := KernelRelease()
+	cands := []string{"vmlinux", "/boot/vmlinux"}
+	if rel != "" {
+		cands = append(cands,
+			"/boot/vmlinux-"+rel,
+			"/usr/lib/debug/boot/vmlinux-"+rel,
+			"/lib/modules/"+rel+"/build/vmlinux",
+			"/usr/lib/debug/lib/modules/"+rel+"/vmlinux",
+			"/usr/lib/debug/boot/vmlinux-"+rel+".debug")
+	}
+	for _, p := range cands {
+		f, err := dwarfinfo.Open(p)
+		if err != nil {
+			continue
+		}
+		ok := f.HasDWARF()
+		f.Close()
+		if ok {
+			return p, cands
+		}
+	}
+	return "", cands
+}
+
+// KernelRelease is the running kernel's release (uname -r), "" if unknown.
+func KernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Points maps installed probes back to probe points, as `perf probe -l`
+// does, opening each image once (perf's debuginfo cache): user binaries by
+// path, the kernel through a vmlinux given or found by FindKernelDebuginfo.
+type Points struct {
+	vmlinux string
+	images  map[string]*resolve.Resolver
+}
+
+// NewPoints returns a Points using vmlinux for kernel probes ("" looks for
+// the running kernel's debuginfo when first needed).
+func NewPoints(vmlinux string) *Points {
+	return &Points{vmlinux: vmlinux, images: map[string]*resolve.Resolver{}}
+}
+
+func (ps *Points) resolver(path string, user bool) *resolve.Resolver {
+	if r, ok := ps.images[path]; ok {
+		return r
+	}
+	var r *resolve.Resolver
+	if f, err := dwarfinfo.Open(path); err == nil {
+		r, _ = resolve.New(f, user, resolve.Options{})
+	}
+	ps.images[path] = r
+	return r
+}
+
+// PointOf is the probe point perf -l shows for p: through the image's DWARF
+// or symbols when they know the place, else the place itself (SYM+OFF,
+// 0xADDR, or the file offset).
+func (ps *Points) PointOf(p *probe.Probe) string {
+	var sp *spec.Point
+	t := p.Target
+	switch {
+	case p.Kind == probe.Uprobe:
+		if r := ps.resolver(t.Path, true); r != nil {
+			sp, _ = r.PointOf(t, p.Return)
+		}
+	case t.Module == "" && t.Symbol != "":
+		if ps.vmlinux == "" {
+			ps.vmlinux, _ = FindKernelDebuginfo()
+		}
+		if ps.vmlinux != "" {
+			if r := ps.resolver(ps.vmlinux, false); r != nil {
+				sp, _ = r.PointOf(t, p.Return)
+			}
+		}
+	}
+	switch {
+	case sp != nil:
+		return sp.String()
+	case p.Kind == probe.Kprobe && t.Symbol != "":
+		return (&spec.Point{Function: t.Symbol, HasFunction: true, Offset: t.Offset, Return: p.Return}).String()
+	case p.Kind == probe.Kprobe:
+		return fmt.Sprintf("0x%x", t.Address)
+	}
+	return fmt.Sprintf("0x%x", t.Offset)
+}
