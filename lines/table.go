@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/gprobe/gprobe/internal/dwbuf"
 )
 
 // ErrBadLineTable is wrapped by every error about a malformed line program.
@@ -39,49 +41,44 @@ func readTable(s Sections, off uint64, compDir string, addrSize int, rows bool) 
 	if off >= uint64(len(s.Line)) {
 		return nil, fmt.Errorf("%w: offset %#x beyond section end", ErrBadLineTable, off)
 	}
-	b := &buf{data: s.Line, pos: int(off), order: s.Order}
+	b := &dwbuf.Cursor{Data: s.Line, Pos: int(off), Big: s.Order == binary.BigEndian}
 	defer func() {
-		if b.err != nil && err == nil {
-			t, err = nil, fmt.Errorf("%w at %#x: %v", ErrBadLineTable, off, b.err)
+		if b.Err() != nil && err == nil {
+			t, err = nil, fmt.Errorf("%w at %#x: %v", ErrBadLineTable, off, b.Err())
 		}
 	}()
-	unitLen, dwarf64 := b.initialLength()
-	if b.err != nil {
+	unitLen, dwarf64 := b.InitialLength()
+	if b.Err() != nil {
 		return nil, nil
 	}
-	end := b.pos + int(unitLen)
-	if unitLen > uint64(len(s.Line)-b.pos) {
+	end := b.Pos + int(unitLen)
+	if unitLen > uint64(len(s.Line)-b.Pos) {
 		return nil, fmt.Errorf("%w at %#x: unit length %d past section end", ErrBadLineTable, off, unitLen)
 	}
-	b.data = b.data[:end]
-	t = &Table{Version: int(b.u16())}
+	b.Data = b.Data[:end]
+	t = &Table{Version: int(b.U16())}
 	if t.Version < 2 || t.Version > 5 {
 		return nil, fmt.Errorf("%w at %#x: unsupported version %d", ErrBadLineTable, off, t.Version)
 	}
 	if t.Version >= 5 {
-		addrSize = int(b.u8())
-		b.u8() // segment selector size
+		addrSize = int(b.U8())
+		b.U8() // segment selector size
 	}
-	var hdrLen uint64
-	if dwarf64 {
-		hdrLen = b.u64()
-	} else {
-		hdrLen = uint64(b.u32())
-	}
-	progStart := b.pos + int(hdrLen)
-	if hdrLen > uint64(end-b.pos) {
+	hdrLen := b.Offset(dwarf64)
+	progStart := b.Pos + int(hdrLen)
+	if hdrLen > uint64(end-b.Pos) {
 		return nil, fmt.Errorf("%w at %#x: header length past unit end", ErrBadLineTable, off)
 	}
-	minInsn := int(b.u8())
+	minInsn := int(b.U8())
 	maxOps := 1
 	if t.Version >= 4 {
-		maxOps = int(b.u8())
+		maxOps = int(b.U8())
 	}
-	defaultStmt := b.u8() != 0
-	lineBase := int(int8(b.u8()))
-	lineRange := int(b.u8())
-	opcodeBase := int(b.u8())
-	if b.err != nil {
+	defaultStmt := b.U8() != 0
+	lineBase := int(int8(b.U8()))
+	lineRange := int(b.U8())
+	opcodeBase := int(b.U8())
+	if b.Err() != nil {
 		return nil, nil
 	}
 	if lineRange == 0 || maxOps == 0 || opcodeBase == 0 {
@@ -89,28 +86,28 @@ func readTable(s Sections, off uint64, compDir string, addrSize int, rows bool) 
 	}
 	stdLens := make([]int, opcodeBase)
 	for i := 1; i < opcodeBase; i++ {
-		stdLens[i] = int(b.u8())
+		stdLens[i] = int(b.U8())
 	}
 
 	if t.Version < 5 {
 		dirs := []string{compDir}
-		for b.err == nil && b.pos < progStart && b.peek() != 0 {
-			dirs = append(dirs, b.cstring())
+		for b.Err() == nil && b.Pos < progStart && b.Peek() != 0 {
+			dirs = append(dirs, string(b.CString()))
 		}
-		b.u8()
+		b.U8()
 		t.Files = []string{"???"}
-		for b.err == nil && b.pos < progStart && b.peek() != 0 {
-			name := b.cstring()
-			dir := b.uleb()
-			b.uleb() // mtime
-			b.uleb() // length
+		for b.Err() == nil && b.Pos < progStart && b.Peek() != 0 {
+			name := string(b.CString())
+			dir := b.Uleb()
+			b.Uleb() // mtime
+			b.Uleb() // length
 			if dir >= uint64(len(dirs)) {
 				return nil, fmt.Errorf("%w at %#x: directory index %d out of range", ErrBadLineTable, off, dir)
 			}
 			t.Files = append(t.Files, joinLibdw(dirs[dir], name, dirs[dir] == "" && dir == 0 && compDir == ""))
 		}
 	} else {
-		ctx := entryCtx{b: b, s: s, dwarf64: dwarf64}
+		ctx := entryCtx{b: b, s: s, f: dwbuf.Format{Version: uint16(t.Version), AddrSize: uint8(addrSize), Dwarf64: dwarf64}}
 		dirs, err := ctx.entries(func(path string, _ uint64) string { return path })
 		if err != nil {
 			return nil, fmt.Errorf("%w at %#x: %v", ErrBadLineTable, off, err)
@@ -130,13 +127,13 @@ func readTable(s Sections, off uint64, compDir string, addrSize int, rows bool) 
 			t.Files = []string{"???"}
 		}
 	}
-	if b.err != nil {
+	if b.Err() != nil {
 		return nil, nil
 	}
 	if !rows {
 		return t, nil
 	}
-	b.pos = progStart
+	b.Pos = progStart
 	t.Rows = runProgram(b, end, addrSize, minInsn, maxOps, defaultStmt, lineBase, lineRange, opcodeBase, stdLens, t.Version)
 	return t, nil
 }
@@ -175,7 +172,7 @@ const (
 	lneSetDiscriminator = 4
 )
 
-func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, lineBase, lineRange, opcodeBase int, stdLens []int, version int) []Row {
+func runProgram(b *dwbuf.Cursor, end, addrSize, minInsn, maxOps int, defaultStmt bool, lineBase, lineRange, opcodeBase int, stdLens []int, version int) []Row {
 	var rows []Row
 	var addr uint64
 	var opIndex int
@@ -192,8 +189,8 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 		rows = append(rows, Row{Addr: addr, File: file, Line: line, IsStmt: stmt, EndSeq: endSeq, PrologueEnd: prologueEnd})
 		prologueEnd = false
 	}
-	for b.err == nil && b.pos < end {
-		op := int(b.u8())
+	for b.Err() == nil && b.Pos < end {
+		op := int(b.U8())
 		switch {
 		case op >= opcodeBase:
 			adj := op - opcodeBase
@@ -201,39 +198,32 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 			line += lineBase + adj%lineRange
 			emit(false)
 		case op == 0:
-			n := b.uleb()
-			if n == 0 || n > uint64(end-b.pos) {
-				b.err = fmt.Errorf("bad extended opcode length %d", n)
+			n := b.Uleb()
+			if n == 0 || n > uint64(end-b.Pos) {
+				b.Fail(fmt.Errorf("bad extended opcode length %d", n))
 				break
 			}
-			next := b.pos + int(n)
-			switch b.u8() {
+			next := b.Pos + int(n)
+			switch b.U8() {
 			case lneEndSequence:
 				emit(true)
 				reset()
 			case lneSetAddress:
-				switch n - 1 {
-				case 8:
-					addr = b.u64()
-				case 4:
-					addr = uint64(b.u32())
-				default:
-					addr = b.uintN(int(n - 1))
-				}
+				addr = b.Uint(int(n - 1))
 				opIndex = 0
 			case lneDefineFile, lneSetDiscriminator:
 			}
-			b.pos = next
+			b.Pos = next
 		case op == lnsCopy:
 			emit(false)
 		case op == lnsAdvancePC:
-			advance(b.uleb())
+			advance(b.Uleb())
 		case op == lnsAdvanceLine:
-			line += int(b.sleb())
+			line += int(b.Sleb())
 		case op == lnsSetFile:
-			file = int(b.uleb())
+			file = int(b.Uleb())
 		case op == lnsSetColumn:
-			b.uleb()
+			b.Uleb()
 		case op == lnsNegateStmt:
 			stmt = !stmt
 		case op == lnsSetPrologueEnd:
@@ -242,14 +232,14 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 		case op == lnsConstAddPC:
 			advance(uint64((255 - opcodeBase) / lineRange))
 		case op == lnsFixedAdvancePC:
-			addr += uint64(b.u16())
+			addr += uint64(b.U16())
 			opIndex = 0
 		case op == lnsSetISA:
-			b.uleb()
+			b.Uleb()
 		default:
 			// Unknown standard opcode: skip its ULEB operands.
 			for i := 0; i < stdLens[op]; i++ {
-				b.uleb()
+				b.Uleb()
 			}
 		}
 	}
@@ -260,33 +250,14 @@ func runProgram(b *buf, end, addrSize, minInsn, maxOps int, defaultStmt bool, li
 
 // entryCtx decodes DWARF 5 directory and file entry formats.
 type entryCtx struct {
-	b       *buf
-	s       Sections
-	dwarf64 bool
-	err     error
+	b   *dwbuf.Cursor
+	s   Sections
+	f   dwbuf.Format
+	err error
 }
 
-// DWARF forms that may appear in line table entry formats.
+// Line table entry content types (DWARF 5 section 6.2.4.1).
 const (
-	formBlock2    = 0x03
-	formBlock4    = 0x04
-	formData2     = 0x05
-	formData4     = 0x06
-	formData8     = 0x07
-	formString    = 0x08
-	formBlock     = 0x09
-	formBlock1    = 0x0a
-	formData1     = 0x0b
-	formSdata     = 0x0d
-	formStrp      = 0x0e
-	formUdata     = 0x0f
-	formData16    = 0x1e
-	formLineStrp  = 0x1f
-	formStrx      = 0x1a
-	formStrx1     = 0x25
-	formStrx2     = 0x26
-	formStrx3     = 0x27
-	formStrx4     = 0x28
 	lnctPath      = 1
 	lnctDirIndex  = 2
 	lnctTimestamp = 3
@@ -296,21 +267,21 @@ const (
 
 func (c *entryCtx) entries(build func(path string, dir uint64) string) ([]string, error) {
 	b := c.b
-	nfmt := int(b.u8())
+	nfmt := int(b.U8())
 	type pair struct{ content, form uint64 }
 	fmts := make([]pair, nfmt)
 	for i := range fmts {
-		fmts[i] = pair{b.uleb(), b.uleb()}
+		fmts[i] = pair{b.Uleb(), b.Uleb()}
 	}
-	count := b.uleb()
-	if b.err != nil {
-		return nil, b.err
+	count := b.Uleb()
+	if b.Err() != nil {
+		return nil, b.Err()
 	}
-	if count > uint64(len(b.data)) {
+	if count > uint64(len(b.Data)) {
 		return nil, fmt.Errorf("entry count %d too large", count)
 	}
 	out := make([]string, 0, count)
-	for i := uint64(0); i < count && b.err == nil; i++ {
+	for i := uint64(0); i < count && b.Err() == nil; i++ {
 		var path string
 		var dir uint64
 		for _, f := range fmts {
@@ -328,27 +299,20 @@ func (c *entryCtx) entries(build func(path string, dir uint64) string) ([]string
 			return nil, c.err
 		}
 	}
-	if b.err != nil {
-		return nil, b.err
+	if b.Err() != nil {
+		return nil, b.Err()
 	}
 	return out, c.err
 }
 
-func (c *entryCtx) offset() uint64 {
-	if c.dwarf64 {
-		return c.b.u64()
-	}
-	return uint64(c.b.u32())
-}
-
 func (c *entryCtx) str(form uint64) string {
 	switch form {
-	case formString:
-		return c.b.cstring()
-	case formLineStrp:
-		return cstringAt(c.s.LineStr, c.offset(), &c.err)
-	case formStrp:
-		return cstringAt(c.s.Str, c.offset(), &c.err)
+	case dwbuf.FormString:
+		return string(c.b.CString())
+	case dwbuf.FormLineStrp:
+		return cstringAt(c.s.LineStr, c.b.Offset(c.f.Dwarf64), &c.err)
+	case dwbuf.FormStrp:
+		return cstringAt(c.s.Str, c.b.Offset(c.f.Dwarf64), &c.err)
 	default:
 		c.err = fmt.Errorf("unsupported path form %#x", form)
 		return ""
@@ -357,75 +321,40 @@ func (c *entryCtx) str(form uint64) string {
 
 func (c *entryCtx) udata(form uint64) uint64 {
 	switch form {
-	case formData1:
-		return uint64(c.b.u8())
-	case formData2:
-		return uint64(c.b.u16())
-	case formData4:
-		return uint64(c.b.u32())
-	case formData8:
-		return c.b.u64()
-	case formUdata:
-		return c.b.uleb()
+	case dwbuf.FormData1, dwbuf.FormData2, dwbuf.FormData4, dwbuf.FormData8, dwbuf.FormUdata:
+		return c.b.Value(uint32(form), c.f)
 	default:
 		c.err = fmt.Errorf("unsupported directory index form %#x", form)
 		return 0
 	}
 }
 
+// skip moves past a value of a content type the table is not read for,
+// in one of the forms line tables use.
 func (c *entryCtx) skip(form uint64) {
-	b := c.b
 	switch form {
-	case formData1, formStrx1:
-		b.skip(1)
-	case formData2, formStrx2:
-		b.skip(2)
-	case formStrx3:
-		b.skip(3)
-	case formData4, formStrx4:
-		b.skip(4)
-	case formData8:
-		b.skip(8)
-	case formData16:
-		b.skip(16)
-	case formUdata, formStrx:
-		b.uleb()
-	case formSdata:
-		b.sleb()
-	case formString:
-		b.cstring()
-	case formStrp, formLineStrp:
-		c.offset()
-	case formBlock:
-		b.skip(int(b.uleb()))
-	case formBlock1:
-		b.skip(int(b.u8()))
-	case formBlock2:
-		b.skip(int(b.u16()))
-	case formBlock4:
-		b.skip(int(b.u32()))
+	case dwbuf.FormData1, dwbuf.FormData2, dwbuf.FormData4, dwbuf.FormData8, dwbuf.FormData16,
+		dwbuf.FormUdata, dwbuf.FormSdata, dwbuf.FormString, dwbuf.FormStrp, dwbuf.FormLineStrp,
+		dwbuf.FormStrx, dwbuf.FormStrx1, dwbuf.FormStrx2, dwbuf.FormStrx3, dwbuf.FormStrx4,
+		dwbuf.FormBlock, dwbuf.FormBlock1, dwbuf.FormBlock2, dwbuf.FormBlock4:
+		c.b.Value(uint32(form), c.f)
 	default:
 		c.err = fmt.Errorf("unsupported entry form %#x", form)
 	}
 }
 
+// cstringAt is the string at off of a string section; a bad offset or a
+// missing NUL is recorded in *errp.
 func cstringAt(sec []byte, off uint64, errp *error) string {
-	if off >= uint64(len(sec)) {
-		if *errp == nil {
+	s := dwbuf.CStringAt(sec, off)
+	if s == nil && *errp == nil {
+		if off >= uint64(len(sec)) {
 			*errp = fmt.Errorf("string offset %#x out of range", off)
-		}
-		return ""
-	}
-	s := sec[off:]
-	for i, c := range s {
-		if c == 0 {
-			return string(s[:i])
+		} else {
+			*errp = fmt.Errorf("unterminated string at %#x", off)
 		}
 	}
-	if *errp == nil {
-		*errp = fmt.Errorf("unterminated string at %#x", off)
-	}
-	return ""
+	return string(s)
 }
 
 // ReadFiles decodes only the file table of the line program at off (see

@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -54,7 +55,7 @@ func (r *Resolver) btfArgs(p *spec.Probe) ([]probe.FetchArg, error) {
 		why = "a source line"
 	case pp.Offset != 0:
 		why = "an offset inside the function (parameters are known only at the entry)"
-	case !pp.HasFunction || lines_IsGlob(pp.Function):
+	case !pp.HasFunction || lines.IsGlob(pp.Function):
 		why = "a function pattern"
 	}
 	if why != "" {
@@ -98,9 +99,6 @@ func (r *Resolver) btfArgs(p *spec.Probe) ([]probe.FetchArg, error) {
 	}
 	return out, nil
 }
-
-// lines_IsGlob avoids importing lines only for this.
-func lines_IsGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // btfArg resolves one C-variable argument: a parameter and its fields.
 func (r *Resolver) btfArg(s *btfinfo.Spec, fn *btfinfo.Func, a *spec.Arg) (probe.FetchArg, error) {
@@ -234,7 +232,7 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 			return nil, err
 		}
 	} else {
-		if !pp.HasFunction || lines_IsGlob(pp.Function) {
+		if !pp.HasFunction || lines.IsGlob(pp.Function) {
 			return nil, errorf(ErrNeedsDWARF, "%s: without an image, gprobe needs one function name.", pp.String())
 		}
 		if ps, err = r.name(p, []tracePoint{{symbol: pp.Function, offset: pp.Offset, realname: pp.Function, retprobe: pp.Return}}); err != nil {
@@ -253,7 +251,7 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 // btfVars is -V from BTF: a function's parameters at its entry, typed as
 // perf's die_get_typename would print them.
 func (r *Resolver) btfVars(pp *spec.Point) ([]VarList, error) {
-	if pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 || !pp.HasFunction || lines_IsGlob(pp.Function) {
+	if pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 || !pp.HasFunction || lines.IsGlob(pp.Function) {
 		return nil, errorf(ErrNeedsDWARF, "%s: variables there need DWARF debug information; BTF describes only function prototypes (parameters at the entry).", pp.String())
 	}
 	s, err := r.btfSpec()

@@ -21,6 +21,9 @@
 // at the function's entry pc), and resolving DW_OP_call_frame_cfa frame
 // bases through CFI ([ParseFrameBase]).
 //
+// Operands are read with internal/dwbuf, LEB128 numbers with libdw's limits
+// ([dwbuf.Cursor.UlebLibdw]), so an overlong number decodes as perf sees it.
+//
 // Operations after the first are ignored, exactly as perf ignores them, so
 // "DW_OP_breg5 0; DW_OP_stack_value" gives +0(%di) and
 // "DW_OP_reg5; DW_OP_piece 4; ..." gives %di. [Location.Ops] tells the caller
@@ -28,13 +31,12 @@
 package dwarfexpr
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/internal/dwbuf"
 )
 
 // Sentinel errors. Their text is perf's.
@@ -242,24 +244,23 @@ const RefSize = 4
 // address size (4 or 8) used by DW_OP_addr.
 func Decode(expr []byte, addrSize int) ([]Op, error) {
 	var ops []Op
-	d := decoder{b: expr}
-	for d.p < len(expr) {
-		start := d.p
-		atom := expr[d.p]
-		d.p++
+	// Operands are little-endian: only little-endian targets are supported.
+	d := dwbuf.Cursor{Data: expr}
+	for d.Pos < len(expr) {
+		start := d.Pos
+		atom := d.U8()
 		o := Op{Atom: atom, Offset: start}
 		bad := func(reason string) error {
 			return &MalformedError{Off: start, Op: atom, Reason: reason}
 		}
-		var ok = true
 		switch {
 		case atom == opAddr:
 			if addrSize != 4 && addrSize != 8 {
 				return nil, bad(fmt.Sprintf("address size %d", addrSize))
 			}
-			o.Number, ok = d.fixed(addrSize)
+			o.Number = d.Uint(addrSize)
 		case atom == opCallRef || atom == opGNUVariableValue:
-			o.Number, ok = d.fixed(RefSize)
+			o.Number = d.Uint(RefSize)
 		case atom == opDeref || (atom >= opDup && atom <= 0x14) || // dup drop over
 			(atom >= 0x16 && atom <= 0x22) || // swap rot xderef abs and div minus mod mul neg not or plus
 			(atom >= 0x24 && atom <= 0x27) || // shl shr shra xor
@@ -270,153 +271,53 @@ func Decode(expr []byte, addrSize int) ([]Op, error) {
 			atom == opStackValue || atom == opGNUUninit:
 			// no operand
 		case atom == opConst1u || atom == opPick || atom == opDerefSize || atom == opXderefSize:
-			o.Number, ok = d.fixed(1)
+			o.Number = uint64(d.U8())
 		case atom == opConst1s:
-			var v uint64
-			v, ok = d.fixed(1)
-			o.Number = uint64(int64(int8(v)))
+			o.Number = uint64(int64(int8(d.U8())))
 		case atom == opConst2u:
-			o.Number, ok = d.fixed(2)
+			o.Number = uint64(d.U16())
 		case atom == opConst2s || atom == opSkip || atom == opBra || atom == opCall2:
-			var v uint64
-			v, ok = d.fixed(2)
-			o.Number = uint64(int64(int16(v)))
+			o.Number = uint64(int64(int16(d.U16())))
 		case atom == opConst4u:
-			o.Number, ok = d.fixed(4)
+			o.Number = uint64(d.U32())
 		case atom == opConst4s || atom == opCall4 || atom == opGNUParameterRef:
-			var v uint64
-			v, ok = d.fixed(4)
-			o.Number = uint64(int64(int32(v)))
+			o.Number = uint64(int64(int32(d.U32())))
 		case atom == opConst8u || atom == opConst8s:
-			o.Number, ok = d.fixed(8)
+			o.Number = d.U64()
 		case atom == opConstu || atom == opPlusUconst || atom == opRegx || atom == opPiece ||
 			atom == opConvert || atom == opGNUConvert || atom == opReinterpret ||
 			atom == opGNUReinterpret || atom == opAddrx || atom == opGNUAddrIndex ||
 			atom == opConstx || atom == opGNUConstIndex:
-			o.Number, ok = d.uleb()
+			o.Number = d.UlebLibdw()
 		case atom == opConsts || (atom >= opBreg0 && atom <= opBreg31) || atom == opFbreg:
-			var v int64
-			v, ok = d.sleb()
-			o.Number = uint64(v)
+			o.Number = uint64(d.SlebLibdw())
 		case atom == opBregx:
-			o.Number, ok = d.uleb()
-			if ok {
-				var v int64
-				v, ok = d.sleb()
-				o.Number2 = uint64(v)
-			}
+			o.Number = d.UlebLibdw()
+			o.Number2 = uint64(d.SlebLibdw())
 		case atom == opBitPiece || atom == opRegvalType || atom == opGNURegvalType:
-			o.Number, ok = d.uleb()
-			if ok {
-				o.Number2, ok = d.uleb()
-			}
+			o.Number = d.UlebLibdw()
+			o.Number2 = d.UlebLibdw()
 		case atom == opImplicitValue || atom == opEntryValue || atom == opGNUEntryValue:
-			o.Number, ok = d.uleb()
-			if ok {
-				ok = d.skip(o.Number)
-			}
+			o.Number = d.UlebLibdw()
+			d.Skip(o.Number)
 		case atom == opImplicitPointer || atom == opGNUImplicitPtr:
-			o.Number, ok = d.fixed(RefSize)
-			if ok {
-				var v int64
-				v, ok = d.sleb()
-				o.Number2 = uint64(v)
-			}
+			o.Number = d.Uint(RefSize)
+			o.Number2 = uint64(d.SlebLibdw())
 		case atom == opDerefType || atom == opGNUDerefType || atom == opXderefType:
-			o.Number, ok = d.fixed(1)
-			if ok {
-				o.Number2, ok = d.uleb()
-			}
+			o.Number = uint64(d.U8())
+			o.Number2 = d.UlebLibdw()
 		case atom == opConstType || atom == opGNUConstType:
-			o.Number, ok = d.uleb()
-			if ok {
-				var n uint64
-				n, ok = d.fixed(1)
-				if ok {
-					ok = d.skip(n)
-				}
-			}
+			o.Number = d.UlebLibdw()
+			d.Skip(uint64(d.U8()))
 		default:
 			return nil, bad("unknown opcode")
 		}
-		if !ok {
+		if d.Err() != nil {
 			return nil, bad("truncated operand")
 		}
 		ops = append(ops, o)
 	}
 	return ops, nil
-}
-
-type decoder struct {
-	b []byte
-	p int
-}
-
-func (d *decoder) fixed(n int) (uint64, bool) {
-	if len(d.b)-d.p < n {
-		return 0, false
-	}
-	var v uint64
-	switch n {
-	case 1:
-		v = uint64(d.b[d.p])
-	case 2:
-		v = uint64(binary.LittleEndian.Uint16(d.b[d.p:]))
-	case 4:
-		v = uint64(binary.LittleEndian.Uint32(d.b[d.p:]))
-	case 8:
-		v = binary.LittleEndian.Uint64(d.b[d.p:])
-	}
-	d.p += n
-	return v, true
-}
-
-func (d *decoder) skip(n uint64) bool {
-	if uint64(len(d.b)-d.p) < n {
-		return false
-	}
-	d.p += int(n)
-	return true
-}
-
-// uleb decodes like libdw's __libdw_get_uleb128: at least one byte must be
-// present; at most 10 bytes are read; an unterminated number is UINT64_MAX.
-func (d *decoder) uleb() (uint64, bool) {
-	if d.p >= len(d.b) {
-		return 0, false
-	}
-	max := min(10, len(d.b)-d.p)
-	var acc uint64
-	for i := 0; i < max; i++ {
-		c := d.b[d.p]
-		d.p++
-		acc |= uint64(c&0x7f) << (7 * i)
-		if c&0x80 == 0 {
-			return acc, true
-		}
-	}
-	return math.MaxUint64, true
-}
-
-// sleb decodes like libdw's __libdw_get_sleb128: at most 9 bytes; an
-// unterminated number is INT64_MAX.
-func (d *decoder) sleb() (int64, bool) {
-	if d.p >= len(d.b) {
-		return 0, false
-	}
-	max := min(9, len(d.b)-d.p)
-	var acc int64
-	for i := 0; i < max; i++ {
-		c := d.b[d.p]
-		d.p++
-		if c&0x80 == 0 {
-			s := int64(int8(c<<1)) >> 1 // 7-bit signed field
-			acc |= s * (int64(1) << (7 * i))
-			return acc, true
-		}
-		acc |= int64(c&0x7f) << (7 * i)
-	}
-	return math.MaxInt64, true
 }
 
 // ParseFrameBase turns a DW_AT_frame_base expression (already selected for

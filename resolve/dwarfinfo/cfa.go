@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/gprobe/gprobe/internal/dwbuf"
 )
 
 // The CFA rule at an address is computed here rather than with delve's
@@ -28,7 +29,7 @@ var errBadCFI = errors.New("truncated or unknown call frame instruction")
 // pc and returns the CFA rule in effect there.
 func cfaAt(fde *frame.FrameDescriptionEntry, pc uint64, order binary.ByteOrder, addrSize int) (cfaRule, error) {
 	var st cfaState
-	st.order, st.addrSize = order, addrSize
+	st.big, st.addrSize = order == binary.BigEndian, addrSize
 	st.caf, st.daf = fde.CIE.CodeAlignmentFactor, fde.CIE.DataAlignmentFactor
 	st.loc = fde.Begin()
 	if err := st.run(fde.CIE.InitialInstructions, ^uint64(0)); err != nil {
@@ -42,7 +43,7 @@ func cfaAt(fde *frame.FrameDescriptionEntry, pc uint64, order binary.ByteOrder, 
 }
 
 type cfaState struct {
-	order         binary.ByteOrder
+	big           bool
 	addrSize      int
 	caf           uint64
 	daf           int64
@@ -53,9 +54,9 @@ type cfaState struct {
 
 // run executes instructions while the row's location is <= pc.
 func (s *cfaState) run(ins []byte, pc uint64) error {
-	r := reader{b: ins}
-	for r.pos < len(r.b) {
-		op := r.u8()
+	r := dwbuf.Cursor{Data: ins, Big: s.big}
+	for r.Pos < len(r.Data) {
+		op := r.U8()
 		switch op & 0xc0 {
 		case 0x40: // advance_loc
 			if !s.advance(uint64(op&0x3f)*s.caf, pc) {
@@ -63,7 +64,7 @@ func (s *cfaState) run(ins []byte, pc uint64) error {
 			}
 			continue
 		case 0x80: // offset: register rule, ULEB operand
-			r.uleb()
+			r.Uleb()
 			continue
 		case 0xc0: // restore
 			continue
@@ -79,67 +80,56 @@ func (s *cfaState) run(ins []byte, pc uint64) error {
 				}
 			}
 		case 0x01: // set_loc
-			if r.pos+s.addrSize > len(r.b) {
+			a := r.Uint(s.addrSize)
+			if r.Err() != nil {
 				return errBadCFI
 			}
-			a := readAddr(r.b[r.pos:], s.addrSize, s.order)
-			r.pos += s.addrSize
 			if a > pc {
 				return nil
 			}
 			s.loc = a
 		case 0x02, 0x03, 0x04: // advance_loc1/2/4
-			n := 1 << (op - 0x02)
-			if r.pos+n > len(r.b) {
+			d := r.Uint(1 << (op - 0x02))
+			if r.Err() != nil {
 				return errBadCFI
 			}
-			var d uint64
-			switch n {
-			case 1:
-				d = uint64(r.b[r.pos])
-			case 2:
-				d = uint64(s.order.Uint16(r.b[r.pos:]))
-			case 4:
-				d = uint64(s.order.Uint32(r.b[r.pos:]))
-			}
-			r.pos += n
 			if !s.advance(d*s.caf, pc) {
 				return nil
 			}
 		case 0x05, 0x09, 0x14: // offset_extended, register, val_offset: 2 ULEB
-			r.uleb()
-			r.uleb()
+			r.Uleb()
+			r.Uleb()
 		case 0x06, 0x07, 0x08: // restore_extended, undefined, same_value: 1 ULEB
-			r.uleb()
+			r.Uleb()
 		case 0x0c: // def_cfa
-			s.rule = cfaRule{reg: r.uleb(), off: int64(r.uleb())}
+			s.rule = cfaRule{reg: r.Uleb(), off: int64(r.Uleb())}
 		case 0x0d: // def_cfa_register
-			s.rule.reg, s.rule.expr = r.uleb(), false
+			s.rule.reg, s.rule.expr = r.Uleb(), false
 		case 0x0e: // def_cfa_offset
-			s.rule.off = int64(r.uleb())
+			s.rule.off = int64(r.Uleb())
 		case 0x0f: // def_cfa_expression
-			n := r.uleb()
-			r.skip(n)
+			n := r.Uleb()
+			r.Skip(n)
 			s.rule = cfaRule{expr: true}
 		case 0x10, 0x16: // expression, val_expression: ULEB reg, block
-			r.uleb()
-			r.skip(r.uleb())
+			r.Uleb()
+			r.Skip(r.Uleb())
 		case 0x11, 0x15: // offset_extended_sf, val_offset_sf
-			r.uleb()
-			r.sleb()
+			r.Uleb()
+			r.Sleb()
 		case 0x12: // def_cfa_sf
-			s.rule = cfaRule{reg: r.uleb(), off: r.sleb() * s.daf}
+			s.rule = cfaRule{reg: r.Uleb(), off: r.Sleb() * s.daf}
 		case 0x13: // def_cfa_offset_sf
-			s.rule.off = r.sleb() * s.daf
+			s.rule.off = r.Sleb() * s.daf
 		case 0x2e: // GNU_args_size
-			r.uleb()
+			r.Uleb()
 		case 0x2f: // GNU_negative_offset_extended
-			r.uleb()
-			r.uleb()
+			r.Uleb()
+			r.Uleb()
 		default:
 			return fmt.Errorf("%w: opcode %#x", errBadCFI, op)
 		}
-		if r.bad {
+		if r.Err() != nil {
 			return errBadCFI
 		}
 	}

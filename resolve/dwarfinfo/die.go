@@ -4,6 +4,8 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/gprobe/gprobe/internal/dwbuf"
 )
 
 // Variables and types are read with the standard library's DIE reader
@@ -192,7 +194,7 @@ func (cu *CU) eachLocation(field *dwarf.Field, fn func(LocEntry, []byte) bool) (
 		return nil
 	case dwarf.ClassLocListPtr:
 		off, _ := field.Val.(int64)
-		if cu.hdr.version >= 5 {
+		if cu.hdr.Version >= 5 {
 			return cu.eachLocListEntry(uint64(off), fn)
 		}
 		return cu.eachLocEntry(uint64(off), fn)
@@ -220,23 +222,21 @@ func (cu *CU) badLoc(format string, args ...any) error {
 // eachLocEntry walks a DWARF 2-4 .debug_loc list.
 func (cu *CU) eachLocEntry(off uint64, fn func(LocEntry, []byte) bool) error {
 	sec := cu.f.Section(".debug_loc")
-	size := int(cu.hdr.addrSize)
-	order := cu.f.Order
+	size := int(cu.hdr.AddrSize)
 	base := cu.lowPC
 	maxAddr := ^uint64(0)
 	if size == 4 {
 		maxAddr = 0xffffffff
 	}
-	p := int(off)
 	if off > uint64(len(sec)) {
 		return cu.badLoc(".debug_loc offset %#x out of range", off)
 	}
+	r := dwbuf.Cursor{Data: sec, Pos: int(off), Big: cu.big()}
 	for {
-		if p+2*size > len(sec) {
+		begin, end := r.Uint(size), r.Uint(size)
+		if r.Err() != nil {
 			return cu.badLoc("truncated .debug_loc list at %#x", off)
 		}
-		begin, end := readAddr(sec[p:], size, order), readAddr(sec[p+size:], size, order)
-		p += 2 * size
 		switch {
 		case begin == 0 && end == 0:
 			return nil
@@ -244,48 +244,46 @@ func (cu *CU) eachLocEntry(off uint64, fn func(LocEntry, []byte) bool) error {
 			base = end
 			continue
 		}
-		if p+2 > len(sec) {
+		n := int(r.U16())
+		if r.Err() != nil {
 			return cu.badLoc("truncated .debug_loc list at %#x", off)
 		}
-		n := int(order.Uint16(sec[p:]))
-		p += 2
-		if p+n > len(sec) {
-			return cu.badLoc("truncated .debug_loc expression at %#x", p)
+		if r.Pos+n > len(sec) {
+			return cu.badLoc("truncated .debug_loc expression at %#x", r.Pos)
 		}
-		if !fn(LocEntry{Begin: base + begin, End: base + end}, sec[p:p+n]) {
+		if !fn(LocEntry{Begin: base + begin, End: base + end}, sec[r.Pos:r.Pos+n]) {
 			return nil
 		}
-		p += n
+		r.Pos += n
 	}
 }
+
+// big reports a big-endian file.
+func (cu *CU) big() bool { return cu.f.Order == binary.BigEndian }
 
 // loclistxOffset resolves a DW_FORM_loclistx index through the unit's
 // DW_AT_loclists_base offset table.
 func (cu *CU) loclistxOffset(idx uint64) (uint64, error) {
 	sec := cu.f.Section(".debug_loclists")
-	w := uint64(4)
-	if cu.hdr.dwarf64 {
-		w = 8
-	}
+	w := uint64(cu.hdr.OffsetSize())
 	at := cu.loclistsBase + idx*w
 	if at+w > uint64(len(sec)) {
 		return 0, cu.badLoc("loclistx %d out of range", idx)
 	}
-	if w == 8 {
-		return cu.loclistsBase + cu.f.Order.Uint64(sec[at:]), nil
-	}
-	return cu.loclistsBase + uint64(cu.f.Order.Uint32(sec[at:])), nil
+	r := dwbuf.Cursor{Data: sec, Pos: int(at), Big: cu.big()}
+	return cu.loclistsBase + r.Offset(cu.hdr.Dwarf64), nil
 }
 
 // address reads entry idx of the unit's .debug_addr table.
 func (cu *CU) address(idx uint64) (uint64, error) {
 	sec := cu.f.Section(".debug_addr")
-	size := uint64(cu.hdr.addrSize)
+	size := uint64(cu.hdr.AddrSize)
 	at := cu.addrBase + idx*size
 	if at+size > uint64(len(sec)) {
 		return 0, cu.badLoc(".debug_addr index %d out of range", idx)
 	}
-	return readAddr(sec[at:], int(size), cu.f.Order), nil
+	r := dwbuf.Cursor{Data: sec, Pos: int(at), Big: cu.big()}
+	return r.Uint(int(size)), nil
 }
 
 // eachLocListEntry walks a DWARF 5 .debug_loclists list.
@@ -294,79 +292,62 @@ func (cu *CU) eachLocListEntry(off uint64, fn func(LocEntry, []byte) bool) error
 	if off >= uint64(len(sec)) {
 		return cu.badLoc(".debug_loclists offset %#x out of range", off)
 	}
-	r := reader{b: sec, pos: int(off)}
-	size := int(cu.hdr.addrSize)
-	order := cu.f.Order
+	r := dwbuf.Cursor{Data: sec, Pos: int(off), Big: cu.big()}
+	size := int(cu.hdr.AddrSize)
 	base := cu.lowPC
-	addr := func() uint64 {
-		if r.pos+size > len(r.b) {
-			r.bad = true
-			return 0
-		}
-		v := readAddr(r.b[r.pos:], size, order)
-		r.pos += size
-		return v
-	}
 	for {
-		kind := r.u8()
+		kind := r.U8()
 		var begin, end uint64
 		var err error
 		switch kind {
 		case lleEndOfList:
-			if r.bad {
+			if r.Err() != nil {
 				return cu.badLoc("truncated .debug_loclists list at %#x", off)
 			}
 			return nil
 		case lleBaseAddressx:
-			if base, err = cu.address(r.uleb()); err != nil {
+			if base, err = cu.address(r.Uleb()); err != nil {
 				return err
 			}
 			continue
 		case lleBaseAddress:
-			base = addr()
+			base = r.Uint(size)
 			continue
 		case lleStartxEndx:
-			if begin, err = cu.address(r.uleb()); err == nil {
-				end, err = cu.address(r.uleb())
+			if begin, err = cu.address(r.Uleb()); err == nil {
+				end, err = cu.address(r.Uleb())
 			}
 		case lleStartxLength:
-			if begin, err = cu.address(r.uleb()); err == nil {
-				end = begin + r.uleb()
+			if begin, err = cu.address(r.Uleb()); err == nil {
+				end = begin + r.Uleb()
 			}
 		case lleOffsetPair:
-			begin = base + r.uleb()
-			end = base + r.uleb()
+			begin = base + r.Uleb()
+			end = base + r.Uleb()
 		case lleDefaultLocation:
 			end = ^uint64(0)
 		case lleStartEnd:
-			begin = addr()
-			end = addr()
+			begin = r.Uint(size)
+			end = r.Uint(size)
 		case lleStartLength:
-			begin = addr()
-			end = begin + r.uleb()
+			begin = r.Uint(size)
+			end = begin + r.Uleb()
 		default:
-			return cu.badLoc("unknown location list entry %#x at %#x", kind, r.pos-1)
+			return cu.badLoc("unknown location list entry %#x at %#x", kind, r.Pos-1)
 		}
 		if err != nil {
 			return err
 		}
-		n := int(r.uleb())
-		if r.bad || n < 0 || r.pos+n > len(r.b) {
+		n := int(r.Uleb())
+		if r.Err() != nil || n < 0 || r.Pos+n > len(r.Data) {
 			return cu.badLoc("truncated .debug_loclists list at %#x", off)
 		}
-		expr := r.b[r.pos : r.pos+n]
-		r.pos += n
+		expr := r.Data[r.Pos : r.Pos+n]
+		r.Pos += n
 		if !fn(LocEntry{Begin: begin, End: end, Default: kind == lleDefaultLocation}, expr) {
 			return nil
 		}
 	}
-}
-
-func readAddr(b []byte, size int, order binary.ByteOrder) uint64 {
-	if size == 4 {
-		return uint64(order.Uint32(b))
-	}
-	return order.Uint64(b)
 }
 
 // HasLocationLists reports whether some variable or parameter of the unit

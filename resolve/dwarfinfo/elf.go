@@ -5,7 +5,10 @@
 // (compressed sections are the exception and are inflated on first use).
 // Finding a function walks compile units with a small allocation-free DIE
 // scanner that descends only into scopes; a matching unit is then decoded
-// in full (debug/dwarf over that unit's bytes) into a lines.Unit.
+// in full (debug/dwarf over that unit's bytes) into a lines.Unit. The
+// scanner, like the other hand-written decoders here (range and location
+// lists, CFA programs, .debug_aranges), reads bytes and attribute forms
+// through internal/dwbuf.
 package dwarfinfo
 
 import (

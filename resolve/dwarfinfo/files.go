@@ -2,9 +2,11 @@ package dwarfinfo
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/gprobe/gprobe/internal/dwbuf"
 	"github.com/gprobe/gprobe/lines"
 )
 
@@ -32,7 +34,7 @@ func (f *File) UnitsWithFile(tail string) ([]int, error) {
 		if !ok || !ua.hasStmt {
 			continue
 		}
-		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.addrSize))
+		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.AddrSize))
 		if err != nil {
 			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
 		}
@@ -61,14 +63,14 @@ func (s *scanner) unitDIE(u *unitHeader) (unitAttrs, bool, error) {
 	if s.info, err = s.f.readSection(".debug_info", u.off, end, s.info); err != nil {
 		return ua, false, err
 	}
-	r := reader{b: s.info, pos: int(u.dieOff - u.off)}
-	a := s.tab.get(r.uleb())
+	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
+	a := s.tab.get(r.Uleb())
 	if a == nil {
 		return ua, false, nil
 	}
 	ua, _, _ = s.unitAttributes(&r, a)
-	if r.bad {
-		return ua, false, s.bad(r.pos, "truncated unit DIE")
+	if r.Err() != nil {
+		return ua, false, s.bad(r.Pos, "truncated unit DIE")
 	}
 	return ua, true, nil
 }
@@ -82,31 +84,27 @@ func (f *File) UnitForAddr(addr uint64) (int, error) {
 	}
 	sec := f.Section(".debug_aranges")
 	big := f.Order == binary.BigEndian
-	r := reader{b: sec}
-	for r.pos < len(sec) && !r.bad {
-		start := r.pos
-		n := r.uint(4, big)
-		offSize := 4
-		if n == 0xffffffff {
-			n, offSize = r.uint(8, big), 8
-		}
-		next := r.pos + int(n)
-		if n > uint64(len(sec)) || next > len(sec) || next < r.pos {
+	r := dwbuf.Cursor{Data: sec, Big: big}
+	for r.Pos < len(sec) && r.Err() == nil {
+		start := r.Pos
+		n, dwarf64 := r.InitialLength()
+		next := r.Pos + int(n)
+		if errors.Is(r.Err(), dwbuf.ErrReservedLength) || n > uint64(len(sec)) || next > len(sec) || next < r.Pos {
 			return -1, fmt.Errorf("%s: %w: bad .debug_aranges set at %#x", f.Path, ErrBadDWARF, start)
 		}
-		r.uint(2, big) // version
-		cuOff := r.uint(offSize, big)
-		addrSize := int(r.u8())
-		r.u8() // segment selector size
+		r.U16() // version
+		cuOff := r.Offset(dwarf64)
+		addrSize := int(r.U8())
+		r.U8() // segment selector size
 		if addrSize != 4 && addrSize != 8 {
 			return -1, fmt.Errorf("%s: %w: bad address size in .debug_aranges", f.Path, ErrBadDWARF)
 		}
 		// Tuples start at a multiple of twice the address size.
-		if rem := (r.pos - start) % (2 * addrSize); rem != 0 {
-			r.pos += 2*addrSize - rem
+		if rem := (r.Pos - start) % (2 * addrSize); rem != 0 {
+			r.Pos += 2*addrSize - rem
 		}
-		for r.pos+2*addrSize <= next {
-			lo, ln := r.uint(addrSize, big), r.uint(addrSize, big)
+		for r.Pos+2*addrSize <= next {
+			lo, ln := r.Uint(addrSize), r.Uint(addrSize)
 			if lo == 0 && ln == 0 {
 				break
 			}
@@ -118,7 +116,7 @@ func (f *File) UnitForAddr(addr uint64) (int, error) {
 				return -1, nil
 			}
 		}
-		r.pos = next
+		r.Pos = next
 	}
 	return -1, nil
 }

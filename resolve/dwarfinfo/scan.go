@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gprobe/gprobe/internal/dwbuf"
 )
 
 // unitHeader is a .debug_info unit header.
@@ -15,11 +18,9 @@ type unitHeader struct {
 	off       uint64 // start of the unit (its length field)
 	end       uint64 // one past the last byte
 	dieOff    uint64 // first DIE
-	version   uint16
 	unitType  uint8
-	addrSize  uint8
-	dwarf64   bool
 	abbrevOff uint64
+	dwbuf.Format
 }
 
 // DWARF 5 unit types.
@@ -59,51 +60,45 @@ func (f *File) unitHeaders() ([]unitHeader, error) {
 				f.unitsErr = err
 				return
 			}
-			r := reader{b: hdr}
+			r := dwbuf.Cursor{Data: hdr, Big: big}
 			h := unitHeader{off: off}
-			n := r.uint(4, big)
-			if n == 0xffffffff {
-				h.dwarf64 = true
-				n = r.uint(8, big)
-			} else if n >= 0xfffffff0 {
+			var n uint64
+			n, h.Dwarf64 = r.InitialLength()
+			if errors.Is(r.Err(), dwbuf.ErrReservedLength) {
 				f.unitsErr = fmt.Errorf("%s: %w: reserved unit length at %#x", f.Path, ErrBadDWARF, off)
 				return
 			}
-			h.end = off + uint64(r.pos) + n
-			if h.end > size || h.end < off+uint64(r.pos) {
+			h.end = off + uint64(r.Pos) + n
+			if h.end > size || h.end < off+uint64(r.Pos) {
 				f.unitsErr = fmt.Errorf("%s: %w: unit at %#x runs past .debug_info", f.Path, ErrBadDWARF, off)
 				return
 			}
-			h.version = uint16(r.uint(2, big))
-			offSize := 4
-			if h.dwarf64 {
-				offSize = 8
-			}
+			h.Version = r.U16()
 			switch {
-			case h.version >= 2 && h.version <= 4:
-				h.abbrevOff = r.uint(offSize, big)
-				h.addrSize = r.u8()
+			case h.Version >= 2 && h.Version <= 4:
+				h.abbrevOff = r.Offset(h.Dwarf64)
+				h.AddrSize = r.U8()
 				h.unitType = utCompile
-			case h.version == 5:
-				h.unitType = r.u8()
-				h.addrSize = r.u8()
-				h.abbrevOff = r.uint(offSize, big)
+			case h.Version == 5:
+				h.unitType = r.U8()
+				h.AddrSize = r.U8()
+				h.abbrevOff = r.Offset(h.Dwarf64)
 				switch h.unitType {
 				case utSkeleton, utSplitCompile:
-					r.skip(8)
+					r.Skip(8)
 				case utType, utSplitType:
-					r.skip(8)
-					r.skip(uint64(offSize))
+					r.Skip(8)
+					r.Skip(uint64(h.OffsetSize()))
 				}
 			default:
-				f.unitsErr = fmt.Errorf("%s: %w: unsupported DWARF version %d at %#x", f.Path, ErrBadDWARF, h.version, off)
+				f.unitsErr = fmt.Errorf("%s: %w: unsupported DWARF version %d at %#x", f.Path, ErrBadDWARF, h.Version, off)
 				return
 			}
-			if r.bad || (h.addrSize != 4 && h.addrSize != 8) {
+			if r.Err() != nil || (h.AddrSize != 4 && h.AddrSize != 8) {
 				f.unitsErr = fmt.Errorf("%s: %w: bad unit header at %#x", f.Path, ErrBadDWARF, off)
 				return
 			}
-			h.dieOff = off + uint64(r.pos)
+			h.dieOff = off + uint64(r.Pos)
 			if h.dieOff > h.end {
 				f.unitsErr = fmt.Errorf("%s: %w: bad unit header at %#x", f.Path, ErrBadDWARF, off)
 				return
@@ -275,14 +270,14 @@ func (s *scanner) scanUnit(idx int, u *unitHeader, match NameMatcher) ([]FuncRef
 	if s.info, err = s.f.readSection(".debug_info", u.off, u.end, s.info); err != nil {
 		return nil, err
 	}
-	r := reader{b: s.info, pos: int(u.dieOff - u.off)}
-	code := r.uleb()
+	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
+	code := r.Uleb()
 	if code == 0 {
 		return nil, nil
 	}
 	cu := s.tab.get(code)
 	if cu == nil {
-		return nil, s.bad(r.pos, "unknown abbrev code %d", code)
+		return nil, s.bad(r.Pos, "unknown abbrev code %d", code)
 	}
 	// Read the unit DIE for DW_AT_str_offsets_base.
 	for _, a := range cu.attrs {
@@ -291,18 +286,18 @@ func (s *scanner) scanUnit(idx int, u *unitHeader, match NameMatcher) ([]FuncRef
 			s.strOffBase = v
 		}
 	}
-	if r.bad {
-		return nil, s.bad(r.pos, "truncated unit DIE")
+	if r.Err() != nil {
+		return nil, s.bad(r.Pos, "truncated unit DIE")
 	}
 	if !cu.children {
 		return nil, nil
 	}
 	var out []FuncRef
 	for {
-		dieOff := uint64(r.pos)
-		code := r.uleb()
-		if r.bad {
-			return out, s.bad(r.pos, "truncated DIE")
+		dieOff := uint64(r.Pos)
+		code := r.Uleb()
+		if r.Err() != nil {
+			return out, s.bad(r.Pos, "truncated DIE")
 		}
 		if code == 0 {
 			return out, nil
@@ -319,7 +314,7 @@ func (s *scanner) scanUnit(idx int, u *unitHeader, match NameMatcher) ([]FuncRef
 		}
 		var d dieAttrs
 		s.readAttrs(&r, a, &d)
-		if r.bad {
+		if r.Err() != nil {
 			return out, s.bad(int(dieOff), "truncated subprogram DIE")
 		}
 		if !d.declaration && (d.inline || d.code) && s.matches(&d, match, 0) {
@@ -330,7 +325,7 @@ func (s *scanner) scanUnit(idx int, u *unitHeader, match NameMatcher) ([]FuncRef
 				return out, err
 			}
 		}
-		if uint64(r.pos) >= u.end {
+		if uint64(r.Pos) >= u.end {
 			return out, nil
 		}
 	}
@@ -341,15 +336,15 @@ func (s *scanner) bad(pos int, format string, args ...any) error {
 }
 
 // skipDIE moves past a DIE and all its children.
-func (s *scanner) skipDIE(r *reader, a *abbrev) error {
+func (s *scanner) skipDIE(r *dwbuf.Cursor, a *abbrev) error {
 	var d dieAttrs
 	if a.fixed >= 0 && !a.hasSibling {
-		r.skip(uint64(a.fixed))
+		r.Skip(uint64(a.fixed))
 	} else {
 		s.readAttrs(r, a, &d)
 	}
-	if r.bad {
-		return s.bad(r.pos, "truncated DIE")
+	if r.Err() != nil {
+		return s.bad(r.Pos, "truncated DIE")
 	}
 	if a.children {
 		return s.skipChildren(r, &d)
@@ -359,15 +354,15 @@ func (s *scanner) skipDIE(r *reader, a *abbrev) error {
 
 // skipChildren moves past the children of a DIE whose attributes were just
 // read: through DW_AT_sibling when present, else by walking them.
-func (s *scanner) skipChildren(r *reader, d *dieAttrs) error {
-	if d.sibling > uint64(r.pos) && d.sibling <= uint64(len(r.b)) {
-		r.pos = int(d.sibling)
+func (s *scanner) skipChildren(r *dwbuf.Cursor, d *dieAttrs) error {
+	if d.sibling > uint64(r.Pos) && d.sibling <= uint64(len(r.Data)) {
+		r.Pos = int(d.sibling)
 		return nil
 	}
 	for depth := 1; depth > 0; {
-		code := r.uleb()
-		if r.bad {
-			return s.bad(r.pos, "truncated DIE tree")
+		code := r.Uleb()
+		if r.Err() != nil {
+			return s.bad(r.Pos, "truncated DIE tree")
 		}
 		if code == 0 {
 			depth--
@@ -375,17 +370,17 @@ func (s *scanner) skipChildren(r *reader, d *dieAttrs) error {
 		}
 		a := s.tab.get(code)
 		if a == nil {
-			return s.bad(r.pos, "unknown abbrev code %d", code)
+			return s.bad(r.Pos, "unknown abbrev code %d", code)
 		}
 		var cd dieAttrs
 		if a.fixed >= 0 && !a.hasSibling {
-			r.skip(uint64(a.fixed))
+			r.Skip(uint64(a.fixed))
 		} else {
 			s.readAttrs(r, a, &cd)
 		}
 		if a.children {
-			if cd.sibling > uint64(r.pos) && cd.sibling <= uint64(len(r.b)) {
-				r.pos = int(cd.sibling)
+			if cd.sibling > uint64(r.Pos) && cd.sibling <= uint64(len(r.Data)) {
+				r.Pos = int(cd.sibling)
 			} else {
 				depth++
 			}
@@ -394,7 +389,7 @@ func (s *scanner) skipChildren(r *reader, d *dieAttrs) error {
 	return nil
 }
 
-func (s *scanner) readAttrs(r *reader, a *abbrev, d *dieAttrs) {
+func (s *scanner) readAttrs(r *dwbuf.Cursor, a *abbrev, d *dieAttrs) {
 	for _, sp := range a.attrs {
 		form, v := s.attrValue(r, sp)
 		switch sp.attr {
@@ -409,7 +404,7 @@ func (s *scanner) readAttrs(r *reader, a *abbrev, d *dieAttrs) {
 		case atSibling:
 			d.sibling = s.ref(form, v)
 		case atDeclaration:
-			d.declaration = form == formFlagPresent || v != 0
+			d.declaration = form == dwbuf.FormFlagPresent || v != 0
 		case atInline:
 			d.inline = true
 		case atLowPC, atEntryPC, atRanges:
@@ -422,9 +417,9 @@ func (s *scanner) readAttrs(r *reader, a *abbrev, d *dieAttrs) {
 // when it points outside the unit.
 func (s *scanner) ref(form uint32, v uint64) uint64 {
 	switch form {
-	case formRef1, formRef2, formRef4, formRef8, formRefUdata:
+	case dwbuf.FormRef1, dwbuf.FormRef2, dwbuf.FormRef4, dwbuf.FormRef8, dwbuf.FormRefUdata:
 		return v
-	case formRefAddr:
+	case dwbuf.FormRefAddr:
 		if v >= s.u.off && v < s.u.end {
 			return v - s.u.off
 		}
@@ -434,74 +429,20 @@ func (s *scanner) ref(form uint32, v uint64) uint64 {
 
 // attrValue resolves DW_FORM_indirect and decodes one attribute value,
 // returning the effective form with it.
-func (s *scanner) attrValue(r *reader, sp attrSpec) (uint32, uint64) {
-	if sp.form == formIndirect {
-		sp.form = uint32(r.uleb())
+func (s *scanner) attrValue(r *dwbuf.Cursor, sp attrSpec) (uint32, uint64) {
+	if sp.form == dwbuf.FormIndirect {
+		sp.form = uint32(r.Uleb())
 	}
 	return sp.form, s.value(r, sp)
 }
 
-// value decodes one attribute value. Strings yield their offset, index or
-// (for DW_FORM_string) position; blocks are skipped and yield 0.
-func (s *scanner) value(r *reader, sp attrSpec) uint64 {
-	u := s.u
-	off := 4
-	if u.dwarf64 {
-		off = 8
-	}
-	switch sp.form {
-	case formAddr:
-		return r.uint(int(u.addrSize), s.big)
-	case formData1, formRef1, formFlag, formStrx1, formAddrx1:
-		return r.uint(1, s.big)
-	case formData2, formRef2, formStrx2, formAddrx2:
-		return r.uint(2, s.big)
-	case formStrx3, formAddrx3:
-		return r.uint(3, s.big)
-	case formData4, formRef4, formRefSup4, formStrx4, formAddrx4:
-		return r.uint(4, s.big)
-	case formData8, formRef8, formRefSig8, formRefSup8:
-		return r.uint(8, s.big)
-	case formData16:
-		r.skip(16)
-	case formFlagPresent:
-		return 1
-	case formImplicitConst:
+// value decodes one attribute value (see [dwbuf.Cursor.Value]); an
+// implicit constant comes from the abbreviation.
+func (s *scanner) value(r *dwbuf.Cursor, sp attrSpec) uint64 {
+	if sp.form == dwbuf.FormImplicitConst {
 		return uint64(sp.implicit)
-	case formStrp, formLineStrp, formSecOffset, formStrpSup, formGNURefAlt, formGNUStrpAlt:
-		return r.uint(off, s.big)
-	case formRefAddr:
-		if u.version <= 2 {
-			return r.uint(int(u.addrSize), s.big)
-		}
-		return r.uint(off, s.big)
-	case formSdata:
-		return uint64(r.sleb())
-	case formUdata, formRefUdata, formStrx, formAddrx, formLoclistx, formRnglistx, formGNUAddrIndex, formGNUStrIndex:
-		return r.uleb()
-	case formString:
-		p := r.pos
-		i := bytes.IndexByte(r.b[r.pos:], 0)
-		if i < 0 {
-			r.bad = true
-			r.pos = len(r.b)
-			return 0
-		}
-		r.pos += i + 1
-		return uint64(p)
-	case formBlock1:
-		r.skip(uint64(r.uint(1, s.big)))
-	case formBlock2:
-		r.skip(uint64(r.uint(2, s.big)))
-	case formBlock4:
-		r.skip(uint64(r.uint(4, s.big)))
-	case formBlock, formExprloc:
-		r.skip(r.uleb())
-	default:
-		r.bad = true
-		r.pos = len(r.b)
 	}
-	return 0
+	return r.Value(sp.form, s.u.Format)
 }
 
 // strBytes returns the string an attribute value refers to, without
@@ -509,38 +450,28 @@ func (s *scanner) value(r *reader, sp attrSpec) uint64 {
 func (s *scanner) strBytes(form uint32, v uint64) []byte {
 	var sec []byte
 	switch form {
-	case formString:
+	case dwbuf.FormString:
 		sec = s.info
-	case formStrp:
+	case dwbuf.FormStrp:
 		sec = s.str
-	case formLineStrp:
+	case dwbuf.FormLineStrp:
 		sec = s.lineStr
-	case formStrx, formStrx1, formStrx2, formStrx3, formStrx4, formGNUStrIndex:
-		size := uint64(4)
-		if s.u.dwarf64 {
-			size = 8
-		}
+	case dwbuf.FormStrx, dwbuf.FormStrx1, dwbuf.FormStrx2, dwbuf.FormStrx3, dwbuf.FormStrx4, dwbuf.FormGNUStrIndex:
+		size := uint64(s.u.OffsetSize())
 		base := s.strOffBase
-		if base == 0 && s.u.version >= 5 {
+		if base == 0 && s.u.Version >= 5 {
 			base = 8 // header of the contribution when no base is given
 		}
 		p := base + v*size
 		if p+size > uint64(len(s.strOffs)) {
 			return nil
 		}
-		r := reader{b: s.strOffs, pos: int(p)}
-		v, sec = r.uint(int(size), s.big), s.str
+		r := dwbuf.Cursor{Data: s.strOffs, Pos: int(p), Big: s.big}
+		v, sec = r.Uint(int(size)), s.str
 	default:
 		return nil
 	}
-	if v >= uint64(len(sec)) {
-		return nil
-	}
-	b := sec[v:]
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return nil
+	return dwbuf.CStringAt(sec, v)
 }
 
 // matches reports whether the DIE's integrated name or linkage name
@@ -566,14 +497,14 @@ func (s *scanner) matches(d *dieAttrs, match NameMatcher, depth int) bool {
 	if target == 0 || target < s.u.dieOff-s.u.off || target >= uint64(len(s.info)) {
 		return false
 	}
-	r := reader{b: s.info, pos: int(target)}
-	a := s.tab.get(r.uleb())
-	if a == nil || r.bad {
+	r := dwbuf.Cursor{Data: s.info, Pos: int(target), Big: s.big}
+	a := s.tab.get(r.Uleb())
+	if a == nil || r.Err() != nil {
 		return false
 	}
 	var od dieAttrs
 	s.readAttrs(&r, a, &od)
-	if r.bad {
+	if r.Err() != nil {
 		return false
 	}
 	// An own attribute shadows the origin's, as dwarf_attr_integrate does.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/gprobe/gprobe/internal/dwbuf"
 	"github.com/gprobe/gprobe/lines"
 )
 
@@ -11,7 +12,7 @@ import (
 // after all attributes are read, because DW_AT_str_offsets_base may follow
 // a DW_FORM_strx name. DW_AT_low_pc is returned raw (form, value): an
 // addrx index can be resolved only once DW_AT_addr_base is known.
-func (s *scanner) unitAttributes(r *reader, a *abbrev) (ua unitAttrs, lowForm uint32, lowVal uint64) {
+func (s *scanner) unitAttributes(r *dwbuf.Cursor, a *abbrev) (ua unitAttrs, lowForm uint32, lowVal uint64) {
 	var nameForm, dirForm uint32
 	var nameVal, dirVal uint64
 	for _, sp := range a.attrs {
@@ -91,34 +92,34 @@ func (f *File) decodeScopes(idx int, u *unitHeader) (*CU, error) {
 	if s.info, err = f.readSection(".debug_info", u.off, u.end, nil); err != nil {
 		return nil, err
 	}
-	r := reader{b: s.info, pos: int(u.dieOff - u.off)}
-	cuPos := r.pos
-	code := r.uleb()
+	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
+	cuPos := r.Pos
+	code := r.Uleb()
 	cuAbbrev := s.tab.get(code)
 	if code == 0 || cuAbbrev == nil {
-		return nil, s.bad(r.pos, "missing unit DIE")
+		return nil, s.bad(r.Pos, "missing unit DIE")
 	}
 	ua, lowForm, lowVal := s.unitAttributes(&r, cuAbbrev)
-	if r.bad {
-		return nil, s.bad(r.pos, "truncated unit DIE")
+	if r.Err() != nil {
+		return nil, s.bad(r.Pos, "truncated unit DIE")
 	}
 	d := scopeDecoder{s: s, ua: &ua}
 	if lowForm != 0 {
 		ua.lowPC = d.addr(lowForm, lowVal) // addr_base is known only now
 	}
-	cu := &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.addrSize), Language: ua.language,
+	cu := &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.AddrSize), Language: ua.language,
 		f: f, hdr: *u, lowPC: ua.lowPC, addrBase: ua.addrBase, loclistsBase: ua.loclistsBase}
 	lu := &lines.Unit{Offset: u.off + uint64(cuPos), Name: ua.name, CompDir: ua.compDir}
 	cu.Lines = lu
 	if ua.hasStmt {
 		secs := lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
 			LineStr: f.Section(".debug_line_str"), Order: f.Order}
-		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.addrSize))
+		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.AddrSize))
 		if err != nil {
 			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
 		}
 		lu.Files = files
-		stmt, compDir, addrSize, name := ua.stmtList, ua.compDir, int(u.addrSize), ua.name
+		stmt, compDir, addrSize, name := ua.stmtList, ua.compDir, int(u.AddrSize), ua.name
 		lu.LoadRows = func() ([]lines.Row, error) {
 			t, err := lines.ReadTable(secs, stmt, compDir, addrSize)
 			if err != nil {
@@ -140,7 +141,7 @@ func (f *File) decodeScopes(idx int, u *unitHeader) (*CU, error) {
 
 func isAddrx(form uint32) bool {
 	switch form {
-	case formAddrx, formAddrx1, formAddrx2, formAddrx3, formAddrx4, formGNUAddrIndex:
+	case dwbuf.FormAddrx, dwbuf.FormAddrx1, dwbuf.FormAddrx2, dwbuf.FormAddrx3, dwbuf.FormAddrx4, dwbuf.FormGNUAddrIndex:
 		return true
 	}
 	return false
@@ -161,13 +162,13 @@ type originLink struct {
 
 // children decodes the children of a DIE until its terminating null entry.
 // parent is nil at unit level.
-func (d *scopeDecoder) children(r *reader, parent *lines.Scope) error {
+func (d *scopeDecoder) children(r *dwbuf.Cursor, parent *lines.Scope) error {
 	s := d.s
 	for {
-		pos := r.pos
-		code := r.uleb()
-		if r.bad {
-			return s.bad(r.pos, "truncated DIE tree")
+		pos := r.Pos
+		code := r.Uleb()
+		if r.Err() != nil {
+			return s.bad(r.Pos, "truncated DIE tree")
 		}
 		if code == 0 {
 			return nil
@@ -193,7 +194,7 @@ func (d *scopeDecoder) children(r *reader, parent *lines.Scope) error {
 		}
 		var at scopeAttrs
 		d.readScope(r, a, &at)
-		if r.bad {
+		if r.Err() != nil {
 			return s.bad(pos, "truncated scope DIE")
 		}
 		sc, err := d.scope(kind, uint64(pos), &at)
@@ -214,7 +215,7 @@ func (d *scopeDecoder) children(r *reader, parent *lines.Scope) error {
 	}
 }
 
-func (d *scopeDecoder) readScope(r *reader, a *abbrev, at *scopeAttrs) {
+func (d *scopeDecoder) readScope(r *dwbuf.Cursor, a *abbrev, at *scopeAttrs) {
 	s := d.s
 	for _, sp := range a.attrs {
 		form, v := s.attrValue(r, sp)
@@ -236,28 +237,28 @@ func (d *scopeDecoder) readScope(r *reader, a *abbrev, at *scopeAttrs) {
 		case atSpecification:
 			at.spec = s.ref(form, v)
 		case atDeclaration:
-			at.declaration = form == formFlagPresent || v != 0
+			at.declaration = form == dwbuf.FormFlagPresent || v != 0
 		case atInline:
 			at.inline = true
 		case atLowPC:
 			at.lowPC, at.hasLow = d.addr(form, v), true
 		case atHighPC:
 			at.highPC, at.hasHigh = v, true
-			at.highIsOffset = form != formAddr && !isAddrx(form)
+			at.highIsOffset = form != dwbuf.FormAddr && !isAddrx(form)
 			if isAddrx(form) {
 				at.highPC = d.addr(form, v)
 			}
 		case atEntryPC:
 			at.hasEntry = true
-			if form == formAddr || isAddrx(form) {
+			if form == dwbuf.FormAddr || isAddrx(form) {
 				at.entryPC, at.entryAddr = d.addr(form, v), true
 			}
 		case atRanges:
 			at.rangesForm, at.ranges, at.hasRanges = form, v, true
 		case atFrameBase:
 			// value() skipped the block; look back at its one opcode.
-			at.frameBaseCFA = (form == formExprloc || form == formBlock1) && r.pos >= 2 &&
-				s.info[r.pos-2] == 1 && s.info[r.pos-1] == opCallFrameCFA
+			at.frameBaseCFA = (form == dwbuf.FormExprloc || form == dwbuf.FormBlock1) && r.Pos >= 2 &&
+				s.info[r.Pos-2] == 1 && s.info[r.Pos-1] == opCallFrameCFA
 		}
 	}
 }
@@ -268,13 +269,13 @@ func (d *scopeDecoder) addr(form uint32, v uint64) uint64 {
 		return v
 	}
 	sec := d.s.f.Section(".debug_addr")
-	size := uint64(d.s.u.addrSize)
+	size := uint64(d.s.u.AddrSize)
 	p := d.ua.addrBase + v*size
 	if p+size > uint64(len(sec)) {
 		return 0
 	}
-	r := reader{b: sec, pos: int(p)}
-	return r.uint(int(size), d.s.big)
+	r := dwbuf.Cursor{Data: sec, Pos: int(p), Big: d.s.big}
+	return r.Uint(int(size))
 }
 
 func (d *scopeDecoder) scope(kind lines.ScopeKind, pos uint64, at *scopeAttrs) (*lines.Scope, error) {
@@ -340,24 +341,24 @@ func (d *scopeDecoder) ranges(form uint32, v uint64) ([][2]uint64, error) {
 	s := d.s
 	u := s.u
 	big := s.big
-	size := int(u.addrSize)
+	size := int(u.AddrSize)
 	base := d.ua.lowPC
 	var out [][2]uint64
 	add := func(lo, hi uint64) {
 		out = append(out, [2]uint64{lo, hi})
 	}
-	if u.version < 5 {
+	if u.Version < 5 {
 		sec := s.f.Section(".debug_ranges")
 		if v >= uint64(len(sec)) {
 			return nil, s.bad(0, "range list offset %#x out of range", v)
 		}
-		r := reader{b: sec, pos: int(v)}
+		r := dwbuf.Cursor{Data: sec, Pos: int(v), Big: big}
 		maxAddr := uint64(1)<<(8*uint(size)) - 1
 		if size == 8 {
 			maxAddr = ^uint64(0)
 		}
-		for !r.bad {
-			lo, hi := r.uint(size, big), r.uint(size, big)
+		for r.Err() == nil {
+			lo, hi := r.Uint(size), r.Uint(size)
 			switch {
 			case lo == 0 && hi == 0:
 				return out, nil
@@ -371,45 +372,42 @@ func (d *scopeDecoder) ranges(form uint32, v uint64) ([][2]uint64, error) {
 	}
 	sec := s.f.Section(".debug_rnglists")
 	off := v
-	if form == formRnglistx {
-		offSize := uint64(4)
-		if u.dwarf64 {
-			offSize = 8
-		}
+	if form == dwbuf.FormRnglistx {
+		offSize := uint64(u.OffsetSize())
 		p := d.ua.rnglistsBase + v*offSize
 		if p+offSize > uint64(len(sec)) {
 			return nil, s.bad(0, "rnglistx %d out of range", v)
 		}
-		r := reader{b: sec, pos: int(p)}
-		off = d.ua.rnglistsBase + r.uint(int(offSize), big)
+		r := dwbuf.Cursor{Data: sec, Pos: int(p), Big: big}
+		off = d.ua.rnglistsBase + r.Uint(int(offSize))
 	}
 	if off >= uint64(len(sec)) {
 		return nil, s.bad(0, "range list offset %#x out of range", off)
 	}
-	r := reader{b: sec, pos: int(off)}
-	for !r.bad {
-		switch r.u8() {
+	r := dwbuf.Cursor{Data: sec, Pos: int(off), Big: big}
+	for r.Err() == nil {
+		switch r.U8() {
 		case rleEndOfList:
 			return out, nil
 		case rleBaseAddressx:
-			base = d.addr(formAddrx, r.uleb())
+			base = d.addr(dwbuf.FormAddrx, r.Uleb())
 		case rleStartxEndx:
-			lo := d.addr(formAddrx, r.uleb())
-			add(lo, d.addr(formAddrx, r.uleb()))
+			lo := d.addr(dwbuf.FormAddrx, r.Uleb())
+			add(lo, d.addr(dwbuf.FormAddrx, r.Uleb()))
 		case rleStartxLength:
-			lo := d.addr(formAddrx, r.uleb())
-			add(lo, lo+r.uleb())
+			lo := d.addr(dwbuf.FormAddrx, r.Uleb())
+			add(lo, lo+r.Uleb())
 		case rleOffsetPair:
-			lo, hi := r.uleb(), r.uleb()
+			lo, hi := r.Uleb(), r.Uleb()
 			add(base+lo, base+hi)
 		case rleBaseAddress:
-			base = r.uint(size, big)
+			base = r.Uint(size)
 		case rleStartEnd:
-			lo := r.uint(size, big)
-			add(lo, r.uint(size, big))
+			lo := r.Uint(size)
+			add(lo, r.Uint(size))
 		case rleStartLength:
-			lo := r.uint(size, big)
-			add(lo, lo+r.uleb())
+			lo := r.Uint(size)
+			add(lo, lo+r.Uleb())
 		default:
 			return nil, s.bad(0, "unknown range list entry at %#x", off)
 		}

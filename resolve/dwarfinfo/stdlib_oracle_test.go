@@ -31,7 +31,7 @@ func (f *File) decodeUnit(idx int, u *unitHeader) (cu *CU, err error) {
 			}
 		}
 	}
-	cu = &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.addrSize)}
+	cu = &CU{Index: idx, Base: u.off, Scopes: map[uint64]*lines.Scope{}, AddrSize: int(u.AddrSize)}
 	r := d.Reader()
 	top, err := r.Next()
 	if err != nil {
@@ -47,7 +47,7 @@ func (f *File) decodeUnit(idx int, u *unitHeader) (cu *CU, err error) {
 	cu.Lines = lu
 	if stmt, ok := top.Val(dwarf.AttrStmtList).(int64); ok {
 		t, err := lines.ReadTable(lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
-			LineStr: f.Section(".debug_line_str"), Order: f.Order}, uint64(stmt), lu.CompDir, int(u.addrSize))
+			LineStr: f.Section(".debug_line_str"), Order: f.Order}, uint64(stmt), lu.CompDir, int(u.AddrSize))
 		if err != nil {
 			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, lu.Name, err)
 		}
