@@ -54,7 +54,7 @@ func (r *Resolver) postProcessSymbols() (addrSymbols, error) {
 	if r.mod == nil {
 		return r.symbols()
 	}
-	if PerfModuleAltBug {
+	if r.opts.PerfModuleAltBug {
 		t, err := newModuleSymbols(r.f, true)
 		if err != nil {
 			return nil, err
@@ -92,7 +92,7 @@ func NewModule(f *dwarfinfo.File, target string, opts Options) (*Resolver, error
 		name = target
 	}
 	r.mod = &moduleInfo{name: name, target: target}
-	if PerfModuleAltBug {
+	if r.opts.PerfModuleAltBug {
 		r.opts.AllowMidInsn = true // perf has no boundary check either
 	}
 	return r, nil
@@ -204,25 +204,10 @@ func ModuleFileName(path string) string {
 	return strings.ReplaceAll(b, "-", "_")
 }
 
-// PerfModuleAltBug makes module resolution repeat two perf 6.1 mistakes,
-// for tests that prove a disagreement with perf is those mistakes and
-// nothing else; the CLI never sets it. perf's map of a module file places
-// symbols at st_value plus their section's file offset, while libdwfl
-// lays the sections out on its own, and perf mixes the two spaces:
-//   - for a name DWARF does not know (a .isra or .cold clone, or a line
-//     search that found nothing), find_alternative_probe_point adds the
-//     address libdwfl gave .text to the symbol's file-offset address, so
-//     it looks up DWARF .text's sh_offset bytes (176 in Debian's modules)
-//     past the symbol, in whatever function is there;
-//   - post_process_module_probe_trace_events converts DWARF addresses
-//     with .text's delta only, which names the wrong symbol in any other
-//     section whose file offset is not where libdwfl put it.
-var PerfModuleAltBug bool
-
-// perfAltAddr applies PerfModuleAltBug to the address of a symbol-table
+// perfAltAddr applies Options.PerfModuleAltBug to the address of a symbol-table
 // match, when set and the target is a module.
 func (r *Resolver) perfAltAddr(addr uint64) uint64 {
-	if !PerfModuleAltBug || r.mod == nil {
+	if !r.opts.PerfModuleAltBug || r.mod == nil {
 		return addr
 	}
 	text, ok := r.f.SectionAddr(".text")

@@ -214,7 +214,7 @@ func (t *rbSymbols) replaceChild(x, y int32) {
 }
 
 // perfSpaceSymbols looks layout addresses up the way perf 6.1's
-// post_process_module_probe_trace_events does (PerfModuleAltBug): the
+// post_process_module_probe_trace_events does (Options.PerfModuleAltBug): the
 // DWARF address minus .text's (layout address - file offset), in a map of
 // file-offset symbols. Where a module's sections are not laid out in the
 // file as libdwfl lays them out, that names the wrong symbol.

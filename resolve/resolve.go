@@ -65,6 +65,21 @@ type Options struct {
 	// AllowMidInsn disables the instruction-boundary check (never set by
 	// the CLI; for comparing with perf's raw answer in tests).
 	AllowMidInsn bool
+	// PerfModuleAltBug makes module resolution repeat two perf 6.1
+	// mistakes, for tests that prove a disagreement with perf is those
+	// mistakes and nothing else; the CLI never sets it. perf's map of a
+	// module file places symbols at st_value plus their section's file
+	// offset, while libdwfl lays the sections out on its own, and perf
+	// mixes the two spaces:
+	//   - for a name DWARF does not know (a .isra or .cold clone, or a line
+	//     search that found nothing), find_alternative_probe_point adds the
+	//     address libdwfl gave .text to the symbol's file-offset address,
+	//     so it looks up DWARF .text's sh_offset bytes (176 in Debian's
+	//     modules) past the symbol, in whatever function is there;
+	//   - post_process_module_probe_trace_events converts DWARF addresses
+	//     with .text's delta only, which names the wrong symbol in any
+	//     other section whose file offset is not where libdwfl put it.
+	PerfModuleAltBug bool
 	// BTF resolves arguments when the image has no DWARF (or there is no
 	// image: New(nil, ...) resolves FUNC entry probes from BTF alone).
 	// Without it, an image's own .BTF section is used.

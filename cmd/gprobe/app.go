@@ -31,6 +31,15 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 	status         int
+	// perfModuleAltBug is resolve.Options.PerfModuleAltBug, set only by the
+	// tests that reproduce perf's module mistakes.
+	perfModuleAltBug bool
+}
+
+// tune completes the resolve options every command uses.
+func (a *app) tune(o resolve.Options) resolve.Options {
+	o.PerfModuleAltBug = a.perfModuleAltBug
+	return o
 }
 
 func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
@@ -278,13 +287,13 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	r, err := t.Resolver(resolve.Options{
+	r, err := t.Resolver(a.tune(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
-	})
+	}))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
@@ -385,7 +394,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return exitENOENT
 	}
 	defer t.Close()
-	r, err := t.Resolver(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")})
+	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
@@ -435,7 +444,7 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		return exitENOENT
 	}
 	defer t.Close()
-	r, err := t.Resolver(resolve.Options{})
+	r, err := t.Resolver(a.tune(resolve.Options{}))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT

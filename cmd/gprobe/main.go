@@ -36,12 +36,17 @@ func main() {
 // the exit status. Exit statuses follow perf probe: 0 success, 129 usage
 // errors, 234 (-EINVAL) parse errors of positional definitions, 254
 // (-ENOENT) probe points or lines not found.
-func run(args []string, stdout, stderr io.Writer) (status int) {
+func run(args []string, stdout, stderr io.Writer) int {
+	return newApp(stdout, stderr).run(args)
+}
+
+// run is main for a, with a panic reported as an internal error.
+func (a *app) run(args []string) (status int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "gprobe: internal error: %v\n", r)
-			status = 70
+			fmt.Fprintf(a.stderr, "gprobe: internal error: %v\n", r)
+			status = exitInternal
 		}
 	}()
-	return newApp(stdout, stderr).main(args)
+	return a.main(args)
 }

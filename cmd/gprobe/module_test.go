@@ -1,18 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gprobe/gprobe/internal/testenv"
-
-	"github.com/gprobe/gprobe/resolve"
 )
 
 // Differential tests for kernel modules (-m) on Debian's 6.1 cloud
@@ -41,19 +39,16 @@ func moduleCache(t *testing.T) (dbg, tree, src string) {
 	return dbg, tree, src
 }
 
-// altBugMu serialises runs with resolve.PerfModuleAltBug set.
-var altBugMu sync.Mutex
-
 // explainAltBug accounts for a disagreement that is perf 6.1's misplaced
-// alternative lookup in modules (see resolve.PerfModuleAltBug): gprobe,
+// alternative lookup in modules (see resolve.Options.PerfModuleAltBug): gprobe,
 // made to repeat that one mistake, must then answer exactly as perf did,
 // and differently from its own answer.
 func explainAltBug(args []string, p, g result) (string, bool) {
-	altBugMu.Lock()
-	resolve.PerfModuleAltBug = true
-	g2 := runGprobe(args...)
-	resolve.PerfModuleAltBug = false
-	altBugMu.Unlock()
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb)
+	a.perfModuleAltBug = true
+	code := a.run(append([]string{"gprobe"}, args...))
+	g2 := result{Stdout: out.String(), Stderr: errb.String(), Code: code}
 	if same(p, g2) && !same(g, g2) {
 		return fmt.Sprintf("perf wrong (alternative symbol address off by the section's file offset): %q: perf %q, gprobe %q",
 			args[len(args)-1], strings.TrimSpace(p.Stdout+p.Stderr), strings.TrimSpace(g.Stdout+g.Stderr)), true

@@ -290,13 +290,13 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		return exitENOENT
 	}
 	defer t.Close()
-	r, err := t.Resolver(resolve.Options{
+	r, err := t.Resolver(a.tune(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    maxProbes(c),
 		Features:     opts.Features,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
-	})
+	}))
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
 		return exitENOENT

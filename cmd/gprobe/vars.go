@@ -65,13 +65,13 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	}
 	defer t.Close()
 	feat, _ := tracefs.RunningFeatures()
-	r, err := t.Resolver(resolve.Options{
+	r, err := t.Resolver(a.tune(resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    intFlag(c, "max-probes"),
 		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
-	})
+	}))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
