@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -149,16 +149,7 @@ func TestBTFMatchesDWARFFixtures(t *testing.T) {
 }
 
 func TestBTFMatchesDWARFDebianVmlinux(t *testing.T) {
-	path := os.Getenv("GPROBE_VMLINUX")
-	if path == "" {
-		path = "/var/cache/gprobe/6.1.0-56-cloud-amd64/vmlinux"
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-			t.Fatalf("%s: %v (run scripts/provision.sh)", path, err)
-		}
-		t.Skipf("%s not provisioned", path)
-	}
+	path, _ := testenv.RequireVmlinux(t, testenv.Linux61)
 	compareBackends(t, path, 60)
 }
 

@@ -17,23 +17,18 @@ import (
 // modules, cached by scripts/provision.sh: the -dbg package's debug .ko
 // files (DWARF 5) and the bootable image's stripped ones (symbols only).
 
-const moduleKVer = "6.1.0-56-cloud-amd64"
-
 // moduleCache returns the cached debug-module directory, the image's
 // module tree and the kernel source; absent, the test is skipped unless
 // GPROBE_REQUIRE_VMLINUX=1.
 func moduleCache(t *testing.T) (dbg, tree, src string) {
 	t.Helper()
-	root := "/var/cache/gprobe/" + moduleKVer
-	dbg = filepath.Join(root, "modules", "debug")
-	tree = filepath.Join(root, "modules", "lib", "modules", moduleKVer)
-	src = filepath.Join(root, "src")
+	k := testenv.Linux61
+	dbg = filepath.Join(k.Dir(), "modules", "debug")
+	tree = filepath.Join(k.Dir(), "modules", "lib", "modules", k.Release)
+	src = filepath.Join(k.Dir(), "src")
 	for _, p := range []string{filepath.Join(dbg, "drivers/block/loop.ko"), filepath.Join(tree, "modules.dep"), filepath.Join(src, "drivers/block/loop.c")} {
 		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-				t.Fatalf("Debian modules not cached (%v); run scripts/provision.sh", err)
-			}
-			t.Skipf("Debian modules not cached (%v); run scripts/provision.sh", err)
+			testenv.MissingKernel(t, "Debian modules (%v)", err)
 		}
 	}
 	return dbg, tree, src

@@ -59,12 +59,7 @@ func (tg *progTarget) args(args []string) []string {
 
 func uprobeTarget(t *testing.T, fs *tracefs.FS) *progTarget {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-			t.Fatal("gcc is not installed")
-		}
-		t.Skip("gcc is not installed")
-	}
+	testenv.Tool(t, "gcc")
 	name := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(strings.TrimPrefix(t.Name(), "Test"), ""))
 	if len(name) > 24 {
 		name = name[:24]

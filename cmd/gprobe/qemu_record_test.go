@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // Recording kprobes for real, on Debian's 6.1 kernel booted under qemu
@@ -78,12 +80,7 @@ func (g guestRecording) withFiles(m map[string][]byte) map[string][]byte {
 
 // checkRecording checks the record steps' output and the file.
 func checkRecording(t *testing.T, steps map[string]string, files map[string][]byte) {
-	if _, err := exec.LookPath("trace-cmd"); err != nil {
-		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-			t.Fatal("trace-cmd is not installed")
-		}
-		t.Skip("trace-cmd is not installed")
-	}
+	testenv.Tool(t, "trace-cmd")
 	if add := steps["record-add"]; !strings.Contains(add, "status 0\n") ||
 		!strings.Contains(add, fmt.Sprintf("r%d:probe/vfs_read__return vfs_read", guestRecordMaxActive)) {
 		t.Fatalf("add --maxactive %d did not install r%d:\n%s", guestRecordMaxActive, guestRecordMaxActive, add)

@@ -14,22 +14,19 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
-// realFS opens this machine's tracefs with uprobe_events, or skips (fatal
-// under GPROBE_REQUIRE_PERF=1, as in CI).
+// realFS opens this machine's tracefs with uprobe_events (mounted when it
+// is not), or skips (fatal under GPROBE_REQUIRE_PERF=1, as in CI).
 func realFS(t *testing.T) *tracefs.FS {
 	t.Helper()
+	testenv.Tracefs(t)
 	fs, err := tracefs.Open()
-	if err == nil && fs.Has(probe.Uprobe) && os.Geteuid() == 0 {
-		return fs
+	if err != nil {
+		t.Fatal(err)
 	}
-	msg := fmt.Sprintf("needs root and tracefs with uprobe_events (%v)", err)
-	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return nil
+	return fs
 }
 
 // group is a tracefs group name unique to this test and process.

@@ -56,10 +56,18 @@ func RequireVmlinux(tb testing.TB, k *Kernel) (vmlinux, src string) {
 	tb.Helper()
 	vmlinux, src = k.Vmlinux(), k.Source()
 	if _, err := os.Stat(vmlinux); err != nil {
-		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-			tb.Fatalf("Debian %s vmlinux not found (%v); run scripts/provision.sh", k.Version, err)
-		}
-		tb.Skipf("Debian %s vmlinux not found (%v); run scripts/provision.sh", k.Version, err)
+		MissingKernel(tb, "Debian %s vmlinux (%v)", k.Version, err)
 	}
 	return vmlinux, src
+}
+
+// MissingKernel ends tb for a missing kernel artifact (a vmlinux, debug
+// modules, a kernel image): a skip, or a failure under
+// GPROBE_REQUIRE_VMLINUX=1, as in CI.
+func MissingKernel(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
+		tb.Fatalf("missing (GPROBE_REQUIRE_VMLINUX=1): "+format+"; run scripts/provision.sh", args...)
+	}
+	tb.Skipf("missing: "+format+"; run scripts/provision.sh", args...)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // Module split BTF: Debian's 6.1 modules carry a .BTF section whose type
@@ -20,19 +21,15 @@ import (
 // package's .ko), and types the module only refers to must resolve into
 // the base.
 
-const debianRoot = "/var/cache/gprobe/6.1.0-56-cloud-amd64"
-
 func debianModuleBTF(t *testing.T) (base *Spec, stripped, debug string) {
 	t.Helper()
-	vmlinux := filepath.Join(debianRoot, "vmlinux")
-	stripped = filepath.Join(debianRoot, "modules/lib/modules/6.1.0-56-cloud-amd64/kernel/drivers/block/loop.ko")
-	debug = filepath.Join(debianRoot, "modules/debug/drivers/block/loop.ko")
-	for _, p := range []string{vmlinux, stripped, debug} {
+	k := testenv.Linux61
+	vmlinux, _ := testenv.RequireVmlinux(t, k)
+	stripped = filepath.Join(k.Dir(), "modules/lib/modules", k.Release, "kernel/drivers/block/loop.ko")
+	debug = filepath.Join(k.Dir(), "modules/debug/drivers/block/loop.ko")
+	for _, p := range []string{stripped, debug} {
 		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-				t.Fatalf("%v; run scripts/provision.sh", err)
-			}
-			t.Skipf("%v; run scripts/provision.sh", err)
+			testenv.MissingKernel(t, "%v", err)
 		}
 	}
 	base, err := Load(vmlinux)

@@ -1,13 +1,10 @@
 package dwarfexpr
 
 import (
-	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +12,7 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 const fixtureDir = "../../testdata/vmlinux-fixtures"
@@ -348,30 +346,25 @@ func TestPerfRecorded(t *testing.T) {
 	}
 }
 
-// TestPerfLive runs perf probe -D on the fixtures when perf is installed.
+// TestPerfLive runs perf probe -D on the fixtures (its answers cached by
+// testenv.Perf) and checks the recorded lines are still perf's.
 func TestPerfLive(t *testing.T) {
-	perf, err := exec.LookPath("perf")
-	if err != nil {
-		t.Skip("perf not on PATH")
-	}
+	perf := testenv.RequirePerf(t)
 	if testing.Short() {
 		t.Skip("short")
 	}
 	for _, c := range perfCases {
 		fx := openFixture(t, c.fixture)
-		cmd := exec.Command(perf, "probe", "-k", fx.path, "-D", c.spec)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.Env = append(os.Environ(), "PERF_PAGER=cat")
-		_ = cmd.Run()
+		r := perf.Probe("-k", fx.path, "-D", c.spec)
+		out := r.Stdout + r.Stderr
 		var line string
-		for _, l := range strings.Split(out.String(), "\n") {
+		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, "p:") {
 				line = l
 			}
 		}
 		if line == "" {
-			t.Errorf("%s %s: perf printed no definition:\n%s", c.fixture, c.spec, out.String())
+			t.Errorf("%s %s: perf printed no definition:\n%s", c.fixture, c.spec, out)
 			continue
 		}
 		if line != c.want {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/lines"
 )
 
@@ -353,16 +354,7 @@ func fuzzImage(f *testing.F, path string) {
 // TestScopesMatchStdlibVmlinux runs the fast/stdlib comparison on a sample
 // of the real Debian vmlinux's units (every 25th), when it is there.
 func TestScopesMatchStdlibVmlinux(t *testing.T) {
-	path := os.Getenv("GPROBE_VMLINUX")
-	if path == "" {
-		path = "/var/cache/gprobe/6.1.0-56-cloud-amd64/vmlinux"
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	path, _ := testenv.RequireVmlinux(t, testenv.Linux61)
 	f := open(t, path)
 	units, err := f.unitHeaders()
 	if err != nil {

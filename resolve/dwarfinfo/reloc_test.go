@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // A relocatable file's debug sections refer to code through relocations
@@ -90,13 +92,7 @@ func compileObjects(t *testing.T) []string {
 	}
 	var out []string
 	for _, cc := range []struct{ tool, name string }{{"gcc", "x86_64"}, {"aarch64-linux-gnu-gcc", "arm64"}} {
-		if _, err := exec.LookPath(cc.tool); err != nil {
-			if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-				t.Fatalf("%s not installed (scripts/provision.sh)", cc.tool)
-			}
-			t.Logf("%s not installed; skipping %s", cc.tool, cc.name)
-			continue
-		}
+		testenv.Tool(t, cc.tool)
 		for _, dw := range []string{"-gdwarf-4", "-gdwarf-5"} {
 			for _, opt := range []string{"-O0", "-O2"} {
 				obj := filepath.Join(dir, cc.name+dw+opt+".o")
@@ -136,7 +132,7 @@ func TestRelocatedObjects(t *testing.T) {
 // debugModules are the Debian debug modules scripts/provision.sh caches.
 func debugModules(t *testing.T) []string {
 	t.Helper()
-	dir := "/var/cache/gprobe/6.1.0-56-cloud-amd64/modules/debug"
+	dir := filepath.Join(testenv.Linux61.Dir(), "modules/debug")
 	var out []string
 	for _, m := range []string{"drivers/block/loop.ko", "fs/isofs/isofs.ko", "net/netfilter/nf_conntrack.ko"} {
 		if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
@@ -144,10 +140,7 @@ func debugModules(t *testing.T) []string {
 		}
 	}
 	if len(out) == 0 {
-		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
-			t.Fatal("Debian debug modules not cached; run scripts/provision.sh")
-		}
-		t.Skip("Debian debug modules not cached; run scripts/provision.sh")
+		testenv.MissingKernel(t, "Debian debug modules in %s", dir)
 	}
 	return out
 }
