@@ -78,13 +78,13 @@ var arches = [...]archInfo{
 			"x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
 			"x24", "x25", "x26", "x27", "x28", "x29", "lr", "sp",
 		},
-		// arch/arm64/kernel/ptrace.c without its "lr" alias of x30, which
-		// gprobe's probe-definition check has never accepted.
+		// arch/arm64/kernel/ptrace.c regoffset_table, "lr" (x30) included:
+		// it is the name gprobe prints for DWARF register 30.
 		fetchRegs: []string{
 			"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
 			"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
 			"x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
-			"x24", "x25", "x26", "x27", "x28", "x29", "x30",
+			"x24", "x25", "x26", "x27", "x28", "x29", "x30", "lr",
 			"sp", "pc", "pstate",
 		},
 		argRegs: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"},

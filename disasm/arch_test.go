@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +109,22 @@ func TestArchSlicesAreCopies(t *testing.T) {
 	AMD64.FetchRegisters()[0] = "x"
 	if AMD64.ArgRegisters()[0] != "di" || AMD64.FetchRegisters()[0] != "r15" {
 		t.Error("Arch tables changed through a returned slice")
+	}
+}
+
+// TestPrintedRegistersAreAccepted: every register name gprobe prints for a
+// DWARF register is one the kernel accepts in a fetch argument (arm64's
+// "lr" once was not).
+func TestPrintedRegistersAreAccepted(t *testing.T) {
+	for _, a := range []Arch{AMD64, ARM64} {
+		for n := 0; ; n++ {
+			name, err := KprobeRegister(a, n)
+			if err != nil {
+				break
+			}
+			if !slices.Contains(a.FetchRegisters(), name) {
+				t.Errorf("%v: DWARF register %d prints as %%%s, which the kernel refuses", a, n, name)
+			}
+		}
 	}
 }
