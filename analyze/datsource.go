@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/ftracetext"
-	"github.com/gprobe/gprobe/analyze/ringbuf"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/analyze/tracedat"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
 // batchPages is how many pages a CPU decoder hands over at once; with the
@@ -50,7 +50,7 @@ func (s *datSource) Info() trace.Info { return s.info }
 type rec struct {
 	ts    uint64
 	data  []byte
-	f     *event.Format
+	f     *eventfmt.Format
 	count int64 // loss markers
 	id    int32 // event id when f is nil
 	pid   int32
@@ -194,11 +194,11 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 // It returns whether the stream was cut short.
 func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
 	dec := ringbuf.Decoder{Header: s.f.HeaderPage, Order: s.f.Order}
-	formats := map[int]*event.Format{}
-	pidField := &event.Field{Offset: 4, Size: 4, Signed: true}
+	formats := map[int]*eventfmt.Format{}
+	pidField := &eventfmt.Field{Offset: 4, Size: 4, Signed: true}
 	pidKnown := false
 	order := s.f.Order
-	lastID, lastFmt := ^uint64(0), (*event.Format)(nil)
+	lastID, lastFmt := ^uint64(0), (*eventfmt.Format)(nil)
 	recs := batchPool.Get().([]rec)
 	n := 0
 	send := func(last bool, err error) bool {

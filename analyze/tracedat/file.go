@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 var (
@@ -81,7 +81,7 @@ type File struct {
 	LongSize    int
 	PageSize    int
 	Compression string // "" or "none" when uncompressed
-	HeaderPage  event.PageHeader
+	HeaderPage  eventfmt.PageHeader
 	// HeaderPageText is events/header_page as stored.
 	HeaderPageText string
 	Cmdlines       map[int]string
@@ -101,7 +101,7 @@ type File struct {
 
 	fmtMu   sync.Mutex
 	rawFmts map[int]rawFormat
-	formats map[int]*event.Format
+	formats map[int]*eventfmt.Format
 }
 
 // rawFormat is a format description as stored; it is parsed (and copied
@@ -112,7 +112,7 @@ type rawFormat struct {
 }
 
 // Format returns the description of event id, parsing it on first use.
-func (f *File) Format(id int) (*event.Format, error) {
+func (f *File) Format(id int) (*eventfmt.Format, error) {
 	f.fmtMu.Lock()
 	defer f.fmtMu.Unlock()
 	if ef, ok := f.formats[id]; ok {
@@ -122,7 +122,7 @@ func (f *File) Format(id int) (*event.Format, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no format for event id %d", ErrCorrupt, id)
 	}
-	ef, err := event.Parse(raw.system, string(raw.text))
+	ef, err := eventfmt.Parse(raw.system, string(raw.text))
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +151,14 @@ func (f *File) FormatIDs() []int {
 }
 
 // Formats lists every event format in the file, parsed.
-func (f *File) Formats() []*event.Format {
+func (f *File) Formats() []*eventfmt.Format {
 	f.fmtMu.Lock()
 	ids := make([]int, 0, len(f.rawFmts))
 	for id := range f.rawFmts {
 		ids = append(ids, id)
 	}
 	f.fmtMu.Unlock()
-	var out []*event.Format
+	var out []*eventfmt.Format
 	for _, id := range ids {
 		if ef, err := f.Format(id); err == nil {
 			out = append(out, ef)
@@ -169,7 +169,7 @@ func (f *File) Formats() []*event.Format {
 
 // Open reads the metadata of a trace.dat of size bytes.
 func Open(r io.ReaderAt, size int64) (*File, error) {
-	f := &File{r: r, size: size, Cmdlines: map[int]string{}, rawFmts: map[int]rawFormat{}, formats: map[int]*event.Format{}}
+	f := &File{r: r, size: size, Cmdlines: map[int]string{}, rawFmts: map[int]rawFormat{}, formats: map[int]*eventfmt.Format{}}
 	c := &cursor{r: r, size: size}
 	head := c.bytes(len(Magic))
 	if c.err != nil || !bytes.Equal(head, Magic) {
@@ -245,7 +245,7 @@ func (f *File) readHeaderInfo(c *cursor) error {
 		return fmt.Errorf("%w: header_page: %v", ErrCorrupt, c.err)
 	}
 	f.HeaderPageText = string(hp)
-	h, err := event.ParseHeaderPage(string(hp))
+	h, err := eventfmt.ParseHeaderPage(string(hp))
 	if err != nil {
 		return err
 	}

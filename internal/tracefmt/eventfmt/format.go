@@ -1,9 +1,9 @@
-// Package event parses the kernel's event `format` descriptions and decodes
+// Package eventfmt parses the kernel's event `format` descriptions and decodes
 // the fields of a raw record with them.
 //
 // Offsets and sizes always come from the format text, never from a
 // hard-coded layout: kernels have changed the common header over time.
-package event
+package eventfmt
 
 import (
 	"encoding/binary"

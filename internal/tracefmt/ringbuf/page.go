@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 // ErrPage is wrapped by errors about a page whose header or events are not sound.
@@ -42,7 +42,7 @@ type Page struct {
 
 // Decoder decodes pages of one file (fixed long size and byte order).
 type Decoder struct {
-	Header event.PageHeader
+	Header eventfmt.PageHeader
 	Order  binary.ByteOrder
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 // pageBuilder writes events the way the kernel lays them out.
@@ -70,7 +70,7 @@ func (p *pageBuilder) page(ts uint64, flags uint64, missed uint64, size int) []b
 	return pg
 }
 
-var hdr = event.PageHeader{CommitOffset: 8, CommitSize: 8, DataOffset: 16, DataSize: 4080}
+var hdr = eventfmt.PageHeader{CommitOffset: 8, CommitSize: 8, DataOffset: 16, DataSize: 4080}
 
 func TestDecode(t *testing.T) {
 	for _, bo := range []order{binary.LittleEndian, binary.BigEndian} {
