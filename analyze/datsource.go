@@ -193,7 +193,7 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 // decodeCPU reads one CPU's pages and sends decoded records in batches.
 // It returns whether the stream was cut short.
 func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
-	dec := ringbuf.Decoder{Header: s.f.HeaderPage, Order: s.f.Order}
+	dec := ringbuf.NewDecoder(s.f.PageLayout, s.f.Order)
 	formats := map[int]*eventfmt.Format{}
 	pidField := &eventfmt.Field{Offset: 4, Size: 4, Signed: true}
 	pidKnown := false

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 	"github.com/gprobe/gprobe/record/tracedat"
 )
 
@@ -154,7 +155,7 @@ type session struct {
 	inst    *tracefs.Instance
 	events  []event
 	enabled []event
-	layout  pageLayout
+	layout  ringbuf.Layout
 	cpus    []int // CPU numbers with a per_cpu directory
 	readers []*cpuReader
 	stop    chan struct{}
@@ -193,7 +194,7 @@ func (s *session) setup() error {
 	if err != nil {
 		return err
 	}
-	if s.layout, err = parseHeaderPage(hp); err != nil {
+	if s.layout, err = ringbuf.ParseHeaderPage(string(hp)); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(s.inst.Path("per_cpu"))
@@ -505,7 +506,7 @@ func (s *session) finish() (*Result, error) {
 	m.Command = s.cfg.Command
 	m.All = s.cfg.All
 	m.Clock = clock
-	m.SubbufSize = s.layout.size
+	m.SubbufSize = s.layout.PageSize()
 	if b, err := s.inst.ReadFile("buffer_size_kb"); err == nil {
 		m.BufferSizeKB, _ = strconv.Atoi(strings.Fields(string(b) + " 0")[0])
 	}
@@ -557,7 +558,7 @@ const unsafeLongSize = 4 << (^uintptr(0) >> 63)
 
 func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	f := &tracedat.File{
-		PageSize:       s.layout.size,
+		PageSize:       s.layout.PageSize(),
 		LongSize:       int(unsafeLongSize),
 		Clock:          clock,
 		TraceClockFile: nil,

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
 var (
@@ -81,7 +82,7 @@ type File struct {
 	LongSize    int
 	PageSize    int
 	Compression string // "" or "none" when uncompressed
-	HeaderPage  eventfmt.PageHeader
+	PageLayout  ringbuf.Layout
 	// HeaderPageText is events/header_page as stored.
 	HeaderPageText string
 	Cmdlines       map[int]string
@@ -245,11 +246,15 @@ func (f *File) readHeaderInfo(c *cursor) error {
 		return fmt.Errorf("%w: header_page: %v", ErrCorrupt, c.err)
 	}
 	f.HeaderPageText = string(hp)
-	h, err := eventfmt.ParseHeaderPage(string(hp))
-	if err != nil {
-		return err
+	// Old files may omit header_page.
+	f.PageLayout = ringbuf.DefaultLayout
+	if strings.TrimSpace(f.HeaderPageText) != "" {
+		l, err := ringbuf.ParseHeaderPage(f.HeaderPageText)
+		if err != nil {
+			return err
+		}
+		f.PageLayout = l
 	}
-	f.HeaderPage = h
 	if string(c.bytes(13)) != "header_event\x00" {
 		return fmt.Errorf("%w: no header_event", ErrCorrupt)
 	}

@@ -54,11 +54,11 @@ func page(ts uint64, pid int32, values []uint64, missed uint64) []byte {
 
 func testFile(t *testing.T, cpus [][]byte) *File {
 	t.Helper()
-	hp, err := os.ReadFile("testdata/header_page")
+	hp, err := os.ReadFile("../../internal/tracefmt/ringbuf/testdata/header_page")
 	if err != nil {
 		t.Fatal(err)
 	}
-	he, err := os.ReadFile("testdata/header_event")
+	he, err := os.ReadFile("../../internal/tracefmt/ringbuf/testdata/header_event")
 	if err != nil {
 		t.Fatal(err)
 	}
