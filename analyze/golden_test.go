@@ -19,7 +19,7 @@ import (
 	"github.com/gprobe/gprobe/analyze/internal/datgen"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/trace"
-	"github.com/gprobe/gprobe/analyze/tracedat"
+	"github.com/gprobe/gprobe/internal/tracefmt"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports")
@@ -127,7 +127,7 @@ func datgenInput(t testing.TB, path string) datgen.Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := tracedat.Open(bytes.NewReader(raw), int64(len(raw)))
+	f, err := tracefmt.Open(bytes.NewReader(raw), int64(len(raw)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestTruncated(t *testing.T) {
 			cuts = append(cuts, len(raw)*i/60)
 		}
 		// Cuts inside each CPU's data.
-		if f, err := tracedat.Open(bytes.NewReader(raw), int64(len(raw))); err == nil {
+		if f, err := tracefmt.Open(bytes.NewReader(raw), int64(len(raw))); err == nil {
 			for _, b := range f.Buffers {
 				for _, c := range b.CPUs {
 					for k := int64(1); k < 8; k++ {
@@ -288,7 +288,7 @@ func TestRandomInput(t *testing.T) {
 		if !errors.Is(err, analyze.ErrUnknownFormat) {
 			t.Fatalf("random %d bytes: %v, want ErrUnknownFormat", len(b), err)
 		}
-		m := append(append([]byte(nil), tracedat.Magic...), b...)
+		m := append(append([]byte(nil), tracefmt.Magic...), b...)
 		if src, err := analyze.Detect(bytes.NewReader(m), int64(len(m))); err == nil {
 			runAll(src)
 		}

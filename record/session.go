@@ -1,7 +1,6 @@
 package record
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/tracefmt"
 	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
-	"github.com/gprobe/gprobe/record/tracedat"
 )
 
 // ErrConfig reports contradictory or invalid session settings.
@@ -64,7 +63,7 @@ type Result struct {
 	Output string
 	Events uint64 // event records written
 	Bytes  int64  // size of the file
-	Meta   Metadata
+	Meta   tracefmt.Metadata
 	// ExitCode is the command's exit status (128+signal when killed),
 	// or 128+signal of the signal that stopped a recording without a
 	// command; 0 otherwise.
@@ -162,7 +161,7 @@ type session struct {
 	wg      sync.WaitGroup
 	stopped bool
 	tmpDir  string // beside the output, for the per-CPU data
-	meta    Metadata
+	meta    tracefmt.Metadata
 	started time.Time
 }
 
@@ -526,7 +525,7 @@ func (s *session) finish() (*Result, error) {
 	}
 	var res Result
 	for i, r := range s.readers {
-		cl := CPULost{
+		cl := tracefmt.CPULost{
 			CPU:        r.cpu,
 			Overrun:    statValue(m.CPUStatsAfter[i], "overrun") - statValue(m.CPUStatsBefore[i], "overrun"),
 			Dropped:    statValue(m.CPUStatsAfter[i], "dropped events") - statValue(m.CPUStatsBefore[i], "dropped events"),
@@ -557,7 +556,7 @@ func (s *session) finish() (*Result, error) {
 const unsafeLongSize = 4 << (^uintptr(0) >> 63)
 
 func (s *session) writeFile(kallsyms []byte) (int64, error) {
-	f := &tracedat.File{
+	f := &tracefmt.Content{
 		PageSize:       s.layout.PageSize(),
 		LongSize:       int(unsafeLongSize),
 		Clock:          clock,
@@ -589,7 +588,7 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 		if !ok {
 			i = len(f.Systems)
 			bySystem[e.System] = i
-			f.Systems = append(f.Systems, tracedat.System{Name: e.System})
+			f.Systems = append(f.Systems, tracefmt.System{Name: e.System})
 		}
 		f.Systems[i].Formats = append(f.Systems[i].Formats, b)
 	}
@@ -600,29 +599,29 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 		f.TraceClockFile = tc
 	}
 	for i, cpu := range s.cpus {
-		f.Options = append(f.Options, tracedat.CPUStat(cpu, []byte(s.meta.CPUStatsAfter[i])))
+		f.Options = append(f.Options, tracefmt.CPUStat(cpu, []byte(s.meta.CPUStatsAfter[i])))
 	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
-		f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionUname, Data: tracedat.CString(strings.Join([]string{
+		f.Options = append(f.Options, tracefmt.Option{ID: tracefmt.OptionUname, Data: tracefmt.CString(strings.Join([]string{
 			unix.ByteSliceToString(u.Sysname[:]), unix.ByteSliceToString(u.Nodename[:]),
 			unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:])}, " "))})
 	}
-	f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionVersion, Data: tracedat.CString("gprobe")})
-	meta, err := json.Marshal(s.meta)
+	f.Options = append(f.Options, tracefmt.Option{ID: tracefmt.OptionVersion, Data: tracefmt.CString("gprobe")})
+	meta, err := s.meta.Option()
 	if err != nil {
 		return 0, err
 	}
-	f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionGprobe, Data: meta})
+	f.Options = append(f.Options, meta)
 
 	// CPU i of the file is CPU number i; CPUs without a buffer are empty.
 	ncpu := s.cpus[len(s.cpus)-1] + 1
-	f.CPUs = make([]tracedat.CPUData, ncpu)
+	f.CPUs = make([]tracefmt.CPUData, ncpu)
 	for _, r := range s.readers {
 		if _, err := r.tmp.Seek(0, io.SeekStart); err != nil {
 			return 0, err
 		}
-		f.CPUs[r.cpu] = tracedat.CPUData{R: r.tmp, Size: r.size()}
+		f.CPUs[r.cpu] = tracefmt.CPUData{R: r.tmp, Size: r.size()}
 	}
 
 	// Written beside the target and renamed: never a half-written file

@@ -1,15 +1,4 @@
-// Package tracedat writes trace-cmd's trace.dat file, version 6, without
-// compression (trace-cmd's Documentation/trace-cmd/trace-cmd.dat.v6.5.txt).
-//
-// A [File] holds the metadata blobs exactly as tracefs prints them and one
-// data source per CPU holding raw ring-buffer sub-buffers as read from
-// per_cpu/cpuN/trace_pipe_raw. [File.WriteTo] streams the whole file in one
-// pass: every size is known before writing, so nothing is patched later and
-// the writer needs no seeking.
-//
-// Everything is written in the host's byte order, as the ring-buffer pages
-// copied verbatim are in that order too.
-package tracedat
+package tracefmt
 
 import (
 	"bytes"
@@ -18,27 +7,6 @@ import (
 	"fmt"
 	"io"
 )
-
-// Option identifiers of the v6 options section (trace-cmd-private.h,
-// enum tracecmd_option_id). Only those gprobe writes are named.
-const (
-	OptionDone       uint16 = 0
-	OptionCPUStat    uint16 = 2
-	OptionTraceClock uint16 = 4
-	OptionUname      uint16 = 5
-	OptionVersion    uint16 = 9
-	OptionProcMaps   uint16 = 10
-
-	// OptionGprobe holds gprobe's own record metadata (probe definitions,
-	// loss counters; JSON written by package record). The id is far
-	// above trace-cmd's own (25 in trace-cmd 3.4) so that it cannot
-	// collide; trace-cmd report skips it silently and trace-cmd dump
-	// lists it as "Unknown option".
-	OptionGprobe uint16 = 0x6770 // "gp"
-)
-
-// ErrInvalid reports a File that cannot be written as trace.dat v6.
-var ErrInvalid = errors.New("invalid trace.dat content")
 
 // Option is one entry of the options section. trace-cmd skips options it
 // does not know (with a warning), so Data is opaque to the writer.
@@ -61,8 +29,8 @@ type CPUData struct {
 	Size int64
 }
 
-// File is the content of a trace.dat v6 file.
-type File struct {
+// Content is what a trace.dat v6 file holds, to be written.
+type Content struct {
 	// PageSize is the ring-buffer sub-buffer size, the unit in which
 	// readers walk the CPU data (v6 has no separate field for it, so it
 	// must be the sub-buffer size and not merely the host page size).
@@ -91,16 +59,6 @@ type File struct {
 	CPUs    []CPUData
 }
 
-var magic = []byte{0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g', '6', 0}
-
-// hostOrder is the byte order of this machine, the one of the raw pages.
-var hostOrder = func() binary.AppendByteOrder {
-	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
-		return binary.LittleEndian
-	}
-	return binary.BigEndian
-}()
-
 type writer struct {
 	w   io.Writer
 	n   int64
@@ -125,7 +83,7 @@ func (w *writer) u64(v uint64) { w.bytes(w.o.AppendUint64(nil, v)) }
 func (w *writer) blob32(b []byte) { w.u32(uint32(len(b))); w.bytes(b) }
 func (w *writer) blob64(b []byte) { w.u64(uint64(len(b))); w.bytes(b) }
 
-func (f *File) validate() error {
+func (f *Content) validate() error {
 	if f.PageSize <= 0 || f.PageSize&(f.PageSize-1) != 0 {
 		return fmt.Errorf("%w: page size %d is not a power of two", ErrInvalid, f.PageSize)
 	}
@@ -158,14 +116,15 @@ func (f *File) validate() error {
 }
 
 // WriteTo writes the file to w. It returns the number of bytes written.
-func (f *File) WriteTo(w io.Writer) (int64, error) {
+func (f *Content) WriteTo(w io.Writer) (int64, error) {
 	if err := f.validate(); err != nil {
 		return 0, err
 	}
 	wr := &writer{w: w, o: hostOrder}
 
 	// Initial format.
-	wr.bytes(magic)
+	wr.bytes(Magic)
+	wr.bytes([]byte("6\x00"))
 	if hostOrder == binary.BigEndian {
 		wr.bytes([]byte{1})
 	} else {

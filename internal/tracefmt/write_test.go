@@ -1,4 +1,4 @@
-package tracedat
+package tracefmt
 
 import (
 	"bytes"
@@ -52,17 +52,17 @@ func page(ts uint64, pid int32, values []uint64, missed uint64) []byte {
 	return p
 }
 
-func testFile(t *testing.T, cpus [][]byte) *File {
+func testFile(t *testing.T, cpus [][]byte) *Content {
 	t.Helper()
-	hp, err := os.ReadFile("../../internal/tracefmt/ringbuf/testdata/header_page")
+	hp, err := os.ReadFile("ringbuf/testdata/header_page")
 	if err != nil {
 		t.Fatal(err)
 	}
-	he, err := os.ReadFile("../../internal/tracefmt/ringbuf/testdata/header_event")
+	he, err := os.ReadFile("ringbuf/testdata/header_event")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &File{
+	f := &Content{
 		PageSize: pageSize, LongSize: 8,
 		HeaderPage: hp, HeaderEvent: he,
 		Systems:  []System{{Name: "gprobe_test", Formats: [][]byte{[]byte(helloFormat)}}},
@@ -92,7 +92,7 @@ func requireTraceCmd(t *testing.T) string {
 	return p
 }
 
-func writeFile(t *testing.T, f *File) string {
+func writeFile(t *testing.T, f *Content) string {
 	t.Helper()
 	var b bytes.Buffer
 	n, err := f.WriteTo(&b)
@@ -199,14 +199,14 @@ func TestTraceCmdDump(t *testing.T) {
 }
 
 func TestInvalid(t *testing.T) {
-	base := func() *File { return testFile(t, [][]byte{make([]byte, pageSize)}) }
-	cases := map[string]func(f *File){
-		"page size":    func(f *File) { f.PageSize = 3000 },
-		"long size":    func(f *File) { f.LongSize = 2 },
-		"no header":    func(f *File) { f.HeaderPage = nil },
-		"no cpu":       func(f *File) { f.CPUs = nil },
-		"partial page": func(f *File) { f.CPUs[0].Size = 100 },
-		"option zero":  func(f *File) { f.Options = append(f.Options, Option{ID: OptionDone}) },
+	base := func() *Content { return testFile(t, [][]byte{make([]byte, pageSize)}) }
+	cases := map[string]func(f *Content){
+		"page size":    func(f *Content) { f.PageSize = 3000 },
+		"long size":    func(f *Content) { f.LongSize = 2 },
+		"no header":    func(f *Content) { f.HeaderPage = nil },
+		"no cpu":       func(f *Content) { f.CPUs = nil },
+		"partial page": func(f *Content) { f.CPUs[0].Size = 100 },
+		"option zero":  func(f *Content) { f.Options = append(f.Options, Option{ID: OptionDone}) },
 	}
 	for name, mod := range cases {
 		f := base()
