@@ -557,6 +557,7 @@ const unsafeLongSize = 4 << (^uintptr(0) >> 63)
 
 func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	f := &tracefmt.Content{
+		Version:        6,
 		PageSize:       s.layout.PageSize(),
 		LongSize:       int(unsafeLongSize),
 		Clock:          clock,

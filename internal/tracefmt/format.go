@@ -62,8 +62,11 @@ const (
 const sectionCompressed = 1
 
 // hostOrder is the byte order of this machine, the one of the ring-buffer
-// pages it records.
-var hostOrder = func() binary.AppendByteOrder {
+// pages it records and so of the files it writes.
+var hostOrder = func() interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+} {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
 		return binary.LittleEndian
 	}

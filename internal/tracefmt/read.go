@@ -390,14 +390,9 @@ func (f *File) readV7(c *cursor) error {
 	if c.err != nil {
 		return fmt.Errorf("%w: header cut short", ErrCorrupt)
 	}
-	switch f.Compression {
-	case "", "none":
-	case "zstd":
-		f.dec = zstdDecompressor()
-	case "zlib":
-		f.dec = zlibDecompress
-	default:
-		return fmt.Errorf("%w: compression %q", ErrUnsupported, f.Compression)
+	var err error
+	if _, f.dec, err = codecs(f.Compression); err != nil {
+		return err
 	}
 	sections := map[uint16]uint64{}
 	type bufOpt struct {
