@@ -43,7 +43,9 @@ type File struct {
 	LongSize    int
 	PageSize    int
 	Compression string // "" or "none" when uncompressed
-	PageLayout  ringbuf.Layout
+	// PageLayout is the sub-buffer layout header_page describes
+	// (ringbuf.DefaultLayout when the file has none).
+	PageLayout ringbuf.Layout
 	// HeaderPageText is events/header_page as stored.
 	HeaderPageText string
 	Cmdlines       map[int]string
