@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/ftracetext"
-	"github.com/gprobe/gprobe/analyze/ringbuf"
 	"github.com/gprobe/gprobe/analyze/trace"
-	"github.com/gprobe/gprobe/analyze/tracedat"
+	"github.com/gprobe/gprobe/internal/tracefmt"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
 // batchPages is how many pages a CPU decoder hands over at once; with the
@@ -26,11 +26,12 @@ const (
 // datSource decodes every CPU stream of every buffer in its own goroutine
 // and merges them by timestamp.
 type datSource struct {
-	f    *tracedat.File
-	info trace.Info
+	f     *tracefmt.File
+	tgids map[int]int // thread to process, from gprobe record's metadata
+	info  trace.Info
 }
 
-func newDatSource(f *tracedat.File) *datSource {
+func newDatSource(f *tracefmt.File) *datSource {
 	s := &datSource{f: f}
 	comp := f.Compression
 	if comp == "" {
@@ -39,7 +40,10 @@ func newDatSource(f *tracedat.File) *datSource {
 	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
 	s.info.Truncated = f.Truncated
 	s.info.StatsLost = statsLost(f.CPUStats)
-	s.info.Probes = f.Probes
+	if m := f.Gprobe; m != nil {
+		s.info.Probes = m.Probes
+		s.tgids = m.TGIDs()
+	}
 	return s
 }
 
@@ -50,7 +54,7 @@ func (s *datSource) Info() trace.Info { return s.info }
 type rec struct {
 	ts    uint64
 	data  []byte
-	f     *event.Format
+	f     *eventfmt.Format
 	count int64 // loss markers
 	id    int32 // event id when f is nil
 	pid   int32
@@ -158,7 +162,7 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 				ev.Name = fmt.Sprintf("event_%d", r.id)
 			}
 			if ev.PID != lastPID {
-				lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.f.TGIDs[ev.PID]
+				lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.tgids[ev.PID]
 			}
 			ev.Comm, ev.TGID = lastComm, lastTGID
 		}
@@ -192,13 +196,13 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 
 // decodeCPU reads one CPU's pages and sends decoded records in batches.
 // It returns whether the stream was cut short.
-func (s *datSource) decodeCPU(pages *tracedat.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
-	dec := ringbuf.Decoder{Header: s.f.HeaderPage, Order: s.f.Order}
-	formats := map[int]*event.Format{}
-	pidField := &event.Field{Offset: 4, Size: 4, Signed: true}
+func (s *datSource) decodeCPU(pages *tracefmt.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
+	dec := ringbuf.NewDecoder(s.f.PageLayout, s.f.Order)
+	formats := map[int]*eventfmt.Format{}
+	pidField := &eventfmt.Field{Offset: 4, Size: 4, Signed: true}
 	pidKnown := false
 	order := s.f.Order
-	lastID, lastFmt := ^uint64(0), (*event.Format)(nil)
+	lastID, lastFmt := ^uint64(0), (*eventfmt.Format)(nil)
 	recs := batchPool.Get().([]rec)
 	n := 0
 	send := func(last bool, err error) bool {

@@ -3,8 +3,8 @@
 // the latency and refcount-leak analyses over it in one pass. It never
 // talks to tracefs and never imports resolve.
 //
-// Sub-packages, one job each: event (format descriptions, field decoding),
-// ringbuf (ring-buffer pages), tracedat (the trace.dat container),
+// The trace.dat container, its ring-buffer pages and the event formats are
+// internal/tracefmt's, shared with record. Sub-packages, one job each:
 // ftracetext (the kernel's text output), trace (the event model), latency
 // (entry/return pairing and statistics), refcount (objects by key),
 // report (text and JSON), timeline (Chrome trace-event export), folded

@@ -3,23 +3,20 @@ package analyze_test
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/analyze/internal/datgen"
 	"github.com/gprobe/gprobe/analyze/refcount"
+	"github.com/gprobe/gprobe/internal/tracefmt"
 )
 
-// smallInput keeps only refprog's event formats and 1 KB pages, so that
-// fuzz seeds stay small.
-func smallInput(t testing.TB) datgen.Input {
-	in := datgenInput(t, goldenPath(t, "v7-none.dat.zst"))
-	for sys := range in.Systems {
-		if !strings.HasPrefix(sys, "gpa_") {
-			delete(in.Systems, sys)
-		}
-	}
+// smallInput keeps only refprog's event formats, so that fuzz seeds stay
+// small.
+func smallInput(t testing.TB) *recorded {
+	in := readRecorded(t, goldenPath(t, "v7-none.dat.zst"))
+	in.Systems = slices.DeleteFunc(in.Systems, func(s tracefmt.System) bool { return !strings.HasPrefix(s.Name, "gpa_") })
 	return in
 }
 
@@ -27,9 +24,9 @@ func smallInput(t testing.TB) datgen.Input {
 // analyses: they must never panic or hang.
 func FuzzDetect(f *testing.F) {
 	in := smallInput(f)
-	f.Add(datgen.V6(in))
+	f.Add(in.write(f, 6, "", false))
 	for _, c := range []string{"none", "zlib", "zstd"} {
-		f.Add(datgen.V7(in, c))
+		f.Add(in.write(f, 7, c, false))
 	}
 	txt, _ := os.ReadFile("testdata/golden/trace.txt")
 	f.Add(txt[:2048])

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gprobe/gprobe/analyze/ftracetext"
 	"github.com/gprobe/gprobe/analyze/trace"
-	"github.com/gprobe/gprobe/analyze/tracedat"
+	"github.com/gprobe/gprobe/internal/tracefmt"
 )
 
 // ErrUnknownFormat: the input is neither a trace.dat nor ftrace text.
@@ -56,15 +56,15 @@ func Detect(r io.ReaderAt, size int64) (trace.Source, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%w: empty file", ErrUnknownFormat)
 	}
-	if bytes.HasPrefix(head, tracedat.Magic) {
-		f, err := tracedat.Open(r, size)
+	if bytes.HasPrefix(head, tracefmt.Magic) {
+		f, err := tracefmt.Open(r, size)
 		if err != nil {
 			return nil, err
 		}
 		return newDatSource(f), nil
 	}
-	if bytes.HasPrefix(tracedat.Magic, head) {
-		return nil, fmt.Errorf("%w: trace.dat cut inside its magic", tracedat.ErrCorrupt)
+	if bytes.HasPrefix(tracefmt.Magic, head) {
+		return nil, fmt.Errorf("%w: trace.dat cut inside its magic", tracefmt.ErrCorrupt)
 	}
 	probe := head
 	if n == 4096 {

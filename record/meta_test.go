@@ -1,6 +1,10 @@
 package record
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gprobe/gprobe/internal/tracefmt"
+)
 
 func TestStatValue(t *testing.T) {
 	const stats = "entries: 12\noverrun: 345\ncommit overrun: 0\nbytes: 1024\noldest event ts:  9533.238850\nnow ts:  9533.238850\ndropped events: 7\nread events: 99\n"
@@ -26,7 +30,7 @@ func TestSummary(t *testing.T) {
 	if got, want := r.Summary(), "gprobe record: 1234 events, 5120 kB written to trace.out, no events lost"; got != want {
 		t.Errorf("\n got %q\nwant %q", got, want)
 	}
-	r.Meta.Lost = Lost{Overrun: 10, PageMissed: 8, Dropped: 2, ProbeMissed: 3, PagesMissedUnknown: 1}
+	r.Meta.Lost = tracefmt.Lost{Overrun: 10, PageMissed: 8, Dropped: 2, ProbeMissed: 3, PagesMissedUnknown: 1}
 	r.Meta.Interrupted = "interrupt"
 	want := "gprobe record: 1234 events, 5120 kB written to trace.out, LOST 15 events (ring buffer overrun 10, dropped 2, probe misses 3, plus 1 gaps of unknown size); interrupted by interrupt"
 	if got := r.Summary(); got != want {

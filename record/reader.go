@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
 // pollMillis bounds how long a CPU reader sleeps in poll(2): the kernel
@@ -21,8 +23,9 @@ const pollMillis = 50
 // temporary file, unchanged, and counts what they hold.
 type cpuReader struct {
 	cpu    int
-	layout pageLayout
-	fd     int // trace_pipe_raw, O_NONBLOCK; raw so the Go poller stays out
+	layout ringbuf.Layout
+	dec    ringbuf.Decoder // pages come in this machine's byte order
+	fd     int             // trace_pipe_raw, O_NONBLOCK; raw so the Go poller stays out
 	name   string
 	tmp    *os.File
 	out    *bufio.Writer
@@ -31,7 +34,7 @@ type cpuReader struct {
 	err                                  error
 }
 
-func openCPUReader(inst *tracefs.Instance, cpu int, layout pageLayout, tmpDir string) (*cpuReader, error) {
+func openCPUReader(inst *tracefs.Instance, cpu int, layout ringbuf.Layout, tmpDir string) (*cpuReader, error) {
 	name := inst.Path(fmt.Sprintf("per_cpu/cpu%d/trace_pipe_raw", cpu))
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -42,14 +45,14 @@ func openCPUReader(inst *tracefs.Instance, cpu int, layout pageLayout, tmpDir st
 		unix.Close(fd)
 		return nil, err
 	}
-	return &cpuReader{cpu: cpu, layout: layout, fd: fd, name: name, tmp: tmp,
-		out: bufio.NewWriterSize(tmp, 16*layout.size)}, nil
+	return &cpuReader{cpu: cpu, layout: layout, dec: ringbuf.NewDecoder(layout, binary.NativeEndian), fd: fd, name: name, tmp: tmp,
+		out: bufio.NewWriterSize(tmp, 16*layout.PageSize())}, nil
 }
 
 // run copies pages until stop is closed, then drains what is left (the
 // caller turns tracing off first, so the drain ends).
 func (r *cpuReader) run(stop <-chan struct{}) {
-	buf := make([]byte, r.layout.size)
+	buf := make([]byte, r.layout.PageSize())
 	fd := r.fd
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
@@ -93,12 +96,16 @@ func (r *cpuReader) readAvailable(fd int, buf []byte, live bool) error {
 		// The kernel hands out one whole sub-buffer per read of that
 		// size; keep the file made of whole pages in any case.
 		clear(buf[n:])
-		st := r.layout.scanPage(buf)
+		// A damaged page counts its sound records and is still kept
+		// verbatim, for the reader to judge.
+		pg, _ := r.dec.Decode(buf, nil)
 		r.pages.Add(1)
-		full := st.fill >= (r.layout.size-r.layout.dataOff)/2
-		r.events.Add(st.events)
-		r.missed.Add(st.missed)
-		if st.missedUnknown {
+		full := pg.Commit >= r.layout.DataSize/2
+		r.events.Add(uint64(pg.Records))
+		switch {
+		case pg.Missed > 0:
+			r.missed.Add(uint64(pg.Missed))
+		case pg.Missed < 0:
 			r.missedUnknown.Add(1)
 		}
 		if _, err := r.out.Write(buf); err != nil {
@@ -110,7 +117,7 @@ func (r *cpuReader) readAvailable(fd int, buf []byte, live bool) error {
 	}
 }
 
-func (r *cpuReader) size() int64 { return int64(r.pages.Load()) * int64(r.layout.size) }
+func (r *cpuReader) size() int64 { return int64(r.pages.Load()) * int64(r.layout.PageSize()) }
 
 // close releases the trace_pipe_raw descriptor and removes the temporary
 // file (its data must have been copied out before).

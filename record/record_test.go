@@ -3,8 +3,6 @@ package record
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,7 +16,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/record/tracedat"
+	"github.com/gprobe/gprobe/internal/tracefmt"
 )
 
 // These tests record for real: uprobes on a program compiled here, static
@@ -120,64 +118,21 @@ func report(t testing.TB, file string) string {
 	return string(out)
 }
 
-// gprobeOption extracts the gprobe metadata option of a trace.dat v6
-// file written here (little endian, the only layout the writer emits on
-// this machine).
-func gprobeOption(t testing.TB, file string) Metadata {
+// gprobeOption reads the gprobe metadata option of a trace.dat file.
+func gprobeOption(t testing.TB, file string) tracefmt.Metadata {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	le := binary.LittleEndian
-	p := 12 + 2 + 4 // magic, "tracing", "6\0"; endian, long size; page size
-	for _, tag := range []string{"header_page\x00", "header_event\x00"} {
-		if !bytes.HasPrefix(b[p:], []byte(tag)) {
-			t.Fatalf("no %q at %d", tag, p)
-		}
-		p += len(tag)
-		p += 8 + int(le.Uint64(b[p:]))
+	f, err := tracefmt.Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	n := int(le.Uint32(b[p:])) // ftrace formats
-	p += 4
-	for ; n > 0; n-- {
-		p += 8 + int(le.Uint64(b[p:]))
+	if f.Gprobe == nil {
+		t.Fatal("no gprobe option in", file)
 	}
-	n = int(le.Uint32(b[p:])) // systems
-	p += 4
-	for ; n > 0; n-- {
-		p += bytes.IndexByte(b[p:], 0) + 1
-		m := int(le.Uint32(b[p:]))
-		p += 4
-		for ; m > 0; m-- {
-			p += 8 + int(le.Uint64(b[p:]))
-		}
-	}
-	p += 4 + int(le.Uint32(b[p:])) // kallsyms
-	p += 4 + int(le.Uint32(b[p:])) // printk
-	p += 8 + int(le.Uint64(b[p:])) // cmdlines
-	p += 4                         // cpus
-	if string(b[p:p+10]) != "options  \x00" {
-		t.Fatalf("no options at %d", p)
-	}
-	p += 10
-	for {
-		id := le.Uint16(b[p:])
-		if id == 0 {
-			break
-		}
-		size := int(le.Uint32(b[p+2:]))
-		if id == tracedat.OptionGprobe {
-			var m Metadata
-			if err := json.Unmarshal(b[p+6:p+6+size], &m); err != nil {
-				t.Fatal(err)
-			}
-			return m
-		}
-		p += 6 + size
-	}
-	t.Fatal("no gprobe option in", file)
-	return Metadata{}
+	return *f.Gprobe
 }
 
 var probedLine = regexp.MustCompile(`(?m)^\s*calls-(\d+)\s+\[\d+\]\s+[\d.]+: probed:\s+\((?:0x)?[0-9a-f]+\) thread=(\d+) i=(\d+)$`)

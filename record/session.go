@@ -1,7 +1,6 @@
 package record
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/record/tracedat"
+	"github.com/gprobe/gprobe/internal/tracefmt"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
 // ErrConfig reports contradictory or invalid session settings.
@@ -63,7 +63,7 @@ type Result struct {
 	Output string
 	Events uint64 // event records written
 	Bytes  int64  // size of the file
-	Meta   Metadata
+	Meta   tracefmt.Metadata
 	// ExitCode is the command's exit status (128+signal when killed),
 	// or 128+signal of the signal that stopped a recording without a
 	// command; 0 otherwise.
@@ -154,14 +154,14 @@ type session struct {
 	inst    *tracefs.Instance
 	events  []event
 	enabled []event
-	layout  pageLayout
+	layout  ringbuf.Layout
 	cpus    []int // CPU numbers with a per_cpu directory
 	readers []*cpuReader
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	stopped bool
 	tmpDir  string // beside the output, for the per-CPU data
-	meta    Metadata
+	meta    tracefmt.Metadata
 	started time.Time
 }
 
@@ -193,7 +193,7 @@ func (s *session) setup() error {
 	if err != nil {
 		return err
 	}
-	if s.layout, err = parseHeaderPage(hp); err != nil {
+	if s.layout, err = ringbuf.ParseHeaderPage(string(hp)); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(s.inst.Path("per_cpu"))
@@ -505,7 +505,7 @@ func (s *session) finish() (*Result, error) {
 	m.Command = s.cfg.Command
 	m.All = s.cfg.All
 	m.Clock = clock
-	m.SubbufSize = s.layout.size
+	m.SubbufSize = s.layout.PageSize()
 	if b, err := s.inst.ReadFile("buffer_size_kb"); err == nil {
 		m.BufferSizeKB, _ = strconv.Atoi(strings.Fields(string(b) + " 0")[0])
 	}
@@ -525,7 +525,7 @@ func (s *session) finish() (*Result, error) {
 	}
 	var res Result
 	for i, r := range s.readers {
-		cl := CPULost{
+		cl := tracefmt.CPULost{
 			CPU:        r.cpu,
 			Overrun:    statValue(m.CPUStatsAfter[i], "overrun") - statValue(m.CPUStatsBefore[i], "overrun"),
 			Dropped:    statValue(m.CPUStatsAfter[i], "dropped events") - statValue(m.CPUStatsBefore[i], "dropped events"),
@@ -556,8 +556,9 @@ func (s *session) finish() (*Result, error) {
 const unsafeLongSize = 4 << (^uintptr(0) >> 63)
 
 func (s *session) writeFile(kallsyms []byte) (int64, error) {
-	f := &tracedat.File{
-		PageSize:       s.layout.size,
+	f := &tracefmt.Content{
+		Version:        6,
+		PageSize:       s.layout.PageSize(),
 		LongSize:       int(unsafeLongSize),
 		Clock:          clock,
 		TraceClockFile: nil,
@@ -588,7 +589,7 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 		if !ok {
 			i = len(f.Systems)
 			bySystem[e.System] = i
-			f.Systems = append(f.Systems, tracedat.System{Name: e.System})
+			f.Systems = append(f.Systems, tracefmt.System{Name: e.System})
 		}
 		f.Systems[i].Formats = append(f.Systems[i].Formats, b)
 	}
@@ -599,29 +600,29 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 		f.TraceClockFile = tc
 	}
 	for i, cpu := range s.cpus {
-		f.Options = append(f.Options, tracedat.CPUStat(cpu, []byte(s.meta.CPUStatsAfter[i])))
+		f.Options = append(f.Options, tracefmt.CPUStat(cpu, []byte(s.meta.CPUStatsAfter[i])))
 	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
-		f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionUname, Data: tracedat.CString(strings.Join([]string{
+		f.Options = append(f.Options, tracefmt.Option{ID: tracefmt.OptionUname, Data: tracefmt.CString(strings.Join([]string{
 			unix.ByteSliceToString(u.Sysname[:]), unix.ByteSliceToString(u.Nodename[:]),
 			unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:])}, " "))})
 	}
-	f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionVersion, Data: tracedat.CString("gprobe")})
-	meta, err := json.Marshal(s.meta)
+	f.Options = append(f.Options, tracefmt.Option{ID: tracefmt.OptionVersion, Data: tracefmt.CString("gprobe")})
+	meta, err := s.meta.Option()
 	if err != nil {
 		return 0, err
 	}
-	f.Options = append(f.Options, tracedat.Option{ID: tracedat.OptionGprobe, Data: meta})
+	f.Options = append(f.Options, meta)
 
 	// CPU i of the file is CPU number i; CPUs without a buffer are empty.
 	ncpu := s.cpus[len(s.cpus)-1] + 1
-	f.CPUs = make([]tracedat.CPUData, ncpu)
+	f.CPUs = make([]tracefmt.CPUData, ncpu)
 	for _, r := range s.readers {
 		if _, err := r.tmp.Seek(0, io.SeekStart); err != nil {
 			return 0, err
 		}
-		f.CPUs[r.cpu] = tracedat.CPUData{R: r.tmp, Size: r.size()}
+		f.CPUs[r.cpu] = tracefmt.CPUData{R: r.tmp, Size: r.size()}
 	}
 
 	// Written beside the target and renamed: never a half-written file

@@ -15,9 +15,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 // Options select grouping.
@@ -96,8 +96,8 @@ type class struct {
 	probe     bool // has __probe_ip (entry) or is a return
 	full      string
 	fn        int // entry: function index; return: partner (-1 unknown)
-	ipField   *event.Field
-	funcField *event.Field
+	ipField   *eventfmt.Field
+	funcField *eventfmt.Field
 	info      *fnInfo // return: the partner's, once known
 	lastProc  int
 	lastIP    uint64
@@ -204,7 +204,7 @@ func (a *Analyzer) fnID(fn string) int {
 	return len(a.fnNames) - 1
 }
 
-func (c *class) uint(e *trace.Event, f *event.Field, name string) (uint64, bool) {
+func (c *class) uint(e *trace.Event, f *eventfmt.Field, name string) (uint64, bool) {
 	if f != nil {
 		return f.Uint(e.Data, e.Order)
 	}

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gprobe/gprobe/analyze/event"
 	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 // ErrSpec is wrapped by errors about a --refcount specification.
@@ -207,9 +207,9 @@ func matches(specs []string, e *trace.Event) bool {
 // class caches, per event type, the role and where the key is.
 type class struct {
 	role     role
-	keyField *event.Field // binary events
+	keyField *eventfmt.Field // binary events
 	keyName  string
-	ipField  *event.Field
+	ipField  *eventfmt.Field
 }
 
 func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }

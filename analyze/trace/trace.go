@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 // Kind tells data events from loss markers.
@@ -35,7 +35,7 @@ type Event struct {
 	Count  int64 // Lost: events lost, -1 unknown
 
 	// Binary events.
-	Format *event.Format
+	Format *eventfmt.Format
 	Data   []byte
 	Order  binary.ByteOrder
 	// Text events: the printed name=value pairs, the probe address part
@@ -173,7 +173,7 @@ type TypeCache[T any] struct {
 }
 
 type cached[T any] struct {
-	f *event.Format
+	f *eventfmt.Format
 	v T
 }
 

@@ -1,14 +1,8 @@
-// Package tracedat reads trace-cmd's trace.dat files, versions 6 and 7
-// (sectioned, optionally zstd- or zlib-compressed): the metadata (event
-// formats, saved command lines, options) and each buffer's per-CPU stream
-// of ring-buffer pages. It does not decode the pages (see ringbuf).
-package tracedat
+package tracefmt
 
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -16,44 +10,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/analyze/event"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
+	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
-var (
-	// ErrNotTraceDat: the file does not start with trace-cmd's magic.
-	ErrNotTraceDat = errors.New("not a trace.dat file")
-	// ErrCorrupt is wrapped by errors about metadata that cannot be read.
-	ErrCorrupt = errors.New("damaged trace.dat")
-	// ErrUnsupported: a version or compression this reader does not know.
-	ErrUnsupported = errors.New("unsupported trace.dat")
-)
-
-// Magic is the first ten bytes of every trace.dat.
-var Magic = []byte("\x17\x08\x44tracing")
-
-// Option and section IDs (trace-cmd-private.h).
-const (
-	optDone       = 0
-	optDate       = 1
-	optCPUStat    = 2
-	optBuffer     = 3
-	optTraceClock = 4
-	optUname      = 5
-	optCPUCount   = 8
-	optVersion    = 9
-	optProcMaps   = 10
-	optHeaderInfo = 16
-	optFtraceEvs  = 17
-	optEventFmts  = 18
-	optKallsyms   = 19
-	optPrintk     = 20
-	optCmdlines   = 21
-	optBufferText = 22
-	// optGprobe is gprobe record's JSON metadata (record/tracedat.OptionGprobe).
-	optGprobe      = 0x6770
-	secFlCompress  = 1
-	maxMetaSection = 256 << 20 // refuse to inflate more than this for one metadata blob
-)
+// maxMetaSection bounds what one metadata section may inflate to.
+const maxMetaSection = 256 << 20
 
 // CPU locates one CPU's data inside the file.
 type CPU struct {
@@ -81,16 +43,17 @@ type File struct {
 	LongSize    int
 	PageSize    int
 	Compression string // "" or "none" when uncompressed
-	HeaderPage  event.PageHeader
+	// PageLayout is the sub-buffer layout header_page describes
+	// (ringbuf.DefaultLayout when the file has none).
+	PageLayout ringbuf.Layout
 	// HeaderPageText is events/header_page as stored.
 	HeaderPageText string
 	Cmdlines       map[int]string
 	Buffers        []Buffer
 	CPUStats       []string
-	// Probes are the probe definitions gprobe record stored (dynamic_events
-	// lines); TGIDs maps thread to process from its saved_tgids.
-	Probes []string
-	TGIDs  map[int]int
+	// Gprobe is gprobe record's metadata; nil in other files or when
+	// damaged.
+	Gprobe *Metadata
 	// Truncated is set when the file ends before the data its tables
 	// announce; the streams then stop at the last complete page.
 	Truncated bool
@@ -101,7 +64,7 @@ type File struct {
 
 	fmtMu   sync.Mutex
 	rawFmts map[int]rawFormat
-	formats map[int]*event.Format
+	formats map[int]*eventfmt.Format
 }
 
 // rawFormat is a format description as stored; it is parsed (and copied
@@ -112,7 +75,7 @@ type rawFormat struct {
 }
 
 // Format returns the description of event id, parsing it on first use.
-func (f *File) Format(id int) (*event.Format, error) {
+func (f *File) Format(id int) (*eventfmt.Format, error) {
 	f.fmtMu.Lock()
 	defer f.fmtMu.Unlock()
 	if ef, ok := f.formats[id]; ok {
@@ -122,7 +85,7 @@ func (f *File) Format(id int) (*event.Format, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no format for event id %d", ErrCorrupt, id)
 	}
-	ef, err := event.Parse(raw.system, string(raw.text))
+	ef, err := eventfmt.Parse(raw.system, string(raw.text))
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +114,14 @@ func (f *File) FormatIDs() []int {
 }
 
 // Formats lists every event format in the file, parsed.
-func (f *File) Formats() []*event.Format {
+func (f *File) Formats() []*eventfmt.Format {
 	f.fmtMu.Lock()
 	ids := make([]int, 0, len(f.rawFmts))
 	for id := range f.rawFmts {
 		ids = append(ids, id)
 	}
 	f.fmtMu.Unlock()
-	var out []*event.Format
+	var out []*eventfmt.Format
 	for _, id := range ids {
 		if ef, err := f.Format(id); err == nil {
 			out = append(out, ef)
@@ -169,7 +132,7 @@ func (f *File) Formats() []*event.Format {
 
 // Open reads the metadata of a trace.dat of size bytes.
 func Open(r io.ReaderAt, size int64) (*File, error) {
-	f := &File{r: r, size: size, Cmdlines: map[int]string{}, rawFmts: map[int]rawFormat{}, formats: map[int]*event.Format{}}
+	f := &File{r: r, size: size, Cmdlines: map[int]string{}, rawFmts: map[int]rawFormat{}, formats: map[int]*eventfmt.Format{}}
 	c := &cursor{r: r, size: size}
 	head := c.bytes(len(Magic))
 	if c.err != nil || !bytes.Equal(head, Magic) {
@@ -245,11 +208,15 @@ func (f *File) readHeaderInfo(c *cursor) error {
 		return fmt.Errorf("%w: header_page: %v", ErrCorrupt, c.err)
 	}
 	f.HeaderPageText = string(hp)
-	h, err := event.ParseHeaderPage(string(hp))
-	if err != nil {
-		return err
+	// Old files may omit header_page.
+	f.PageLayout = ringbuf.DefaultLayout
+	if strings.TrimSpace(f.HeaderPageText) != "" {
+		l, err := ringbuf.ParseHeaderPage(f.HeaderPageText)
+		if err != nil {
+			return err
+		}
+		f.PageLayout = l
 	}
-	f.HeaderPage = h
 	if string(c.bytes(13)) != "header_event\x00" {
 		return fmt.Errorf("%w: no header_event", ErrCorrupt)
 	}
@@ -354,7 +321,7 @@ func (f *File) readV6(c *cursor) error {
 				if c.err != nil {
 					return fmt.Errorf("%w: options: %v", ErrCorrupt, c.err)
 				}
-				if id == optDone {
+				if id == OptionDone {
 					break
 				}
 				data := c.blob(uint64(c.u32()))
@@ -362,13 +329,13 @@ func (f *File) readV6(c *cursor) error {
 					return fmt.Errorf("%w: option %d: %v", ErrCorrupt, id, c.err)
 				}
 				switch id {
-				case optTraceClock:
+				case OptionTraceClock:
 					useClock = true
-				case optCPUStat:
+				case OptionCPUStat:
 					f.CPUStats = append(f.CPUStats, string(data))
-				case optGprobe:
-					f.readGprobe(data)
-				case optBuffer:
+				case OptionGprobe:
+					f.Gprobe = decodeMetadata(data)
+				case OptionBuffer:
 					if len(data) >= 9 {
 						extra = append(extra, v6buf{cstr(data[8:]), int64(f.Order.Uint64(data))})
 					}
@@ -425,14 +392,9 @@ func (f *File) readV7(c *cursor) error {
 	if c.err != nil {
 		return fmt.Errorf("%w: header cut short", ErrCorrupt)
 	}
-	switch f.Compression {
-	case "", "none":
-	case "zstd":
-		f.dec = zstdDecompressor()
-	case "zlib":
-		f.dec = zlibDecompress
-	default:
-		return fmt.Errorf("%w: compression %q", ErrUnsupported, f.Compression)
+	var err error
+	if _, f.dec, err = codecs(f.Compression); err != nil {
+		return err
 	}
 	sections := map[uint16]uint64{}
 	type bufOpt struct {
@@ -459,7 +421,7 @@ func (f *File) readV7(c *cursor) error {
 			return err
 		}
 		metaEnd = max(metaEnd, end)
-		if id != optDone {
+		if id != OptionDone {
 			return fmt.Errorf("%w: section at %d is %d, not options", ErrCorrupt, next, id)
 		}
 		next = 0
@@ -471,28 +433,28 @@ func (f *File) readV7(c *cursor) error {
 				return fmt.Errorf("%w: options: %v", ErrCorrupt, oc.err)
 			}
 			switch oid {
-			case optDone:
+			case OptionDone:
 				if len(data) >= 8 {
 					next = f.Order.Uint64(data)
 				}
 				oc.off = oc.size
-			case optHeaderInfo, optFtraceEvs, optEventFmts, optCmdlines:
+			case OptionHeaderInfo, OptionFtraceEvents, OptionEventFormats, OptionCmdlines:
 				if len(data) >= 8 {
 					sections[oid] = f.Order.Uint64(data)
 				}
-			case optCPUStat:
+			case OptionCPUStat:
 				f.CPUStats = append(f.CPUStats, string(data))
-			case optGprobe:
-				f.readGprobe(data)
-			case optBuffer, optBufferText:
+			case OptionGprobe:
+				f.Gprobe = decodeMetadata(data)
+			case OptionBuffer, OptionBufferText:
 				bufs = append(bufs, bufOpt{oid, data})
 			}
 		}
 	}
-	for _, want := range []uint16{optHeaderInfo, optFtraceEvs, optEventFmts, optCmdlines} {
+	for _, want := range []uint16{OptionHeaderInfo, OptionFtraceEvents, OptionEventFormats, OptionCmdlines} {
 		off, ok := sections[want]
 		if !ok {
-			if want == optCmdlines || want == optFtraceEvs {
+			if want == OptionCmdlines || want == OptionFtraceEvents {
 				continue
 			}
 			return fmt.Errorf("%w: no section %d", ErrCorrupt, want)
@@ -506,13 +468,13 @@ func (f *File) readV7(c *cursor) error {
 		}
 		sc := &cursor{data: body, size: int64(len(body)), order: f.Order}
 		switch want {
-		case optHeaderInfo:
+		case OptionHeaderInfo:
 			err = f.readHeaderInfo(sc)
-		case optFtraceEvs:
+		case OptionFtraceEvents:
 			err = f.readFtraceEvents(sc)
-		case optEventFmts:
+		case OptionEventFormats:
 			err = f.readEventFormats(sc)
-		case optCmdlines:
+		case OptionCmdlines:
 			f.parseCmdlines(sc.blob(sc.u64()))
 		}
 		if err != nil {
@@ -527,7 +489,7 @@ func (f *File) readV7(c *cursor) error {
 		bc := &cursor{data: bo.data, size: int64(len(bo.data)), order: f.Order}
 		off := bc.u64()
 		b := Buffer{Name: bc.cstring(4096), Clock: bc.cstring(256)}
-		if bo.id == optBuffer {
+		if bo.id == OptionBuffer {
 			b.PageSize = int(bc.u32())
 			n := bc.u32()
 			if bc.err == nil && uint64(n)*20 > uint64(len(bo.data)) {
@@ -555,7 +517,7 @@ func (f *File) readV7(c *cursor) error {
 			}
 			continue
 		}
-		b.Compressed = flags&secFlCompress != 0
+		b.Compressed = flags&sectionCompressed != 0
 		if b.Compressed && f.dec == nil {
 			return fmt.Errorf("%w: buffer %q is compressed in a file without compression", ErrCorrupt, b.Name)
 		}
@@ -600,7 +562,7 @@ func (f *File) sectionBody(c *cursor) ([]byte, uint16, error) {
 	if size > uint64(f.size) {
 		return nil, 0, fmt.Errorf("%w: section %d of %d bytes in a %d-byte file: %w", ErrCorrupt, id, size, f.size, errShort)
 	}
-	if flags&secFlCompress == 0 {
+	if flags&sectionCompressed == 0 {
 		body := c.blob(size)
 		if c.err != nil {
 			return nil, 0, fmt.Errorf("%w: section %d: %w", ErrCorrupt, id, c.err)
@@ -648,14 +610,14 @@ func (f *File) recoverBuffers(p int64) {
 		}
 		body := c.off
 		switch id {
-		case optDone:
+		case OptionDone:
 			p = body + int64(size)
 			continue
-		case optBuffer:
+		case OptionBuffer:
 		default:
 			return
 		}
-		b := Buffer{Name: "(recovered)", PageSize: f.PageSize, Compressed: flags&secFlCompress != 0}
+		b := Buffer{Name: "(recovered)", PageSize: f.PageSize, Compressed: flags&sectionCompressed != 0}
 		if b.Compressed && f.dec == nil {
 			return
 		}
@@ -697,30 +659,5 @@ func (f *File) recoverBuffers(p int64) {
 		}
 		f.Buffers = append(f.Buffers, b)
 		p = end
-	}
-}
-
-// readGprobe takes what analysis can use from gprobe record's metadata:
-// the probe definitions (to pair entry and return probes) and the
-// thread-to-process map. A damaged blob is ignored: it is optional.
-func (f *File) readGprobe(data []byte) {
-	var m struct {
-		Probes     []string `json:"probes"`
-		SavedTgids string   `json:"saved_tgids"`
-	}
-	if json.Unmarshal(data, &m) != nil {
-		return
-	}
-	f.Probes = m.Probes
-	for _, line := range strings.Split(m.SavedTgids, "\n") {
-		p, g, ok := strings.Cut(strings.TrimSpace(line), " ")
-		pid, err1 := strconv.Atoi(p)
-		tgid, err2 := strconv.Atoi(strings.TrimSpace(g))
-		if ok && err1 == nil && err2 == nil && tgid > 0 {
-			if f.TGIDs == nil {
-				f.TGIDs = map[int]int{}
-			}
-			f.TGIDs[pid] = tgid
-		}
 	}
 }

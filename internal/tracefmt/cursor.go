@@ -1,8 +1,6 @@
-package tracedat
+package tracefmt
 
 import (
-	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -103,47 +101,4 @@ func (c *cursor) cstring(limit int) string {
 	}
 	c.err = fmt.Errorf("string longer than %d bytes", limit)
 	return ""
-}
-
-// decompressor inflates one block whose uncompressed size is known,
-// appending to dst (which may be nil).
-type decompressor func(z []byte, size int, dst []byte) ([]byte, error)
-
-func zstdDecompressor() decompressor {
-	return func(z []byte, size int, dst []byte) ([]byte, error) {
-		d, err := sharedZstd()
-		if err != nil {
-			return nil, err
-		}
-		if dst == nil {
-			// Room for the declared size, within what the compressed
-			// bytes can plausibly hold, so that a damaged size costs
-			// nothing and a real one no regrowing.
-			dst = make([]byte, 0, min(size, 64*len(z)+1<<16))
-		}
-		out, err := d.DecodeAll(z, dst)
-		if err != nil {
-			return nil, err
-		}
-		if len(out) != size {
-			return nil, fmt.Errorf("zstd block inflates to %d bytes, header says %d", len(out), size)
-		}
-		return out, nil
-	}
-}
-
-func zlibDecompress(z []byte, size int, dst []byte) ([]byte, error) {
-	zr, err := zlib.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil, err
-	}
-	out := bytes.NewBuffer(dst)
-	n, err := io.Copy(out, io.LimitReader(zr, int64(size)+1))
-	if err != nil {
-		return nil, err
-	}
-	if n != int64(size) {
-		return nil, fmt.Errorf("zlib block inflates to %d bytes, header says %d", n, size)
-	}
-	return out.Bytes(), nil
 }

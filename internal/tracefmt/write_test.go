@@ -1,4 +1,4 @@
-package tracedat
+package tracefmt
 
 import (
 	"bytes"
@@ -52,17 +52,18 @@ func page(ts uint64, pid int32, values []uint64, missed uint64) []byte {
 	return p
 }
 
-func testFile(t *testing.T, cpus [][]byte) *File {
+func testFile(t *testing.T, cpus [][]byte) *Content {
 	t.Helper()
-	hp, err := os.ReadFile("testdata/header_page")
+	hp, err := os.ReadFile("ringbuf/testdata/header_page")
 	if err != nil {
 		t.Fatal(err)
 	}
-	he, err := os.ReadFile("testdata/header_event")
+	he, err := os.ReadFile("ringbuf/testdata/header_event")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &File{
+	f := &Content{
+		Version:  6,
 		PageSize: pageSize, LongSize: 8,
 		HeaderPage: hp, HeaderEvent: he,
 		Systems:  []System{{Name: "gprobe_test", Formats: [][]byte{[]byte(helloFormat)}}},
@@ -92,7 +93,7 @@ func requireTraceCmd(t *testing.T) string {
 	return p
 }
 
-func writeFile(t *testing.T, f *File) string {
+func writeFile(t *testing.T, f *Content) string {
 	t.Helper()
 	var b bytes.Buffer
 	n, err := f.WriteTo(&b)
@@ -109,15 +110,49 @@ func writeFile(t *testing.T, f *File) string {
 	return path
 }
 
-// TestTraceCmdReport has the real trace-cmd read a file built from
-// hand-made pages: every event, its pid/comm, timestamps in the mono clock,
-// the stored missed-events count and the CPU stats must come back.
+// variants are the files the writer makes: version and compression.
+var variants = []struct {
+	name    string
+	version int
+	comp    string
+}{{"v6", 6, ""}, {"v7-none", 7, "none"}, {"v7-zlib", 7, "zlib"}, {"v7-zstd", 7, "zstd"}}
+
+// traceCmdReads tells whether trace-cmd reads files compressed with comp:
+// it may be built without zlib (`trace-cmd list -c`).
+func traceCmdReads(t *testing.T, tc, comp string) bool {
+	t.Helper()
+	if comp == "" || comp == "none" {
+		return true
+	}
+	out, err := exec.Command(tc, "list", "-c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("trace-cmd list -c: %v\n%s", err, out)
+	}
+	return strings.Contains(string(out), comp)
+}
+
+// TestTraceCmdReport has the real trace-cmd read files built from
+// hand-made pages, in every version and compression it can read: every
+// event, its pid/comm, timestamps in the mono clock, the stored
+// missed-events count and the CPU stats must come back.
 func TestTraceCmdReport(t *testing.T) {
 	tc := requireTraceCmd(t)
 	cpu0 := append(page(5_000_000_000, 1234, []uint64{1, 2, 3}, 0), page(6_000_000_000, 1234, []uint64{4}, 7)...)
 	cpu1 := page(5_500_000_000, 1234, []uint64{10, 11}, 0)
-	path := writeFile(t, testFile(t, [][]byte{cpu0, cpu1, nil}))
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			if !traceCmdReads(t, tc, v.comp) {
+				t.Skipf("trace-cmd here cannot read %s", v.comp)
+			}
+			f := testFile(t, [][]byte{cpu0, cpu1, nil})
+			f.Version, f.Compression = v.version, v.comp
+			traceCmdReport(t, tc, writeFile(t, f))
+		})
+	}
+}
 
+func traceCmdReport(t *testing.T, tc, path string) {
+	t.Helper()
 	out, err := exec.Command(tc, "report", "-t", "-i", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("trace-cmd report: %v\n%s", err, out)
@@ -198,15 +233,61 @@ func TestTraceCmdDump(t *testing.T) {
 	}
 }
 
+// TestTraceCmdDumpV7 checks what trace-cmd dump decodes of the v7
+// layout: the compression header, the sections, both options sections
+// and the buffer's page-aligned CPU data.
+func TestTraceCmdDumpV7(t *testing.T) {
+	tc := requireTraceCmd(t)
+	for _, v := range variants[1:] {
+		t.Run(v.name, func(t *testing.T) {
+			if !traceCmdReads(t, tc, v.comp) {
+				t.Skipf("trace-cmd here cannot read %s", v.comp)
+			}
+			f := testFile(t, [][]byte{page(1, 1, []uint64{1}, 0), nil, page(2, 1, []uint64{2}, 0)})
+			f.Version, f.Compression, f.Instance = v.version, v.comp, "traced"
+			out, err := exec.Command(tc, "dump", "-i", writeFile(t, f), "--summary", "--options", "--flyrecord", "--sections").CombinedOutput()
+			if err != nil {
+				t.Fatalf("trace-cmd dump: %v\n%s", err, out)
+			}
+			got := string(out)
+			for _, want := range []string{
+				"7\t[Version]",
+				"0\t[Little endian]",
+				"4096\t[Page size, bytes]",
+				v.comp + "\t[Compression algorithm]",
+				"[Option HEADERS, 8 bytes]",
+				"[Option EVENT FORMATS, 8 bytes]",
+				"[Option CMDLINES, 8 bytes]",
+				"[Option TRACECLOCK, 6 bytes]",
+				"[Option CPUCOUNT, 4 bytes]\n3",
+				`"traced" [name]`,
+				`"mono" [clock]`,
+				"2 [CPUs]:",
+				"   0 4096\t",
+				"   2 8192\t",
+			} {
+				if !strings.Contains(got, want) {
+					t.Errorf("dump lacks %q:\n%s", want, got)
+				}
+			}
+		})
+	}
+}
+
 func TestInvalid(t *testing.T) {
-	base := func() *File { return testFile(t, [][]byte{make([]byte, pageSize)}) }
-	cases := map[string]func(f *File){
-		"page size":    func(f *File) { f.PageSize = 3000 },
-		"long size":    func(f *File) { f.LongSize = 2 },
-		"no header":    func(f *File) { f.HeaderPage = nil },
-		"no cpu":       func(f *File) { f.CPUs = nil },
-		"partial page": func(f *File) { f.CPUs[0].Size = 100 },
-		"option zero":  func(f *File) { f.Options = append(f.Options, Option{ID: OptionDone}) },
+	base := func() *Content { return testFile(t, [][]byte{make([]byte, pageSize)}) }
+	cases := map[string]func(f *Content){
+		"page size":     func(f *Content) { f.PageSize = 3000 },
+		"long size":     func(f *Content) { f.LongSize = 2 },
+		"no header":     func(f *Content) { f.HeaderPage = nil },
+		"no cpu":        func(f *Content) { f.CPUs = nil },
+		"partial page":  func(f *Content) { f.CPUs[0].Size = 100 },
+		"option zero":   func(f *Content) { f.Options = append(f.Options, Option{ID: OptionDone}) },
+		"version":       func(f *Content) { f.Version = 5 },
+		"v6 compressed": func(f *Content) { f.Compression = "zstd" },
+		"v6 instance":   func(f *Content) { f.Instance = "x" },
+		"compression":   func(f *Content) { f.Version, f.Compression = 7, "lz4" },
+		"clock":         func(f *Content) { f.Clock = "mo\x00no" },
 	}
 	for name, mod := range cases {
 		f := base()
@@ -215,9 +296,12 @@ func TestInvalid(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrInvalid", name, err)
 		}
 	}
-	f := base()
-	f.CPUs[0].R = bytes.NewReader(nil)
-	if _, err := f.WriteTo(&bytes.Buffer{}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("short cpu data: err %v, want ErrInvalid", err)
+	for _, v := range variants {
+		f := base()
+		f.Version, f.Compression = v.version, v.comp
+		f.CPUs[0].R = bytes.NewReader(nil)
+		if _, err := f.WriteTo(&bytes.Buffer{}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: short cpu data: err %v, want ErrInvalid", v.name, err)
+		}
 	}
 }

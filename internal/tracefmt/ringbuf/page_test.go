@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
-
-	"github.com/gprobe/gprobe/analyze/event"
 )
 
 // pageBuilder writes events the way the kernel lays them out.
@@ -70,7 +68,10 @@ func (p *pageBuilder) page(ts uint64, flags uint64, missed uint64, size int) []b
 	return pg
 }
 
-var hdr = event.PageHeader{CommitOffset: 8, CommitSize: 8, DataOffset: 16, DataSize: 4080}
+var layout64 = Layout{CommitOffset: 8, CommitSize: 8, DataOffset: 16, DataSize: 4080}
+
+// layout32 is a 32-bit kernel's: a 4-byte commit word.
+var layout32 = Layout{CommitOffset: 8, CommitSize: 4, DataOffset: 12, DataSize: 4084}
 
 func TestDecode(t *testing.T) {
 	for _, bo := range []order{binary.LittleEndian, binary.BigEndian} {
@@ -85,7 +86,7 @@ func TestDecode(t *testing.T) {
 		b.abs(0x0123456789abc)
 		b.event(0, []byte("abs"))
 		pg := b.page(1000, missedEvents|missedStored, 42, 4096)
-		d := Decoder{Header: hdr, Order: bo}
+		d := NewDecoder(layout64, bo)
 		var got []Record
 		p, err := d.Decode(pg, func(r Record) { got = append(got, r) })
 		if err != nil {
@@ -114,7 +115,7 @@ func TestMissedUnknownAndDamage(t *testing.T) {
 	b := &pageBuilder{bo: bo}
 	b.event(1, []byte("x"))
 	b.event(1, []byte("y"))
-	d := Decoder{Header: hdr, Order: bo}
+	d := NewDecoder(layout64, bo)
 	p, err := d.Decode(b.page(10, missedEvents, 0, 4096), func(Record) {})
 	if err != nil || p.Missed != -1 {
 		t.Errorf("missed %d %v, want -1", p.Missed, err)
@@ -138,6 +139,66 @@ func TestMissedUnknownAndDamage(t *testing.T) {
 	}
 }
 
+// testPage lays out records (header words and payload) in a page of the
+// machine's byte order, the way record drains them.
+func testPage(recs [][]uint32, missed uint64, flags uint64) []byte {
+	o := binary.NativeEndian
+	p := make([]byte, 4096)
+	i := 16
+	for _, r := range recs {
+		for _, w := range r {
+			o.PutUint32(p[i:], w)
+			i += 4
+		}
+	}
+	commit := uint64(i - 16)
+	if flags&missedStored != 0 {
+		o.PutUint64(p[i:], missed)
+	}
+	o.PutUint64(p[8:], commit|flags)
+	return p
+}
+
+// count decodes a page of this machine without a callback, as record's
+// readers do.
+func count(l Layout, p []byte) Page {
+	d := NewDecoder(l, binary.NativeEndian)
+	pg, _ := d.Decode(p, nil)
+	return pg
+}
+
+func TestCount(t *testing.T) {
+	data := func(words int) []uint32 { // type_len = words, delta 1
+		r := make([]uint32, 1+words)
+		r[0] = uint32(words) | 1<<5
+		return r
+	}
+	long := []uint32{0 | 1<<5, 4 + 200, 0}
+	long = append(long, make([]uint32, 200/4-1)...)
+	extend := []uint32{typeTimeExtend | 5<<5, 1}
+	discarded := []uint32{typePadding | 1<<5, 4 + 8, 0, 0}
+	recs := [][]uint32{data(4), extend, data(2), long, discarded, data(28)}
+	st := count(layout64, testPage(recs, 0, 0))
+	if st != (Page{Records: 4, Commit: 380}) {
+		t.Errorf("stats %+v, want 4 events", st)
+	}
+	st = count(layout64, testPage(recs[:1], 42, missedEvents|missedStored))
+	if st != (Page{Records: 1, Missed: 42, Commit: 20}) {
+		t.Errorf("stats %+v, want 1 event and 42 missed", st)
+	}
+	st = count(layout64, testPage(nil, 0, missedEvents))
+	if st != (Page{Missed: -1}) {
+		t.Errorf("stats %+v, want unknown loss", st)
+	}
+	// Padding with delta 0 ends the page.
+	st = count(layout64, testPage([][]uint32{data(1), {typePadding}, data(1)}, 0, 0))
+	if st.Records != 1 {
+		t.Errorf("events after the end padding counted: %+v", st)
+	}
+}
+
+// FuzzDecode: no page makes the decoder panic or hand out more than the
+// page, and counting without a callback agrees with decoding.
 func FuzzDecode(f *testing.F) {
 	b := &pageBuilder{bo: binary.LittleEndian}
 	b.event(5, []byte("a"))
@@ -146,14 +207,26 @@ func FuzzDecode(f *testing.F) {
 	b.discarded(8)
 	b.abs(77)
 	f.Add(b.page(3, missedEvents|missedStored, 5, 512))
+	f.Add(testPage([][]uint32{{4 | 1<<5, 0, 0, 0, 0}}, 3, missedEvents|missedStored)[:64])
+	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, pg []byte) {
-		for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-			d := Decoder{Header: hdr, Order: bo}
-			d.Decode(pg, func(r Record) {
-				if len(r.Data) > len(pg) {
-					t.Fatal("record larger than the page")
+		for _, l := range []Layout{layout64, layout32} {
+			for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+				d := NewDecoder(l, bo)
+				n := 0
+				p, err := d.Decode(pg, func(r Record) {
+					n++
+					if len(r.Data) > len(pg) {
+						t.Fatal("record larger than the page")
+					}
+				})
+				if p.Records != n || p.Records > len(pg)/4 {
+					t.Fatalf("%d records counted, %d delivered, in %d bytes", p.Records, n, len(pg))
 				}
-			})
+				if q, qerr := d.Decode(pg, nil); q != p || (qerr == nil) != (err == nil) {
+					t.Fatalf("counting gives %+v, %v; decoding %+v, %v", q, qerr, p, err)
+				}
+			}
 		}
 	})
 }

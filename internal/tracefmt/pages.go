@@ -1,4 +1,4 @@
-package tracedat
+package tracefmt
 
 import (
 	"fmt"

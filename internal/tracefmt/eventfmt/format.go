@@ -1,9 +1,9 @@
-// Package event parses the kernel's event `format` descriptions and decodes
+// Package eventfmt parses the kernel's event `format` descriptions and decodes
 // the fields of a raw record with them.
 //
 // Offsets and sizes always come from the format text, never from a
 // hard-coded layout: kernels have changed the common header over time.
-package event
+package eventfmt
 
 import (
 	"encoding/binary"
@@ -90,7 +90,7 @@ func Parse(system, text string) (*Format, error) {
 			}
 			f.ID = id
 		case strings.HasPrefix(t, "field:"):
-			fl, err := parseField(t)
+			fl, err := ParseField(t)
 			if err != nil {
 				return nil, err
 			}
@@ -111,8 +111,9 @@ func Parse(system, text string) (*Format, error) {
 	return f, nil
 }
 
-// parseField parses "field:DECL;\toffset:N;\tsize:N;\tsigned:N;".
-func parseField(line string) (Field, error) {
+// ParseField parses one field line, "field:DECL;\toffset:N;\tsize:N;\tsigned:N;".
+// Errors wrap ErrFormat.
+func ParseField(line string) (Field, error) {
 	var fl Field
 	parts := strings.Split(line, ";")
 	if len(parts) < 3 {

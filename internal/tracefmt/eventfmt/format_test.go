@@ -1,4 +1,4 @@
-package event
+package eventfmt
 
 import (
 	"encoding/binary"
@@ -102,16 +102,6 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestHeaderPage(t *testing.T) {
-	h, err := ParseHeaderPage("\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:12;\tsize:4084;\tsigned:1;\n")
-	if err != nil || h.CommitSize != 4 || h.DataOffset != 12 || h.DataSize != 4084 {
-		t.Errorf("%+v %v", h, err)
-	}
-	if _, err := ParseHeaderPage("\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"); !errors.Is(err, ErrFormat) {
-		t.Errorf("no commit: %v", err)
-	}
-}
-
 func FuzzParse(f *testing.F) {
 	f.Add(uprobeFormat)
 	f.Add("name: a\nID: 1\nformat:\n\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n")
@@ -124,6 +114,5 @@ func FuzzParse(f *testing.F) {
 		for i := range ef.Fields {
 			ef.Fields[i].Format(rec, binary.LittleEndian)
 		}
-		ParseHeaderPage(text)
 	})
 }
