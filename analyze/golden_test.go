@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -18,10 +17,9 @@ import (
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/internal/tracefmt"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden reports")
 
 // golden is what testdata/golden/gen.sh recorded.
 var golden = refprog{calls: 30, objs: 10, leaked: 3, dbl: 2}
@@ -70,7 +68,7 @@ func TestGolden(t *testing.T) {
 			golden.check(t, rep)
 			got := jsonOf(t, rep)
 			want := filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".zst")+".json")
-			if *update {
+			if *testenv.Update {
 				if err := os.WriteFile(want, got, 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 const tracefs = "/sys/kernel/tracing"
@@ -22,24 +23,8 @@ const tracefs = "/sys/kernel/tracing"
 // unless GPROBE_REQUIRE_PERF=1 (CI) makes that fatal.
 func needTools(t *testing.T) {
 	t.Helper()
-	var missing []string
-	for _, tool := range []string{"trace-cmd", "gcc", "nm", "readelf"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	if f, err := os.OpenFile(tracefs+"/uprobe_events", os.O_WRONLY|os.O_APPEND, 0); err != nil {
-		missing = append(missing, "writable "+tracefs+"/uprobe_events")
-	} else {
-		f.Close()
-	}
-	if len(missing) == 0 {
-		return
-	}
-	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-		t.Fatalf("missing %s (GPROBE_REQUIRE_PERF=1)", strings.Join(missing, ", "))
-	}
-	t.Skipf("missing %s; run scripts/provision.sh as root", strings.Join(missing, ", "))
+	testenv.Tools(t, "trace-cmd", "gcc", "nm", "readelf")
+	testenv.Tracefs(t) // mounted here on a fresh machine
 }
 
 // cleanupTracefs removes probes and instances whose names carry tag, in
@@ -84,10 +69,7 @@ func recording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB st
 		args = append(args, bufKB)
 	}
 	// gprobe record records a second run of the program.
-	gprobe := filepath.Join(t.TempDir(), "gprobe")
-	if out, err := exec.Command("go", "build", "-o", gprobe, "github.com/gprobe/gprobe/cmd/gprobe").CombinedOutput(); err != nil {
-		t.Fatalf("go build gprobe: %v\n%s", err, out)
-	}
+	gprobe := testenv.Gprobe(t)
 	cmd := exec.Command("sh", args...)
 	cmd.Env = append(os.Environ(), "GPROBE="+gprobe)
 	out, err := cmd.CombinedOutput()

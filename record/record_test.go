@@ -16,6 +16,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/internal/tracefmt"
 )
 
@@ -23,26 +24,17 @@ import (
 // tracepoints, the real tracefs and trace-cmd as the reader. Everything
 // they create carries the test name and pid and is removed in Cleanup.
 
-func require(t testing.TB, what string, ok bool) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-		t.Fatalf("%s is required (GPROBE_REQUIRE_PERF=1)", what)
-	}
-	t.Skipf("%s not available", what)
-}
-
 func requireTracing(t testing.TB) *tracefs.FS {
 	t.Helper()
+	testenv.Tracefs(t)
 	root, err := tracefs.Open()
-	require(t, "tracefs", err == nil)
-	require(t, "root", os.Geteuid() == 0)
-	require(t, "uprobe_events", root.Has(probe.Uprobe))
-	require(t, "x86-64 (the uprobe arguments use x86 registers)", runtime.GOARCH == "amd64")
-	_, err = exec.LookPath("trace-cmd")
-	require(t, "trace-cmd", err == nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOARCH != "amd64" {
+		testenv.Missing(t, "x86-64 (the uprobe arguments use x86 registers)")
+	}
+	testenv.Tool(t, "trace-cmd")
 	t.Cleanup(func() { checkNothingLeft(t, root) })
 	return root
 }
@@ -64,13 +56,7 @@ func buildCalls(t testing.TB) string { return buildC(t, "calls") }
 // buildC compiles testdata/NAME.c.
 func buildC(t testing.TB, name string) string {
 	t.Helper()
-	_, err := exec.LookPath("gcc")
-	require(t, "gcc", err == nil)
-	bin := filepath.Join(t.TempDir(), name)
-	if out, err := exec.Command("gcc", "-O2", "-pthread", "-o", bin, "testdata/"+name+".c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.BuildC(t, "gcc", "testdata/"+name+".c", name, "-O2", "-pthread")
 }
 
 // addUprobe installs "GROUP/probed" on bin's probed(thread, i) with a
@@ -255,7 +241,9 @@ func TestOverload(t *testing.T) {
 // own exec and its two children's, and only the followed processes'.
 func TestStaticTracepoint(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "sched:sched_process_exec", root.Exists("events/sched/sched_process_exec/format"))
+	if !root.Exists("events/sched/sched_process_exec/format") {
+		testenv.Missing(t, "sched:sched_process_exec")
+	}
 	out := filepath.Join(t.TempDir(), "trace.out")
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -317,7 +305,9 @@ func TestBadConfig(t *testing.T) {
 // are recorded until it exits; with All, a command's events and others'.
 func TestFollowPID(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "sched:sched_process_exec", root.Exists("events/sched/sched_process_exec/format"))
+	if !root.Exists("events/sched/sched_process_exec/format") {
+		testenv.Missing(t, "sched:sched_process_exec")
+	}
 	sh := exec.Command("sh", "-c", "read x; for i in 1 2 3; do /bin/true; done")
 	stdin, err := sh.StdinPipe()
 	if err != nil {
@@ -375,7 +365,9 @@ wait:
 // set_event_pid used to lift the filter for a moment).
 func TestNoForeignEvents(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "syscalls:sys_enter_read", root.Exists("events/syscalls/sys_enter_read/format"))
+	if !root.Exists("events/syscalls/sys_enter_read/format") {
+		testenv.Missing(t, "syscalls:sys_enter_read")
+	}
 	flood := exec.Command("dd", "if=/dev/zero", "of=/dev/null", "bs=1")
 	if err := flood.Start(); err != nil {
 		t.Fatal(err)
@@ -400,7 +392,9 @@ func TestNoForeignEvents(t *testing.T) {
 // and so may be others'; the command still ends the recording.
 func TestAll(t *testing.T) {
 	root := requireTracing(t)
-	require(t, "sched:sched_process_exec", root.Exists("events/sched/sched_process_exec/format"))
+	if !root.Exists("events/sched/sched_process_exec/format") {
+		testenv.Missing(t, "sched:sched_process_exec")
+	}
 	out := filepath.Join(t.TempDir(), "trace.out")
 	res, err := Run(Config{Events: []string{"sched:sched_process_exec"}, Output: out, All: true, Command: []string{"sh", "-c", "/bin/true"}})
 	if err != nil {

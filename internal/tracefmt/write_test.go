@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 const helloFormat = `name: hello
@@ -83,14 +85,7 @@ func testFile(t *testing.T, cpus [][]byte) *Content {
 
 func requireTraceCmd(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("trace-cmd")
-	if err != nil {
-		if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
-			t.Fatalf("trace-cmd is required: %v", err)
-		}
-		t.Skip("trace-cmd not installed")
-	}
-	return p
+	return testenv.Tool(t, "trace-cmd")
 }
 
 func writeFile(t *testing.T, f *Content) string {
