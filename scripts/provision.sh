@@ -7,12 +7,17 @@
 #   scripts/provision.sh kernel     # kernel artifacts (and modules) only
 #   scripts/provision.sh modules    # the module (.ko) subset only
 #
-# Cache: $GPROBE_CACHE (default /var/cache/gprobe). It holds the extracted
-# vmlinux (DWARF 5, ~590 MB), vmlinuz, the config and a source subset, and
-# the virtio modules the qemu guest (emit/qemu) loads to hand files back.
+# Cache: $GPROBE_CACHE (default /var/cache/gprobe). For each of the two
+# kernels it holds the extracted -dbg vmlinux (DWARF 5; 590 MB for 6.1),
+# the bootable vmlinuz, its config, a source subset, and the virtio modules
+# the qemu guests (internal/testenv/qemu) load to hand files back.
 set -euo pipefail
 
+# The two real kernels: Debian bookworm's 6.1 cloud kernel and its 6.12
+# backport (fprobe, tracepoint and event probes, BTF arguments).
 KVER=6.1.0-56-cloud-amd64
+K612=6.12.117+deb12-cloud-amd64
+K612_DEB=6.12.117-1~deb12u1
 CACHE=${GPROBE_CACHE:-/var/cache/gprobe}
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -33,54 +38,89 @@ packages() {
 	fi
 }
 
-kernel() {
-	mkdir -p "$CACHE/debs" "$CACHE/$KVER"
-	local out="$CACHE/$KVER"
-	if [ ! -s "$out/vmlinux" ] || [ ! -s "$out/vmlinuz" ] || [ ! -d "$out/src" ] || [ ! -d "$out/virtio" ]; then
-		( cd "$CACHE/debs"
-		  for p in "linux-image-$KVER-dbg" "linux-image-$KVER" linux-source-6.1; do
-			ls "$p"_*.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$p"; }
-		  done )
-	fi
+# fetch DEB... downloads the named packages (name or name=version) into
+# $CACHE/debs unless a file of that package is there.
+fetch() {
+	mkdir -p "$CACHE/debs"
+	( cd "$CACHE/debs"
+	  for spec in "$@"; do
+		p=${spec%%=*}
+		ls "$p"_*.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$spec"; }
+	  done )
+}
+
+# deb NAME is the cached .deb of package NAME.
+deb() { ls "$CACHE"/debs/"$1"_*.deb | head -n 1; }
+
+# kernel_artifacts REL IMAGE_PKG DBG_PKG SRC_PKG SRC_VER MODULES... extracts,
+# under $CACHE/REL: the -dbg vmlinux, the bootable vmlinuz, its config, the
+# virtio modules the qemu guest loads (decompressed; the file "virtio/order"
+# lists them in load order) and a source subset.
+kernel_artifacts() {
+	local rel=$1 img=$2 dbg=$3 srcpkg=$4 srcver=$5
+	shift 5
+	local out="$CACHE/$rel"
+	mkdir -p "$out"
 	# The -dbg vmlinux must describe the very vmlinuz the qemu guest boots.
 	local vi vd
-	vi=$(dpkg-deb -f "$CACHE"/debs/linux-image-"$KVER"_*.deb Version)
-	vd=$(dpkg-deb -f "$CACHE"/debs/linux-image-"$KVER"-dbg_*.deb Version)
+	vi=$(dpkg-deb -f "$(deb "$img")" Version)
+	vd=$(dpkg-deb -f "$(deb "$dbg")" Version)
 	if [ "$vi" != "$vd" ]; then
-		echo "provision: linux-image-$KVER is $vi but its -dbg is $vd; remove $CACHE/debs and $CACHE/$KVER and run again" >&2
+		echo "provision: $img is $vi but $dbg is $vd; remove $CACHE/debs and $out and run again" >&2
 		exit 1
 	fi
 	if [ ! -s "$out/vmlinux" ]; then
-		echo "provision: extracting vmlinux" >&2
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"-dbg_*.deb |
-			tar -xO "./usr/lib/debug/boot/vmlinux-$KVER" > "$out/vmlinux.tmp"
+		echo "provision: extracting the $rel vmlinux" >&2
+		dpkg-deb --fsys-tarfile "$(deb "$dbg")" | tar -xO "./usr/lib/debug/boot/vmlinux-$rel" > "$out/vmlinux.tmp"
 		mv "$out/vmlinux.tmp" "$out/vmlinux"
 	fi
-	if [ ! -s "$out/vmlinuz" ]; then
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"_*.deb |
-			tar -xO "./boot/vmlinuz-$KVER" > "$out/vmlinuz.tmp"
+	if [ ! -s "$out/vmlinuz" ] || [ ! -s "$out/config" ]; then
+		dpkg-deb --fsys-tarfile "$(deb "$img")" | tar -xO "./boot/vmlinuz-$rel" > "$out/vmlinuz.tmp"
+		dpkg-deb --fsys-tarfile "$(deb "$img")" | tar -xO "./boot/config-$rel" > "$out/config"
 		mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 	fi
-	if [ ! -d "$out/virtio" ]; then
+	if [ ! -s "$out/virtio/order" ]; then
 		rm -rf "$out/virtio.tmp" && mkdir -p "$out/virtio.tmp"
-		local m=./lib/modules/$KVER/kernel/drivers
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"_*.deb |
-			tar -x -C "$out/virtio.tmp" --strip-components=7 \
-				$m/virtio/virtio_ring.ko $m/virtio/virtio.ko $m/virtio/virtio_pci_legacy_dev.ko \
-				$m/virtio/virtio_pci_modern_dev.ko $m/virtio/virtio_pci.ko $m/block/virtio_blk.ko
+		local m paths=()
+		for m in "$@"; do paths+=("./lib/modules/$rel/kernel/$m"); done
+		dpkg-deb --fsys-tarfile "$(deb "$img")" | tar -x -C "$out/virtio.tmp" --wildcards "${paths[@]/%/.ko*}"
+		: > "$out/virtio.tmp/order"
+		for m in "$@"; do
+			local f name
+			f=$(ls "$out/virtio.tmp/lib/modules/$rel/kernel/$m".ko* | head -n 1)
+			name=$(basename "$m")
+			case "$f" in
+				*.xz) xz -dc "$f" > "$out/virtio.tmp/$name.ko" ;;
+				*.zst) zstd -dcq "$f" > "$out/virtio.tmp/$name.ko" ;;
+				*) cp "$f" "$out/virtio.tmp/$name.ko" ;;
+			esac
+			echo "$name" >> "$out/virtio.tmp/order"
+		done
+		rm -rf "$out/virtio.tmp/lib" "$out/virtio"
 		mv "$out/virtio.tmp" "$out/virtio"
 	fi
 	if [ ! -d "$out/src" ]; then
-		echo "provision: extracting kernel source subset" >&2
+		echo "provision: extracting the $rel source subset" >&2
 		rm -rf "$out/src.tmp" && mkdir -p "$out/src.tmp"
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-source-6.1_*.deb |
-			tar -xO ./usr/src/linux-source-6.1.tar.xz |
+		local top="linux-source-$srcver"
+		dpkg-deb --fsys-tarfile "$(deb "$srcpkg")" |
+			tar -xO "./usr/src/$top.tar.xz" |
 			tar -xJ -C "$out/src.tmp" --strip-components=1 \
-				linux-source-6.1/fs linux-source-6.1/include linux-source-6.1/kernel \
-				linux-source-6.1/mm linux-source-6.1/net/ipv4 linux-source-6.1/net/core \
-				linux-source-6.1/arch/x86/include linux-source-6.1/lib
+				"$top/fs" "$top/include" "$top/kernel" "$top/mm" "$top/net/ipv4" "$top/net/core" \
+				"$top/arch/x86/include" "$top/lib" "$top/Documentation/trace"
 		mv "$out/src.tmp" "$out/src"
 	fi
+}
+
+kernel() {
+	fetch "linux-image-$KVER-dbg" "linux-image-$KVER" linux-source-6.1 \
+		"linux-image-$K612-unsigned=$K612_DEB" "linux-image-$K612-dbg=$K612_DEB" "linux-source-6.12=$K612_DEB"
+	kernel_artifacts "$KVER" "linux-image-$KVER" "linux-image-$KVER-dbg" linux-source-6.1 6.1 \
+		drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_legacy_dev \
+		drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci drivers/block/virtio_blk
+	# 6.12 builds virtio and virtio_pci in; only the block driver is a module.
+	kernel_artifacts "$K612" "linux-image-$K612-unsigned" "linux-image-$K612-dbg" linux-source-6.12 6.12 \
+		drivers/block/virtio_blk
 }
 
 # modules extracts, for the module (-m) tests, a few debug .ko files of
@@ -98,7 +138,7 @@ modules() {
 	if [ ${#want[@]} -gt 0 ]; then
 		echo "provision: extracting debug modules" >&2
 		rm -rf "$out/dbg.tmp" && mkdir -p "$out/dbg.tmp"
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"-dbg_*.deb |
+		dpkg-deb --fsys-tarfile "$(deb "linux-image-$KVER-dbg")" |
 			tar -x -C "$out/dbg.tmp" "${want[@]}"
 		mkdir -p "$dbg"
 		( cd "$out/dbg.tmp/usr/lib/debug/lib/modules/$KVER/kernel" && find . -name '*.ko' | while read -r f; do
@@ -108,7 +148,7 @@ modules() {
 	if [ ! -s "$img/modules.order" ]; then
 		echo "provision: extracting the image's modules tree" >&2
 		rm -rf "$out/img.tmp" && mkdir -p "$out/img.tmp"
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-image-"$KVER"_*.deb |
+		dpkg-deb --fsys-tarfile "$(deb "linux-image-$KVER")" |
 			tar -x -C "$out/img.tmp" "./lib/modules/$KVER"
 		mkdir -p "$out/lib/modules"
 		rm -rf "$img" && mv "$out/img.tmp/lib/modules/$KVER" "$img"
@@ -118,7 +158,7 @@ modules() {
 	if [ ! -d "$CACHE/$KVER/src/drivers/block" ] || [ ! -d "$CACHE/$KVER/src/net/netfilter" ]; then
 		echo "provision: extracting module sources" >&2
 		rm -rf "$out/src.tmp" && mkdir -p "$out/src.tmp"
-		dpkg-deb --fsys-tarfile "$CACHE"/debs/linux-source-6.1_*.deb |
+		dpkg-deb --fsys-tarfile "$(deb linux-source-6.1)" |
 			tar -xO ./usr/src/linux-source-6.1.tar.xz |
 			tar -xJ -C "$out/src.tmp" --strip-components=1 \
 				linux-source-6.1/drivers/block linux-source-6.1/net/netfilter linux-source-6.1/fs/xfs \

@@ -80,9 +80,17 @@ const DefaultTimeout = 90 * time.Second
 // size of the sparse disk image they travel on).
 const CollectLimit = 1 << 30
 
-// virtioModules are the modules, in load order, that give the guest a
-// virtio disk; the cloud kernel builds them as modules.
-var virtioModules = []string{"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_blk"}
+// virtioModules are the modules, in load order, that give k's guest a
+// virtio disk (6.1 builds virtio, its ring and PCI transport as modules;
+// 6.12 only the block driver): scripts/provision.sh lists them in
+// virtio/order beside the modules.
+func virtioModules(k *Kernel) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(k.Dir(), "virtio", "order"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v (run scripts/provision.sh)", ErrUnavailable, err)
+	}
+	return strings.Fields(string(b)), nil
+}
 
 var (
 	// ErrUnavailable: qemu, the kernel image, its virtio modules or a
@@ -147,8 +155,12 @@ func Check(k *Kernel) error {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		return fmt.Errorf("%w: qemu-system-x86_64 not found (run scripts/provision.sh)", ErrUnavailable)
 	}
+	mods, err := virtioModules(k)
+	if err != nil {
+		return err
+	}
 	files := []string{k.Image()}
-	for _, m := range virtioModules {
+	for _, m := range mods {
 		files = append(files, modulePath(k, m))
 	}
 	for _, f := range files {
@@ -156,7 +168,7 @@ func Check(k *Kernel) error {
 			return fmt.Errorf("%w: %s missing (run scripts/provision.sh)", ErrUnavailable, f)
 		}
 	}
-	_, err := busybox()
+	_, err = busybox()
 	return err
 }
 
@@ -287,8 +299,12 @@ func writeInitramfs(out string, o Options, mark string) error {
 	for p, data := range o.Files {
 		a.add(entry{name: p, mode: modeRegular | 0o755, data: data})
 	}
+	mods, err := virtioModules(o.Kernel)
+	if err != nil {
+		return err
+	}
 	if len(o.Collect) > 0 {
-		for _, m := range virtioModules {
+		for _, m := range mods {
 			data, err := os.ReadFile(modulePath(o.Kernel, m))
 			if err != nil {
 				return fmt.Errorf("%w: %v (run scripts/provision.sh)", ErrUnavailable, err)
@@ -297,7 +313,7 @@ func writeInitramfs(out string, o Options, mark string) error {
 		}
 	}
 	a.add(entry{name: "gprobe-qemu/script", mode: modeRegular | 0o755, data: []byte(o.Script)})
-	a.add(entry{name: "init", mode: modeRegular | 0o755, data: []byte(initScript(mark, o.Collect))})
+	a.add(entry{name: "init", mode: modeRegular | 0o755, data: []byte(initScript(mark, o.Collect, mods))})
 
 	f, err := os.Create(out)
 	if err != nil {
@@ -319,7 +335,7 @@ func writeInitramfs(out string, o Options, mark string) error {
 // everything, so nothing is lost when poweroff -f follows. Collected files
 // are first copied (pseudo-files such as tracefs's report size 0, which tar
 // would trust), then archived onto the virtio disk, named by their index.
-func initScript(mark string, collect []string) string {
+func initScript(mark string, collect, modules []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `#!/bin/sh
 /bin/busybox --install -s
@@ -353,7 +369,7 @@ stty -F /dev/ttyS1 raw -echo
 	if [ -e "$1" ]; then tar -cf /dev/vda "$@"; st=$?; sync; fi
 	echo "%[1]s files status=$st@@"
 } >/dev/ttyS1 2>&1
-`, mark, strings.Join(virtioModules, " "))
+`, mark, strings.Join(modules, " "))
 	}
 	fmt.Fprintf(&b, "echo \"%s done@@\" >/dev/ttyS1\npoweroff -f\n", mark)
 	return b.String()
