@@ -38,7 +38,6 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/rand"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -190,26 +189,10 @@ func busybox() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: busybox not found (install busybox-static: run scripts/provision.sh)", ErrUnavailable)
 	}
-	if err := checkStatic(p); err != nil {
+	if err := testenv.CheckStatic(p); err != nil {
 		return "", fmt.Errorf("%w: %v (install busybox-static)", ErrUnavailable, err)
 	}
 	return p, nil
-}
-
-// checkStatic fails for a binary that needs a dynamic loader, which the
-// initramfs does not have.
-func checkStatic(p string) error {
-	f, err := elf.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked", p)
-		}
-	}
-	return nil
 }
 
 // Run boots the guest, runs o.Script and collects o.Collect. A non-zero
