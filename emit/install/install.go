@@ -207,7 +207,7 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 		return nil, err
 	}
 	if ks != nil && kernel && p.Target.Symbol == "" {
-		if err := ks.CheckAddress(p.Target.Address, KptrRestrict()); err != nil {
+		if err := ks.CheckAddress(p.Target.Address, kptrRestrict()); err != nil {
 			return nil, err
 		}
 	}
