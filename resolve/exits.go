@@ -1,15 +1,19 @@
 package resolve
 
 import (
+	"cmp"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
@@ -51,7 +55,14 @@ type Exit struct {
 	TargetName string
 	// Line is the source "FILE:LINE" of the instruction, when DWARF has it.
 	Line string
+	// Refused says why the kernel would not take a probe on a probeable
+	// instruction ("" when it would).
+	Refused string
 }
+
+// Probeable reports whether one probe there catches the exit exactly and
+// the kernel takes it.
+func (e Exit) Probeable() bool { return e.Kind.Probeable() && e.Refused == "" }
 
 // Place is "SYM+OFF".
 func (e Exit) Place() string { return fmt.Sprintf("%s+%d", e.Symbol, e.Offset) }
@@ -71,30 +82,41 @@ func (e Exit) Insn() string {
 
 // String is the listing of the function's exits (gprobe --ret-insn -L):
 // a header naming the instance, then one line per exit, its place, kind,
-// instruction and source line.
+// instruction and source line, marked "!" when --ret-insn cannot probe it.
 func (f FuncExits) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<%s@0x%x", f.Symbol, f.Addr)
 	if f.Decl != "" {
 		fmt.Fprintf(&b, " %s", f.Decl)
 	}
-	probed := 0
+	refused := 0
 	for _, e := range f.Exits {
-		if e.Kind.Probeable() {
-			probed++
+		if !e.Probeable() {
+			refused++
 		}
 	}
-	fmt.Fprintf(&b, "> %d exits, %d probed\n", len(f.Exits), probed)
+	if len(f.Exits) == 1 {
+		b.WriteString("> 1 exit")
+	} else {
+		fmt.Fprintf(&b, "> %d exits", len(f.Exits))
+	}
+	if refused > 0 {
+		fmt.Fprintf(&b, ", %d that --ret-insn cannot probe (!)", refused)
+	}
+	b.WriteString("\n")
 	placeW, insnW := 0, 0
 	for _, e := range f.Exits {
 		placeW, insnW = max(placeW, len(e.Place())), max(insnW, len(e.Insn()))
 	}
 	for _, e := range f.Exits {
 		mark := " "
-		if !e.Kind.Probeable() {
+		if !e.Probeable() {
 			mark = "!"
 		}
 		line := fmt.Sprintf("%s %-*s  %-13s  %-*s  %s", mark, placeW, e.Place(), e.Kind, insnW, e.Insn(), e.Line)
+		if e.Refused != "" {
+			line += "  (" + e.Refused + ")"
+		}
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	return b.String()
@@ -112,6 +134,9 @@ func (e *ExitsError) Error() string {
 	fmt.Fprintf(&b, "%s leaves by %d exit(s) a probe cannot catch exactly, so return-instruction probes would miss returns:", e.Function, len(e.Exits))
 	for _, x := range e.Exits {
 		fmt.Fprintf(&b, "\n  %s  %s  %s", x.Place(), x.Kind, x.Insn())
+		if x.Refused != "" {
+			fmt.Fprintf(&b, " (%s)", x.Refused)
+		}
 	}
 	fmt.Fprintf(&b, "\n Use a return probe (%s%%return without --ret-insn); --ret-insn -L %s lists every exit.", e.Function, e.Function)
 	return b.String()
@@ -245,6 +270,9 @@ func (r *Resolver) funcExits(m *symbolMap, s symbol) (FuncExits, error) {
 		if row := rowAt(rows, x.Addr); row != nil {
 			e.Line = fmt.Sprintf("%s:%d", unit.File(row.File), row.Line)
 		}
+		if r.staticCallSites()[x.Addr] {
+			e.Refused = "a static call site: the kernel refuses kprobes there"
+		}
 		fe.Exits = append(fe.Exits, e)
 	}
 	return fe, nil
@@ -258,6 +286,39 @@ func rowAt(rows []lines.Row, addr uint64) *lines.Row {
 		return nil
 	}
 	return &rows[i]
+}
+
+// staticCallSites are the addresses of a kernel's static call sites
+// (__start_static_call_sites..__stop_static_call_sites: an s32 offset to
+// the call or jump, then one to its key, per site), where register_kprobe
+// refuses a probe (static_call_text_reserved); read once, empty for other
+// images.
+func (r *Resolver) staticCallSites() map[uint64]bool {
+	if r.staticCalls != nil {
+		return r.staticCalls
+	}
+	r.staticCalls = map[uint64]bool{}
+	if !r.vmlinux() {
+		return r.staticCalls
+	}
+	var start, stop uint64
+	_ = r.f.Symbols(func(s dwarfinfo.Symbol) {
+		switch string(s.RawName) {
+		case "__start_static_call_sites":
+			start = s.Value
+		case "__stop_static_call_sites":
+			stop = s.Value
+		}
+	})
+	b := r.f.Code(start, stop-start)
+	if start == 0 || stop <= start || b == nil {
+		return r.staticCalls
+	}
+	for i := 0; i+8 <= len(b); i += 8 {
+		off := int64(int32(binary.LittleEndian.Uint32(b[i:])))
+		r.staticCalls[start+uint64(i)+uint64(off)] = true
+	}
+	return r.staticCalls
 }
 
 // entryFirst orders a subprogram's ranges with the one holding entry first.
@@ -293,7 +354,7 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 	var refused []Exit
 	for _, f := range funcs {
 		for _, e := range f.Exits {
-			if !e.Kind.Probeable() {
+			if !e.Probeable() {
 				refused = append(refused, e)
 			}
 		}
@@ -332,7 +393,11 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 		if base == "" {
 			fbase = spec.EventName(f.Symbol, false)
 		}
-		for _, e := range f.Exits {
+		// Returns, then tail calls: the lines of one event stay together
+		// (gprobe add --from makes one request of consecutive lines).
+		exits := slices.Clone(f.Exits)
+		slices.SortStableFunc(exits, func(a, b Exit) int { return cmp.Compare(a.Kind, b.Kind) })
+		for _, e := range exits {
 			kind, args := probe.ExitInsn, retArgs
 			if e.Kind == disasm.TailCall {
 				kind, args = probe.ExitTailCall, tailArgs

@@ -52,15 +52,15 @@ func TestExitsListing(t *testing.T) {
 			got.WriteString(f.String())
 		}
 	}
-	want := `<fd_install@0xffffffff81001350 fs/open.c:46> 2 exits, 2 probed
+	want := `<fd_install@0xffffffff81001350 fs/open.c:46> 2 exits
   fd_install+40       tailcall       jmpq account_io         fs/open.c:53
   fd_install.cold+20  tailcall       jmpq warn_slowpath_fmt  fs/open.c:49
-<fput@0xffffffff810020e0 fs/read_write.c:153> 2 exits, 1 probed
+<fput@0xffffffff810020e0 fs/read_write.c:153> 2 exits, 1 that --ret-insn cannot probe (!)
 ! fput+44  indirect-jump  jmp *%rax  fs/read_write.c:156
   fput+52  return         retq       fs/read_write.c:157
-<account_io@0xffffffff810012e0 fs/open.c:20> 1 exits, 1 probed
+<account_io@0xffffffff810012e0 fs/open.c:20> 1 exit
   account_io+13  return         retq  fs/open.c:25
-<account_io@0xffffffff81001d60 fs/read_write.c:28> 1 exits, 1 probed
+<account_io@0xffffffff81001d60 fs/read_write.c:28> 1 exit
   account_io+33  return         retq  fs/read_write.c:35
 `
 	if got.String() != want {
@@ -86,6 +86,9 @@ p:probe/vfs_read__retinsn_2 vfs_read+359 r=%ax:s64`},
 		{fixture, true, "fd_install%return $retval c=$comm", `p:probe/fd_install__tailcall fd_install+40 c=$comm
 p:probe/fd_install__tailcall fd_install.cold+20 c=$comm`},
 		{fixture, true, "myev=sys_read%return $retval", `p:probe/myev__tailcall sys_read+13`},
+		// Returns first, then tail calls: one event's lines stay together.
+		{fixture, true, "exit_notify*%return $retval", `p:probe/exit_notify__retinsn exit_notify.constprop.0.isra.0+148 %ax
+p:probe/exit_notify__tailcall exit_notify.constprop.0.isra.0+136`},
 		{fixture, true, "grp:acct=account_io%return +8($retval):u32", `p:grp/acct__retinsn account_io+13 +8(%ax):u32
 p:grp/acct__retinsn account_io+33 +8(%ax):u32`},
 		// A glob: each function its own events; sys_exit never returns.
@@ -147,11 +150,12 @@ func TestReturnInsnRefusals(t *testing.T) {
 	}
 }
 
-// On Debian's 6.1 and 6.12 kernels (return thunks, retpolines), every
-// jump to __x86_return_thunk objtool listed in .return_sites is a return
-// of its function, and every jump to an __x86_indirect_thunk_* listed in
-// .retpoline_sites is a tail call, for the functions of the read and open
-// paths.
+// On Debian's 6.1 and 6.12 kernels (return thunks, retpolines, static
+// calls), every jump to __x86_return_thunk objtool listed in .return_sites
+// is a return of its function, every jump to an __x86_indirect_thunk_*
+// listed in .retpoline_sites is a tail call, and exactly the tail calls
+// through static call trampolines are refused, for the functions of the
+// read and open paths.
 func TestExitsOnDebianKernels(t *testing.T) {
 	for _, k := range []*testenv.Kernel{testenv.Linux61, testenv.Linux612} {
 		t.Run(k.Release, func(t *testing.T) {
@@ -184,7 +188,8 @@ func TestExitsOnDebianKernels(t *testing.T) {
 			text := ef.Section(".text")
 			r := openResolver(t, vmlinux, false, Options{MaxProbes: 1000})
 			total := map[disasm.ExitKind]int{}
-			for _, glob := range []string{"vfs_*", "ksys_*", "do_sys_open*", "getname*", "fd_install", "do_filp_open", "path_openat", "filp_close"} {
+			static := 0
+			for _, glob := range []string{"vfs_*", "ksys_*", "do_sys_open*", "getname*", "fd_install", "do_filp_open", "path_openat", "filp_close", "security_file_*"} {
 				for _, f := range exitsOf(t, r, glob) {
 					var thunkReturns, thunkTails []uint64
 					for _, e := range f.Exits {
@@ -196,6 +201,13 @@ func TestExitsOnDebianKernels(t *testing.T) {
 							thunkTails = append(thunkTails, e.Addr)
 						case e.Kind == disasm.Return:
 							t.Errorf("%s: %s returns without the thunk: %s", f.Symbol, e.Place(), e.Insn())
+						}
+						// A tail call through a static call trampoline is a
+						// static call site, where kprobes are refused.
+						if sct := strings.HasPrefix(e.TargetName, "__SCT__"); sct != (e.Refused != "") {
+							t.Errorf("%s: %s (%s) refused %q", f.Symbol, e.Place(), e.Insn(), e.Refused)
+						} else if sct {
+							static++
 						}
 					}
 					// The sites in the function's own symbol (objtool's lists
@@ -226,7 +238,7 @@ func TestExitsOnDebianKernels(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("exits by kind: %v", total)
+			t.Logf("exits by kind: %v; %d at static call sites", total, static)
 			if total[disasm.Return] < 30 || total[disasm.TailCall] == 0 {
 				t.Errorf("too few exits checked: %v", total)
 			}

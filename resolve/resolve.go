@@ -105,6 +105,8 @@ type Resolver struct {
 
 	btf    *btfinfo.Spec // the image's .BTF, loaded on first use
 	btfErr error
+
+	staticCalls map[uint64]bool // a kernel's static call sites, read on first use
 }
 
 // New returns a resolver for f. user selects uprobes (-x).

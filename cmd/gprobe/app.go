@@ -329,7 +329,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		}
 	}
 	if boolean(c, "boot") {
-		param, err := bootparam.KprobeEvent(all)
+		param, err := bootparam.CommandLine(all)
 		if err != nil {
 			a.errf(c, "%v\n  Error: Failed to add events.\n", err)
 			return exitEINVAL

@@ -26,11 +26,11 @@ func TestRetInsnCLI(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{[]string{"-k", fixture, "--ret-insn", "-L", "fd_install"}, 0, `<fd_install@0xffffffff81001350 fs/open.c:46> 2 exits, 2 probed
+		{[]string{"-k", fixture, "--ret-insn", "-L", "fd_install"}, 0, `<fd_install@0xffffffff81001350 fs/open.c:46> 2 exits
   fd_install+40       tailcall       jmpq account_io         fs/open.c:53
   fd_install.cold+20  tailcall       jmpq warn_slowpath_fmt  fs/open.c:49
 `, ""},
-		{[]string{"-k", fixture, "--ret-insn", "-L", "vfs_read%return"}, 0, `<vfs_read@0xffffffff81001e40 fs/read_write.c:86> 3 exits, 3 probed
+		{[]string{"-k", fixture, "--ret-insn", "-L", "vfs_read%return"}, 0, `<vfs_read@0xffffffff81001e40 fs/read_write.c:86> 3 exits
   vfs_read+178  return         retq  fs/read_write.c:114
   vfs_read+343  return         retq  fs/read_write.c:91
   vfs_read+359  return         retq  fs/read_write.c:114
@@ -47,9 +47,9 @@ p:probe/build_open_how__retinsn build_open_how+87 %ax
 		{[]string{"-k", fixture, "--ret-insn", "-L", "vfs_read:3"}, exitEINVAL, "", "--ret-insn takes a function (FUNC or FUNC%return), not vfs_read:3.\n  Error: Failed to show exits.\n"},
 		{[]string{"-k", fixture, "--ret-insn", "-L", "nosuch"}, exitENOENT, "", "Failed to find function nosuch in kernel\n  Error: Failed to show exits.\n"},
 		{[]string{"-k", fixture, "--boot", "-D", "vfs_read:6 file count", "-D", "vfs_read%return $retval"}, 0,
-			"kprobe_event=p:probe/vfs_read_L6,vfs_read+15,file=%di:x64,count=%dx:x64;r:probe/vfs_read__return,vfs_read+0,$retval\n", ""},
+			"kprobe_event=p:probe/vfs_read_L6,vfs_read+15,file=%di:x64,count=%dx:x64;r:probe/vfs_read__return,vfs_read+0,$retval ftrace=nop\n", ""},
 		{[]string{"-k", fixture, "--boot", "--ret-insn", "-D", "fd_install%return $retval"}, 0,
-			"kprobe_event=p:probe/fd_install__tailcall,fd_install+40;p:probe/fd_install__tailcall,fd_install.cold+20\n", ""},
+			"kprobe_event=p:probe/fd_install__tailcall,fd_install+40;p:probe/fd_install__tailcall,fd_install.cold+20 ftrace=nop\n", ""},
 		{[]string{"-k", fixture, "--boot", "-D", `vfs_read s=\"a,b":string`}, exitEINVAL, "",
 			`"p:probe/vfs_read vfs_read+0 s=\"a,b":string" does not fit on the kernel command line: it holds a double quote, which the command line's parser takes for quoting and removes` + "\n  Error: Failed to add events.\n"},
 	} {

@@ -84,8 +84,12 @@ func TestKprobeEvent(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	// The kernel reads back the very lines, from anywhere on a command
-	// line; a later kprobe_event= would replace it.
-	read := kernelReads("console=ttyS0 quiet " + got + " panic=-1")
+	// line.
+	cl, err := CommandLine(probes)
+	if err != nil || cl != want+" ftrace=nop" {
+		t.Errorf("CommandLine: %q, %v", cl, err)
+	}
+	read := kernelReads("console=ttyS0 quiet " + cl + " panic=-1")
 	if strings.Join(read, "\n") != strings.Join(lines, "\n") {
 		t.Errorf("the kernel would read\n%s", strings.Join(read, "\n"))
 	}
