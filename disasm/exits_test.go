@@ -393,3 +393,24 @@ func FuzzExits(f *testing.F) {
 		}
 	})
 }
+
+// Exits names each instruction as Insn does; arm64asm does not know the
+// pointer-authenticating returns, which are named here.
+func TestExitText(t *testing.T) {
+	for _, c := range []struct {
+		arch Arch
+		code []byte
+		want string
+	}{
+		{AMD64, []byte{0xc2, 0x08, 0x00}, "retq $0x8"},
+		{AMD64, []byte{0xe9, 0x00, 0x01, 0x00, 0x00}, "jmpq .+0x100"},
+		{ARM64, []byte{0xff, 0x0b, 0x5f, 0xd6}, "retaa"},
+		{ARM64, []byte{0xff, 0x0f, 0x5f, 0xd6}, "retab"},
+		{ARM64, []byte{0x00, 0x02, 0x1f, 0xd6}, "br x16"},
+	} {
+		exits, err := Exits(c.arch, Function{Parts: []Code{{Addr: codeBase, Bytes: c.code}}})
+		if err != nil || len(exits) != 1 || exits[0].Text != c.want {
+			t.Errorf("% x: %+v, %v; want %q", c.code, exits, err, c.want)
+		}
+	}
+}
