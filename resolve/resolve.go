@@ -87,6 +87,10 @@ type Options struct {
 	// Arch is the target architecture when there is no image; the zero
 	// value means the running machine's.
 	Arch disasm.Arch
+	// ReturnInsn resolves FUNC%return into plain probes on each of the
+	// function's return instructions and tail calls instead of a return
+	// probe (see Exits); any other spec is an error.
+	ReturnInsn bool
 }
 
 // Resolver resolves probe specs against one image: a kernel (vmlinux) or a
@@ -101,6 +105,8 @@ type Resolver struct {
 
 	btf    *btfinfo.Spec // the image's .BTF, loaded on first use
 	btfErr error
+
+	staticCalls map[uint64]bool // a kernel's static call sites, read on first use
 }
 
 // New returns a resolver for f. user selects uprobes (-x).
@@ -171,6 +177,9 @@ func needDWARF(p *spec.Probe) bool {
 func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err := checkRetval(p); err != nil {
 		return nil, err
+	}
+	if r.opts.ReturnInsn {
+		return r.returnInsnProbes(p)
 	}
 	var err error
 	pp := p.Point
@@ -995,6 +1004,12 @@ func newEventName(base string, ret bool, used map[string]bool) (string, error) {
 			return "", errorf(ErrInvalid, "Too many events are on the same function.")
 		}
 	}
+	return checkEventName(name)
+}
+
+// checkEventName returns name, or perf's error when the kernel would not
+// take it as an event name.
+func checkEventName(name string) (string, error) {
 	if len(name) >= probedef.MaxEventNameLen {
 		return "", errorf(ErrInvalid, "Event name %q is too long (the kernel allows %d characters).", name, probedef.MaxEventNameLen-1)
 	}

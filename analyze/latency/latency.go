@@ -4,9 +4,11 @@
 //
 // Pairing is by function identity, not raw instruction pointer: the
 // return event's name ("FUNC__return" for FUNC, perf's convention; "r_X"
-// for "p_X", the kernel's automatic names), a probe definition naming the
-// same target, or else the return's __probe_func equal to an entry's
-// __probe_ip in the same process. Each thread keeps a stack per function,
+// for "p_X", the kernel's automatic names; "FUNC__retinsn" and
+// "FUNC__tailcall", gprobe's plain probes on a function's return
+// instructions and tail calls, as emit/probe names them), a probe
+// definition naming the same target, or else the return's __probe_func
+// equal to an entry's __probe_ip in the same process. Each thread keeps a stack per function,
 // so recursion pairs each return with the innermost open call.
 package latency
 
@@ -16,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
@@ -167,7 +170,12 @@ func fullName(e *trace.Event) string {
 	return e.System + ":" + e.Name
 }
 
+// isReturn tells a return event: a return probe's, or a plain probe's on
+// a return instruction or tail call (which has __probe_ip like an entry).
 func isReturn(e *trace.Event) bool {
+	if exit, _ := probe.EventExit(e.Name); exit != probe.NoExit {
+		return true
+	}
 	return strings.HasSuffix(e.Name, "__return") || e.Has("__probe_func")
 }
 
@@ -284,6 +292,9 @@ func (a *Analyzer) partner(e *trace.Event, full string) string {
 	}
 	if rest, ok := strings.CutPrefix(e.Name, "r_"); ok {
 		cands = append(cands, "p_"+rest)
+	}
+	if exit, base := probe.EventExit(e.Name); exit != probe.NoExit {
+		cands = append(cands, base)
 	}
 	if t, ok := a.defs[e.Name]; ok && a.defRet[e.Name] {
 		for ev, t2 := range a.defs {
@@ -467,6 +478,9 @@ func (a *Analyzer) Results() []Result {
 		name := ev
 		if i := strings.LastIndexByte(name, ':'); i >= 0 {
 			name = name[i+1:]
+		}
+		if exit, base := probe.EventExit(name); exit != probe.NoExit {
+			name = base
 		}
 		name = strings.TrimSuffix(name, "__return")
 		out = append(out, Result{Function: name, Group: k[1], ReturnEvent: ev, UnmatchedReturns: n, Histogram: []Bucket{}})

@@ -187,3 +187,38 @@ func TestLostEventsMakeOpenCallsUncertain(t *testing.T) {
 		t.Errorf("g had no open call at the loss: %+v", g)
 	}
 }
+
+// Plain probes on a function's return instructions and tail calls
+// (gprobe --ret-insn) have __probe_ip like entries; their names, as
+// emit/probe makes them, say they are returns of the entry they pair with.
+func TestReturnInstructionEvents(t *testing.T) {
+	a := New(Options{Definitions: []string{
+		"p:g/vfs_read vfs_read+0",
+		"p:g/vfs_read__retinsn vfs_read+236 %ax",
+		"p:g/getname__retinsn getname+58 %ax",
+		"p:g/getname__tailcall getname+75",
+	}})
+	for _, e := range []*trace.Event{
+		entry("vfs_read", 1, 10, "vfs_read+0x0/0x120"),
+		entry("vfs_read__retinsn", 1, 14, "vfs_read+0xec/0x120"),
+		entry("getname", 1, 20, "getname+0x0/0x60"),
+		entry("getname", 2, 21, "getname+0x0/0x60"),
+		entry("getname__tailcall", 1, 29, "getname+0x4b/0x60"),
+		entry("getname__retinsn_1", 2, 33, "getname+0x3a/0x60"),  // a suffixed name (-f)
+		entry("vfs_read__retinsn", 3, 40, "vfs_read+0xec/0x120"), // no entry seen
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	v := one(t, rs, "vfs_read")
+	if v.Count != 1 || v.MinNs != 4 || v.UnmatchedReturns != 1 || v.ReturnEvent != "g:vfs_read__retinsn" {
+		t.Errorf("vfs_read %+v", v)
+	}
+	g := one(t, rs, "getname")
+	if g.Count != 2 || g.MinNs != 9 || g.MaxNs != 12 || g.UnmatchedEntries != 0 || g.UnmatchedReturns != 0 {
+		t.Errorf("getname %+v", g)
+	}
+	if len(rs) != 2 {
+		t.Errorf("rows %+v", rs)
+	}
+}

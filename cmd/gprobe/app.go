@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gprobe/gprobe/emit/bootparam"
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -217,6 +218,8 @@ func rootFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
+		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
+		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
 	), varsFlags()...)
 }
 
@@ -233,6 +236,12 @@ func (a *app) notYet(what string) int {
 
 func (a *app) rootAction(c *cli.Context) error {
 	switch {
+	case c.Bool("boot") && !c.IsSet("definition"):
+		return a.set(a.usageError("--boot prints definitions: use it with -D"))
+	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
+		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.IsSet("line") && boolean(c, "ret-insn"):
+		return a.set(a.showExits(c, c.String("line")))
 	case c.IsSet("line"):
 		return a.set(a.showLines(c, c.String("line")))
 	case c.IsSet("definition"):
@@ -293,6 +302,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
+		ReturnInsn:   boolean(c, "ret-insn"),
 	}))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
@@ -317,6 +327,15 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 			}
 			return exitEINVAL
 		}
+	}
+	if boolean(c, "boot") {
+		param, err := bootparam.CommandLine(all)
+		if err != nil {
+			a.errf(c, "%v\n  Error: Failed to add events.\n", err)
+			return exitEINVAL
+		}
+		fmt.Fprintln(a.stdout, param)
+		return exitOK
 	}
 	for _, p := range all {
 		fmt.Fprintln(a.stdout, p.String())

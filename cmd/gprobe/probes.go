@@ -296,6 +296,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		Features:     opts.Features,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
+		ReturnInsn:   boolean(c, "ret-insn"),
 	}))
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)

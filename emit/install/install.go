@@ -392,10 +392,18 @@ func Matching(installed []tracefs.Event, k probe.Kind, match func(group, event s
 // Delete removes the event, disabling it first (the kernel refuses to delete
 // an enabled event with EBUSY).
 func Delete(fs *tracefs.FS, k probe.Kind, group, event string) error {
-	if on, err := fs.Enabled(group, event); err == nil && on {
+	on, err := fs.Enabled(group, event)
+	if err == nil && on {
 		if err := fs.Enable(group, event, false); err != nil {
 			return fmt.Errorf("disabling %s:%s: %w", group, event, err)
 		}
 	}
-	return fs.Delete(k, group, event)
+	derr := fs.Delete(k, group, event)
+	if errors.Is(err, tracefs.ErrNotFound) && errors.Is(derr, tracefs.ErrBusy) {
+		// Linux 6.1 creates the events of kprobe_event= while a workqueue
+		// sets up tracefs: the first may get no directory, yet it is
+		// enabled and traces.
+		return fmt.Errorf("%w; it has no events/%s/%s directory to disable it through (the first event of a 6.1 kernel's kprobe_event= boot parameter may have none): echo 0 > events/enable disables it", derr, group, event)
+	}
+	return derr
 }
