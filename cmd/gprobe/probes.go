@@ -116,12 +116,13 @@ func (a *app) rootProbes(c *cli.Context) int {
 	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
 }
 
-// rawDef tells a kprobe_events/uprobe_events line ("p:GRP/EV PLACE ...",
-// "r:EV PLACE", "r16:...") from a perf PROBEDEF. A PROBEDEF's first word
-// never looks like that unless it names a function "p" or "r" with a line
-// number ("p:10"), which stays a PROBEDEF.
-var rawDef = regexp.MustCompile(`^[pr][0-9]*:[^=\s]*\s`)
-var funcLine = regexp.MustCompile(`^[pr]:[0-9]+\s`)
+// rawDef tells a definition line ("p:GRP/EV PLACE ...", "r:EV PLACE",
+// "r16:...", "f:EV FUNC", "f8:EV FUNC%return", "t:EV TRACEPOINT",
+// "e:EV SYSTEM.EVENT") from a perf PROBEDEF. A PROBEDEF's first word never
+// looks like that unless it names a function "p", "r", "f", "t" or "e" with
+// a line number ("p:10"), which stays a PROBEDEF.
+var rawDef = regexp.MustCompile(`^([prf][0-9]*|[te]):[^=\s]*\s`)
+var funcLine = regexp.MustCompile(`^[prfte]:[0-9]+\s`)
 
 func isRawDef(s string) bool {
 	s = strings.TrimSpace(s) + " "
@@ -145,7 +146,7 @@ func exitErrno(err error) int {
 	switch {
 	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, install.ErrHiddenAddresses):
 		return 256 - int(syscall.EACCES)
-	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes),
+	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
 		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
 		return exitENOENT
 	case errors.Is(err, tracefs.ErrExist):
@@ -207,7 +208,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		}
 		items = append(items, item{raw: lines})
 	}
-	opts := install.Options{Force: boolean(c, "force"), Features: feat}
+	opts := install.Options{Force: boolean(c, "force"), Features: feat, BTF: target.RunningBTF(), EventFields: fs.EventFields}
 	if c.IsSet("maxactive") {
 		opts.MaxActive = c.Int("maxactive")
 	}
@@ -233,7 +234,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		i--
 		rs, err := install.RawRequests(fs, lines, opts)
 		if err != nil {
-			if errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) {
+			if errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) || errors.Is(err, tracefs.ErrNoKind) {
 				a.errf(c, "%v\n", err) // one line says it all
 			} else {
 				a.errf(c, "%v\n%s\n", err, addTrailer)

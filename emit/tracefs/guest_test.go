@@ -24,7 +24,8 @@ func TestOnDebian61Kernel(t *testing.T) { runInGuest(t, qemu.Linux61, "6.1") }
 // features, its BTF (/sys/kernel/btf/vmlinux) and its events, and must
 // agree with its error_log on every case of the table it can take (the
 // fprobe, tprobe and eprobe cases among them); lines of older kernels'
-// sections that are valid there must be taken by the kernel too.
+// sections that are valid there must be taken by the kernel too. fprobes,
+// tracepoint probes and eprobes are written, listed, enabled and deleted.
 func TestOnDebian612Kernel(t *testing.T) { runInGuest(t, qemu.Linux612, "6.12") }
 
 func runInGuest(t *testing.T, k *qemu.Kernel, name string) {
@@ -45,14 +46,15 @@ func runInGuest(t *testing.T, k *qemu.Kernel, name string) {
 		Timeout: 5 * time.Minute,
 		Files:   map[string][]byte{"/tracefs.test": bin, "/cases.txt": cases},
 		Script: "cd / && GPROBE_IN_GUEST=1 GPROBE_REQUIRE_PERF=1 GPROBE_SYNTAX_CASES=/cases.txt /tracefs.test -test.v " +
-			"-test.run 'TestKernelAgreesWithValidator|TestFeaturesOfThisKernel|TestUprobeLifecycle|TestNoKprobes'" +
+			"-test.run 'TestKernelAgreesWithValidator|TestFeaturesOfThisKernel|TestUprobeLifecycle|TestNoKprobes|TestDynamicEventsLifecycle'" +
 			"; st=$?; dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' && st=1; exit $st",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := string(res.Output)
-	if res.Status != 0 || !strings.Contains(log, "--- PASS: TestKernelAgreesWithValidator") {
+	if res.Status != 0 || !strings.Contains(log, "--- PASS: TestKernelAgreesWithValidator") ||
+		(k == qemu.Linux612 && !strings.Contains(log, "--- PASS: TestDynamicEventsLifecycle")) {
 		t.Fatalf("the tests failed on the %s kernel (status %d):\n%s", name, res.Status, log)
 	}
 	for _, l := range strings.Split(log, "\n") {

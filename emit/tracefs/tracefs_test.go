@@ -448,3 +448,90 @@ func TestErrnoSentinels(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamicEventsLifecycle writes an fprobe (entry and exit), a tracepoint
+// probe and an eprobe to dynamic_events, lists them back (each parsed, of
+// its kind, described as -l describes it), enables one, fails to delete it
+// while enabled, and deletes them; then install.Write must leave nothing
+// when the last line of a plan is refused. It runs on kernels that offer
+// these kinds (the 6.12 guest).
+func TestDynamicEventsLifecycle(t *testing.T) {
+	fs := realFS(t)
+	if !fs.Has(probe.Fprobe) || !fs.Has(probe.Tprobe) || !fs.Has(probe.Eprobe) {
+		t.Skip("this kernel does not offer fprobes, tracepoint probes and eprobes")
+	}
+	grp := group(t)
+	cleanup(t, fs, grp)
+	want := []struct {
+		kind  probe.Kind
+		line  string // written
+		list  string // as the kernel lists it
+		descr string // -l
+	}{
+		{probe.Fprobe, "f:" + grp + "/fentry vfs_read count=$arg3:u64", "f:" + grp + "/fentry vfs_read count=$arg3:u64", "(on vfs_read with count)"},
+		{probe.Fprobe, "f4:" + grp + "/fexit vfs_read%return r=$retval:s64 count", "f4:" + grp + "/fexit vfs_read%return r=$retval:s64 count=count", "(on vfs_read%return with r count)"},
+		{probe.Tprobe, "t:" + grp + "/tp sched_process_exec p=$arg1", "t:" + grp + "/tp sched_process_exec p=$arg1", "(on tracepoint sched_process_exec with p)"},
+		{probe.Eprobe, "e:" + grp + "/ep syscalls.sys_enter_openat path=$filename:ustring if flags == 0", "e:" + grp + "/ep syscalls.sys_enter_openat path=$filename:ustring", "(on event syscalls/sys_enter_openat with path)"},
+	}
+	for _, w := range want {
+		if err := fs.Write(w.kind, w.line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := fs.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []tracefs.Event
+	for _, e := range evs {
+		if e.Group == grp {
+			got = append(got, e)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("listed %d events of %s, want %d: %+v", len(got), grp, len(want), got)
+	}
+	for i, w := range want {
+		e := got[i]
+		if e.Kind != w.kind || e.Line != w.list || e.Probe == nil || e.Probe.Kind != w.kind ||
+			!strings.HasSuffix(install.Describe(e.Probe, func(*probe.Probe) string { return "?" }), w.descr) {
+			t.Errorf("listed %v %q (%+v), want %v %q described %s", e.Kind, e.Line, e.Probe, w.kind, w.list, w.descr)
+		}
+	}
+	if err := fs.Enable(grp, "fexit", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Delete(probe.Fprobe, grp, "fexit"); !errors.Is(err, tracefs.ErrBusy) {
+		t.Errorf("deleting an enabled fprobe: %v, want tracefs.ErrBusy", err)
+	}
+	for _, w := range want {
+		name := strings.Fields(w.line)[0]
+		name = name[strings.IndexByte(name, '/')+1:]
+		if err := install.Delete(fs, w.kind, grp, name); err != nil {
+			t.Errorf("delete %s: %v", name, err)
+		}
+	}
+
+	// All or nothing: the tprobe is refused (a $retval), so the fprobe
+	// written before it is removed again.
+	plan := []install.Event{
+		{Probe: probe.Probe{Kind: probe.Fprobe, Group: grp, Event: "ok"}, Line: "f:" + grp + "/ok vfs_read"},
+		{Probe: probe.Probe{Kind: probe.Tprobe, Group: grp, Event: "bad"}, Line: "t:" + grp + "/bad kfree $retval"},
+	}
+	err = install.Write(fs, plan)
+	var we *tracefs.WriteError
+	if !errors.As(err, &we) || we.Log == nil || we.Log.Text != "$retval is not available on probe" {
+		t.Errorf("the refused tprobe: %v", err)
+	}
+	evs, _ = fs.List()
+	for _, e := range evs {
+		if e.Group == grp {
+			t.Errorf("left behind: %s", e.Line)
+		}
+	}
+	// The filter parser's own error_log entry explains a refused filter.
+	err = fs.Write(probe.Eprobe, "e:"+grp+"/ep syscalls.sys_enter_openat if dfd == -100")
+	if !errors.As(err, &we) || we.Log == nil || !strings.Contains(err.Error(), `Illegal integer value (filter "dfd == -^100")`) {
+		t.Errorf("a refused filter: %v", err)
+	}
+}

@@ -106,8 +106,11 @@ func (t *FS) Write(k probe.Kind, line string) error {
 	if entries, err := t.ErrorLog(); err == nil {
 		cmd := strings.Join(strings.Fields(line), " ")
 		for i := len(entries) - 1; i >= 0; i-- {
-			// error_log is shared by every writer: take the newest entry for this command.
-			if entries[i].Command == cmd {
+			// error_log is shared by every writer: take the newest entry for
+			// this command, or for an eprobe's filter (the filter parser
+			// logs the filter alone).
+			e := entries[i]
+			if e.Command == cmd || (e.Subsystem == filterSubsystem && strings.HasSuffix(cmd, " if "+e.Command)) {
 				we.Log = &entries[i]
 				break
 			}

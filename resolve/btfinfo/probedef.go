@@ -1,6 +1,8 @@
 package btfinfo
 
 import (
+	"sync"
+
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -108,4 +110,26 @@ func (k kernelType) Member(name string) (probedef.BTFType, int, int, bool) {
 		}
 	}
 	return nil, 0, 0, false
+}
+
+// RunningProbeBTF is the running kernel's BTF (/sys/kernel/btf/vmlinux) as
+// ProbeBTF gives it, loaded on its first question: checking lines that use
+// no BTF argument costs nothing. Without kernel BTF no function is found.
+func RunningProbeBTF() probedef.BTF { return &lazyBTF{} }
+
+type lazyBTF struct {
+	once sync.Once
+	b    probedef.BTF
+}
+
+func (l *lazyBTF) Func(name string) ([]probedef.BTFParam, probedef.BTFType, bool) {
+	l.once.Do(func() {
+		if s, err := LoadKernel(); err == nil {
+			l.b = s.ProbeBTF()
+		}
+	})
+	if l.b == nil {
+		return nil, nil, false
+	}
+	return l.b.Func(name)
 }

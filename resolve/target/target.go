@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
@@ -153,6 +154,10 @@ func FindKernelDebuginfo() (string, []string) {
 	}
 	return "", cands
 }
+
+// RunningBTF is the running kernel's BTF for checking the BTF arguments of
+// definition lines (a probedef.BTF, loaded when first asked).
+func RunningBTF() probedef.BTF { return btfinfo.RunningProbeBTF() }
 
 // KernelRelease is the running kernel's release (uname -r), "" if unknown.
 func KernelRelease() string {
