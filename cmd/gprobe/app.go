@@ -56,7 +56,7 @@ var valueFlags = map[string]bool{
 	"k": true, "vmlinux": true, "s": true, "source": true, "x": true, "exec": true,
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
-	"max-probes": true, "filter": true,
+	"max-probes": true, "filter": true, "event": true, "format": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -217,7 +217,7 @@ func rootFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-	), varsFlags()...)
+	), append(varsFlags(), dynamicFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -271,9 +271,12 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 // showDefinitions implements -D: resolve every definition first, then
 // print them all (perf prints nothing if one fails).
 func (a *app) showDefinitions(c *cli.Context, defs []string) int {
+	if dynamicMode(c) {
+		return a.showDynamic(c, defs)
+	}
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbe(d)
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
@@ -287,13 +290,19 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	r, err := t.Resolver(a.tune(resolve.Options{
+	opts := resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
-	}))
+	}
+	if tf, ok := t.Features(); ok {
+		// What perf 6.1 cannot write (entry values at return) follows the
+		// kernel the vmlinux is.
+		opts.TargetFeatures = &tf
+	}
+	r, err := t.Resolver(a.tune(opts))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")

@@ -50,13 +50,13 @@ func (a *app) addCommand() *cli.Command {
 		Name:      "add",
 		Usage:     "add probe events to tracefs (same as -a); raw p:/r: definitions and --from FILE install lines printed by -D",
 		ArgsUsage: "PROBEDEF... | 'p:GROUP/EVENT PLACE [ARG...]'...",
-		Flags: append(targetFlags(),
+		Flags: append(append(targetFlags(),
 			&cli.StringFlag{Name: "from", Usage: "install the definitions in `FILE` (one kprobe_events/uprobe_events line each, as -D prints them; - for stdin)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 			&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-			&cli.IntFlag{Name: "maxactive", Usage: "kernel return probes get `N` instances for concurrent calls (r<N>:, 1 to 4096; perf 6.1 has no option for it)"},
-		),
+			&cli.IntFlag{Name: "maxactive", Usage: "kernel return probes get `N` instances for concurrent calls (r<N>:, f<N>:, 1 to 4096; perf 6.1 has no option for it)"},
+		), dynamicFlags()...),
 		Action: func(c *cli.Context) error {
 			defs := c.Args().Slice()
 			if c.String("from") == "" && len(defs) == 0 {
@@ -168,12 +168,17 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		raw  []string
 	}
 	var items []item
+	var dynamic []string // --fprobe, --tracepoint, --event definitions
 	for _, d := range defs {
 		if isRawDef(d) {
 			items = append(items, item{raw: []string{d}})
 			continue
 		}
-		p, err := spec.ParseProbe(d)
+		if dynamicMode(c) {
+			dynamic = append(dynamic, d)
+			continue
+		}
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
 		if err != nil {
 			if option == "" { // bare PROBEDEF: perf's "Command Parse Error"
 				var se *spec.SyntaxError
@@ -247,6 +252,13 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		if st := a.resolveRequests(c, specs, resolved, opts); st != exitOK {
 			return st
 		}
+	}
+	if len(dynamic) > 0 {
+		rs, st := a.resolveDynamic(c, dynamic, addTrailer)
+		if st != exitOK {
+			return st
+		}
+		reqs = append(reqs, rs...)
 	}
 	// The kernel must have the events file for each kind used.
 	for _, r := range reqs {

@@ -306,6 +306,11 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 			exists = p.opts.Symbols(sym) > 0
 		}
 		entry := off == 0 || (p.arch() == disasm.AMD64 && off == 4) // ENDBR64 on IBT kernels
+		if sym == "_text" || sym == "_stext" {
+			// perf's relocation base (a kretprobe it rebased): the kernel
+			// looks the address up, gprobe cannot tell an entry from here.
+			entry = true
+		}
 		if d.Return && exists && !entry {
 			return nil, p.fail(0, "BAD_RETPROBE")
 		}
