@@ -339,6 +339,13 @@ func TestAccepted612(t *testing.T) {
 			t.Errorf("%q renders as %q", l, got)
 		}
 	}
+	// perf rebases a kretprobe on _text when README offers kretprobe
+	// offsets: the kernel, not the checker, knows that address is an entry.
+	noSyms := syntaxCase{readme: "6.12"}.options(t)
+	noSyms.Symbols = nil
+	if _, err := Parse("r:probe/vfs_read__return _text+4478080 $retval count=$arg3:x64", noSyms); err != nil {
+		t.Errorf("a kretprobe on _text+N: %v", err)
+	}
 	// 6.1's README offers none of fprobes, tprobes and BTF names: each is
 	// refused naming the release that brought it.
 	o61 := testOptions()
