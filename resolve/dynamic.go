@@ -273,9 +273,9 @@ func (r *Resolver) onArgRegisters(f probe.Fetch, fn string, tpoint bool) (probe.
 		i := slices.Index(r.arch.ArgRegisters(), string(x))
 		switch {
 		case i < 0:
-			return nil, fmt.Errorf("its value is in %%%s at the entry, not in an argument register (a parameter passed on the stack, or not a parameter); fprobes and tprobes read arguments as $argN only", x)
+			return nil, fmt.Errorf("its value is in %s at the entry, not in an argument register (a parameter passed on the stack, or not a parameter); fprobes and tprobes read arguments as $argN only", x)
 		case tpoint && i == 0:
-			return nil, fmt.Errorf("%%%s holds the tracepoint's hidden data argument", x)
+			return nil, fmt.Errorf("%s holds the tracepoint's hidden data argument", x)
 		case tpoint:
 			return probe.Arg(i), nil
 		}

@@ -129,6 +129,7 @@ func TestDynamicRefusals(t *testing.T) {
 		{"fprobe", "vfs_* count", "is a pattern", ErrInvalid},
 		{"fprobe", "do_sys_openat2 fd", "'fd' is a local variable of do_sys_openat2", ErrInvalid},
 		{"fprobe", "vfs_read nosuchvar", "", ErrNotFound},
+		{"fprobe", "do_mmap prot populate", "'populate' of do_mmap: its value is in %sp at the entry, not in an argument register", ErrInvalid},
 		{"fprobe", "vfs_read $retval", "only available on a return probe", ErrInvalid},
 		{"tprobe", "sched_process_exec%return", "a tracepoint has no return", ErrInvalid},
 		{"tprobe", "no_such_tracepoint x", "not a tracepoint of this kernel", ErrNotFound},
@@ -199,4 +200,42 @@ func TestEprobe612(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "cast") {
 		t.Errorf("members of a void * without a cast: %v", err)
 	}
+}
+
+// FuzzEprobe: any words on an event's format (the fixture's BTF for casts)
+// resolve or fail with a one-line error, never a panic, and what resolves
+// is a line the kernel's grammar takes back as written.
+func FuzzEprobe(f *testing.F) {
+	bs, err := btfinfo.Load("../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
+	if err != nil {
+		f.Fatal(err)
+	}
+	format, err := os.ReadFile("../cmd/gprobe/testdata/formats-6.12/net.net_dev_xmit.format")
+	if err != nil {
+		f.Fatal(err)
+	}
+	feat := readmeFeatures(f, "6.12")
+	r, err := New(nil, false, Options{BTF: bs, Arch: disasm.AMD64, Features: *feat})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"(sk_buff)skbaddr->len dev=(sk_buff)skbaddr->dev->name:string rc", "name len:u16 if len > 10",
+		"x=+8($skbaddr):u32 $comm:string", "(file)skbaddr->f_pos", "(x skbaddr", "skbaddr->x", "=len", "len:string"} {
+		f.Add(s)
+	}
+	ev := probe.EventID{System: "net", Name: "net_dev_xmit"}
+	f.Fuzz(func(t *testing.T, words string) {
+		p, err := r.Eprobe(ev, string(format), strings.Fields(words))
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") && !errors.Is(err, ErrNeedsDWARF) {
+				t.Fatalf("%q: multi-line error %q", words, err)
+			}
+			return
+		}
+		line := p.String()
+		back, err := probedef.Parse(line, &probedef.Options{Features: feat, Arch: disasm.AMD64})
+		if err == nil && back.String() != line {
+			t.Fatalf("%q: %q reads back as %q", words, line, back.String())
+		}
+	})
 }

@@ -78,6 +78,9 @@ func (r *Resolver) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (pro
 	if !named {
 		body = w
 	}
+	if body == "" || named && name == "" {
+		return probe.FetchArg{}, errorf(ErrInvalid, "%q: write [NAME=]FIELD[:TYPE] (an argument has a name before '=' and a field after it).", w)
+	}
 	cast := ""
 	if strings.HasPrefix(body, "(") {
 		end := strings.IndexByte(body, ')')
@@ -93,6 +96,9 @@ func (r *Resolver) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (pro
 		}
 		// Raw fetch syntax ($FIELD, +8($FIELD), $comm): the kernel's own.
 		fa := splitFetchArg(w)
+		if fa.Expr.String() == "" {
+			return probe.FetchArg{}, errorf(ErrInvalid, "%q: write [NAME=]FIELD[:TYPE] (no field or fetch argument given).", w)
+		}
 		return fa, nil
 	}
 	fld := f.Field(a.Var)

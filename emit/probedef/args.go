@@ -196,6 +196,8 @@ func (p *parser) parseArgBody(body string, ctx *argCtx, size *int) *Error {
 		}
 	} else {
 		tsize, isStr, ok = p.findType(t, ctx.user)
+		// "x:" names the type "", which no type is (find_fetch_type).
+		ok = ok && !(hasT && t == "")
 	}
 	if !ok {
 		return p.fail(typeOff, "BAD_TYPE")
