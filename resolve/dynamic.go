@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"errors"
@@ -141,7 +142,7 @@ func (r *Resolver) entryValuesOffered(p *spec.Probe) error {
 	if !p.Point.Return || !withVar(p.Args) || r.targetFeatures().ReturnArgs {
 		return nil
 	}
-	return errorf(ErrUnsupported, "%s: variables on a return probe are the values at the function's entry, which need Linux 6.9 or later (the target kernel's tracefs README does not offer \"kernel return probes support: $retval, $arg<N>\").", p.Point.String())
+	return errorf(ErrUnsupported, "%s: variables on a return probe are the values at the function's entry, which need Linux %s or later (the target kernel's tracefs README does not offer \"kernel return probes support: $retval, $arg<N>\").", p.Point.String(), probedef.ReturnArgsSince)
 }
 
 // returnWithEntryValues is FUNC%return with variables on a kprobe: a
@@ -223,7 +224,7 @@ func (r *Resolver) btfSyntax(args []spec.Arg) ([]probe.FetchArg, error) {
 			out = append(out, fetchArgs(&spec.Probe{Args: []spec.Arg{a}}, nil, true)...)
 			continue
 		case !feat.BTFArgs:
-			return nil, errorf(ErrUnsupported, "'%s': BTF arguments need Linux 6.5 or later built with CONFIG_PROBE_EVENTS_BTF_ARGS (the target kernel's tracefs README does not offer \"<argname>\").", a.Raw)
+			return nil, errorf(ErrUnsupported, "'%s': BTF arguments need Linux %s or later built with CONFIG_PROBE_EVENTS_BTF_ARGS (the target kernel's tracefs README does not offer \"<argname>\").", a.Raw, probedef.BTFArgsSince)
 		case len(a.Fields) > 0 && !feat.BTFFields:
 			return nil, errorf(ErrUnsupported, "'%s': members of BTF arguments need a kernel whose tracefs README offers \"<argname>[->field...]\".", a.Raw)
 		case a.User:
@@ -339,7 +340,7 @@ func (r *Resolver) functionAddr(fn string) (uint64, error) {
 	}
 	want := []byte(fn)
 	var addrs []uint64
-	for _, s := range m.byName(func(n []byte) bool { return string(n) == string(want) }, false, true) {
+	for _, s := range m.byName(func(n []byte) bool { return bytes.Equal(n, want) }, false, true) {
 		if s.typ == elf.STT_FUNC && !slices.Contains(addrs, s.start) {
 			addrs = append(addrs, s.start)
 		}

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,7 @@ func (r *Resolver) Eprobe(ev probe.EventID, format string, words []string) (prob
 		return probe.Probe{}, errorf(ErrInvalid, "The format of %s/%s: %v", ev.System, ev.Name, err)
 	}
 	p := probe.Probe{Kind: probe.Eprobe, Group: spec.DefaultGroup, Event: ev.Name, Target: probe.Location{Event: ev}}
-	if i := indexWord(words, "if"); i >= 0 {
+	if i := slices.Index(words, "if"); i >= 0 {
 		if i == len(words)-1 {
 			return probe.Probe{}, errorf(ErrInvalid, "No filter after 'if'.")
 		}
@@ -57,15 +58,6 @@ func (r *Resolver) Eprobe(ev probe.EventID, format string, words []string) (prob
 		p.Args = append(p.Args, fa)
 	}
 	return p, nil
-}
-
-func indexWord(words []string, w string) int {
-	for i, x := range words {
-		if x == w {
-			return i
-		}
-	}
-	return -1
 }
 
 // eventFieldReg stands for the event field while BTF resolves the members

@@ -48,11 +48,13 @@ var KnownFeatures = Features{MultiProbe: true, HexTypes: true, KretprobeOffset: 
 // The first Linux release offering each feature gprobe refuses to use on a
 // kernel whose README lacks it (the messages name it).
 const (
-	sinceFprobes    = "6.5"
-	sinceEprobes    = "5.15"
-	sinceFilter     = "6.1"
-	sinceBTFArgs    = "6.5"
-	sinceReturnArgs = "6.9"
+	sinceFprobes = "6.5"
+	sinceEprobes = "5.15"
+	sinceFilter  = "6.1"
+	// BTFArgsSince: parameters by their BTF names (CONFIG_PROBE_EVENTS_BTF_ARGS).
+	BTFArgsSince = "6.5"
+	// ReturnArgsSince: entry values ($argN) on return probes.
+	ReturnArgsSince = "6.9"
 )
 
 // KindRequirement says what kernel a kind of probe needs ("fprobe events

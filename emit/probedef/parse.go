@@ -41,7 +41,6 @@ var errText = map[string]string{
 	"BAD_PROBE_ADDR":    "Invalid probed address or symbol",
 	"NON_UNIQ_SYMBOL":   "The symbol is not unique",
 	"BAD_RETPROBE":      "Retprobe address must be an function entry",
-	"NO_TRACEPOINT":     "Tracepoint is not found",
 	"BAD_TP_NAME":       "Invalid character in tracepoint name",
 	"BAD_ADDR_SUFFIX":   "Invalid probed address suffix",
 	"NO_GROUP_NAME":     "Group name is not specified",
