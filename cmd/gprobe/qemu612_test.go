@@ -60,6 +60,12 @@ echo "== record"
 gprobe record -e 'probe:*' -o /tmp/kinds.dat -- dd if=/root/input of=/dev/null bs=4096; echo "status $?"
 echo "== btf"
 gprobe --fprobe -D '` + fprobeSpec + `'; echo "status $?"
+echo "== btf-raw"
+gprobe add 'f:kinds/btfraw vfs_read count file->f_pos'; echo "status $?"
+gprobe add 'f:kinds/bad vfs_read file->nosuch'; echo "status $?"
+gprobe add --maxactive 8 --fprobe 'kinds:ret=vfs_read%return $retval'; echo "status $?"
+grep kinds/ $T/dynamic_events
+gprobe -d 'kinds:*' >/dev/null 2>&1; echo "status $?"
 echo "== del"
 gprobe -d 'probe:*'; echo "status $?"
 echo "left: $(cat $T/dynamic_events $T/kprobe_events)|$(ls $T/instances)|$(cat $T/events/enable)"
@@ -121,6 +127,27 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 			if !strings.Contains(del, "Removed event: probe:"+ev+"\n") {
 				t.Errorf("-d did not remove probe:%s:\n%s", ev, del)
 			}
+		}
+	})
+
+	t.Run("kernel-btf-syntax", func(t *testing.T) {
+		// A raw line in the kernel's BTF syntax is checked with the
+		// guest's BTF before it is written: a bad member never reaches
+		// the kernel ("refused" is the kernel's word). --maxactive gives
+		// an fprobe's exit f<N>.
+		out := steps["btf-raw"]
+		for _, want := range []string{
+			"status 0\n",
+			`dynamic_events "f:kinds/bad vfs_read file->nosuch": This field is not found. (argument 1 "file->^nosuch")` + "\n",
+			"f:kinds/btfraw vfs_read count=count arg2=file->f_pos\n", // the kernel names a member chain argN
+			"f8:kinds/ret vfs_read%return arg1=$retval\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "refused") || strings.Count(out, "status 0\n") != 3 {
+			t.Errorf("the bad line reached the kernel, or a good one failed:\n%s", out)
 		}
 	})
 
