@@ -91,6 +91,18 @@ type Options struct {
 	// function's return instructions and tail calls instead of a return
 	// probe (see Exits); any other spec is an error.
 	ReturnInsn bool
+	// TargetFeatures, when set, are the features of the kernel the probes
+	// are for (a vmlinux's own README), which decide what perf 6.1 cannot
+	// write: fprobes, tracepoint probes, entry values at return, BTF
+	// arguments. perf's kprobe text follows Features (perf reads the
+	// running kernel's README even for another kernel's vmlinux).
+	TargetFeatures *probedef.Features
+	// KernelBTFArgs writes the arguments of fprobes, tprobes and entry
+	// values at return in the kernel's BTF syntax (count, file->f_pos,
+	// $arg*), which the kernel resolves through its own BTF, instead of
+	// fetches on $argN. They are still resolved here, to refuse what the
+	// kernel could not find.
+	KernelBTFArgs bool
 }
 
 // Resolver resolves probe specs against one image: a kernel (vmlinux) or a
@@ -185,6 +197,9 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	pp := p.Point
 	if pp.IsAbs {
 		return nil, errorf(ErrUnsupported, "Absolute address probes are not supported yet.")
+	}
+	if pp.Return && !r.user && withVar(p.Args) {
+		return r.returnWithEntryValues(p)
 	}
 	if r.f == nil || !r.f.HasDWARF() && withVar(p.Args) && r.hasBTF() {
 		return r.btfProbes(p)
@@ -510,6 +525,7 @@ func topInline(s *lines.Scope, addr uint64) *lines.Scope {
 // finder carries perf's probe_finder state across units.
 type finder struct {
 	r         *Resolver
+	entryOnly bool // at a function's entry: locals are refused
 	pp        *spec.Point
 	args      []spec.Arg     // the probe's arguments, converted at each address
 	vars      *varsCollector // -V: collect variables instead of trace points

@@ -28,7 +28,7 @@ type Options struct {
 	// By splits each function's statistics by "comm" or "pid"; "" keeps one
 	// row per function.
 	By string
-	// Definitions are probe definition lines (uprobe_events/kprobe_events
+	// Definitions are probe definition lines (uprobe_events/kprobe_events/dynamic_events
 	// syntax); an entry and a return probe on the same target pair up.
 	Definitions []string
 }
@@ -150,11 +150,12 @@ func New(opts Options) *Analyzer {
 }
 
 // addDefinition reads a probe definition line (emit/probedef, the one
-// reader of them): named events remember their place, so that an entry and
-// a return probe on the same place pair up. Lines that are not named probe
-// definitions are ignored.
+// reader of them, with every feature it knows: a kernel accepted the line):
+// named events remember their place, so that an entry and a return probe
+// on the same place pair up (a kprobe and a kretprobe, an fprobe's entry
+// and exit). Lines that are not named probe definitions are ignored.
 func (a *Analyzer) addDefinition(line string) {
-	p, err := probedef.Parse(line, &probedef.Options{NoStat: true, AnyRegister: true})
+	p, err := probedef.Parse(line, &probedef.Options{NoStat: true, AnyRegister: true, Features: &probedef.KnownFeatures})
 	if err != nil || p.Event == "" {
 		return
 	}

@@ -222,3 +222,30 @@ func TestReturnInstructionEvents(t *testing.T) {
 		t.Errorf("rows %+v", rs)
 	}
 }
+
+// TestFprobePairs: an fprobe's entry and exit pair up like a kprobe and a
+// kretprobe, by their definitions (the kernel's default names
+// FUNC__entry/FUNC__exit) or by __probe_func == __probe_ip.
+func TestFprobePairs(t *testing.T) {
+	a := New(Options{Definitions: []string{
+		"f:fprobes/vfs_read__entry vfs_read count=count",
+		"f4:fprobes/vfs_read__exit vfs_read%return arg1=$retval",
+		"t:tracepoints/sched_process_exec sched_process_exec",
+		"e:eprobes/sys_enter_openat syscalls.sys_enter_openat arg1=$filename:ustring",
+	}})
+	for _, e := range []*trace.Event{
+		entry("vfs_read__entry", 1, 10, "0x900"),
+		ret("vfs_read__exit", 1, 25, "0x123"), // paired by the definitions
+		entry("probe_entry", 2, 30, "0x500"),
+		ret("probe_exit", 2, 34, "0x500"), // paired by address
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	if r := one(t, rs, "vfs_read__entry"); r.Count != 1 || r.MinNs != 15 || r.ReturnEvent != "g:vfs_read__exit" {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "probe_entry"); r.Count != 1 || r.MinNs != 4 {
+		t.Errorf("%+v", r)
+	}
+}

@@ -57,7 +57,7 @@ var valueFlags = map[string]bool{
 	"k": true, "vmlinux": true, "s": true, "source": true, "x": true, "exec": true,
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
-	"max-probes": true, "filter": true,
+	"max-probes": true, "filter": true, "event": true, "format": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -220,7 +220,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-	), varsFlags()...)
+	), append(varsFlags(), dynamicFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -280,9 +280,12 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 // showDefinitions implements -D: resolve every definition first, then
 // print them all (perf prints nothing if one fails).
 func (a *app) showDefinitions(c *cli.Context, defs []string) int {
+	if dynamicMode(c) {
+		return a.showDynamic(c, defs)
+	}
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbe(d)
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
@@ -296,14 +299,20 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	r, err := t.Resolver(a.tune(resolve.Options{
+	opts := resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
 		ReturnInsn:   boolean(c, "ret-insn"),
-	}))
+	}
+	if tf, ok := t.Features(); ok {
+		// What perf 6.1 cannot write (entry values at return) follows the
+		// kernel the vmlinux is.
+		opts.TargetFeatures = &tf
+	}
+	r, err := t.Resolver(a.tune(opts))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")

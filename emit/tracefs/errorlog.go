@@ -1,6 +1,7 @@
 package tracefs
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -19,8 +20,15 @@ type LogEntry struct {
 	Pos       int    // byte offset of the caret in Command (may equal len(Command)+1)
 }
 
+// filterSubsystem is how the event filter parser (an eprobe's "if
+// FILTER") names itself in error_log; its Command is the filter alone.
+const filterSubsystem = "event filter parse error"
+
 // Message is a one-line description naming the failing part of the command.
 func (e LogEntry) Message() string {
+	if e.Subsystem == filterSubsystem && e.Pos <= len(e.Command) {
+		return fmt.Sprintf("%s (filter %q)", e.Text, e.Command[:e.Pos]+"^"+e.Command[e.Pos:])
+	}
 	return probedef.Describe(e.Command, e.Pos, e.Text)
 }
 

@@ -25,9 +25,14 @@ type WriteError struct {
 func (e *WriteError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s refused %q: ", e.File, e.Line)
-	if e.Log != nil {
+	switch {
+	case e.Log != nil:
 		b.WriteString(e.Log.Message())
-	} else {
+	case e.Errno == syscall.EINVAL && e.File == "dynamic_events" && strings.HasPrefix(e.Line, "e"):
+		// Linux 6.18 lists e: in README whether or not it was built with
+		// CONFIG_EPROBE_EVENTS; without it, every e: line fails so.
+		b.WriteString(errnoText(e.Errno) + " without an error_log entry: this kernel may be built without CONFIG_EPROBE_EVENTS")
+	default:
 		b.WriteString(errnoText(e.Errno))
 	}
 	return b.String()
@@ -101,8 +106,11 @@ func (t *FS) Write(k probe.Kind, line string) error {
 	if entries, err := t.ErrorLog(); err == nil {
 		cmd := strings.Join(strings.Fields(line), " ")
 		for i := len(entries) - 1; i >= 0; i-- {
-			// error_log is shared by every writer: take the newest entry for this command.
-			if entries[i].Command == cmd {
+			// error_log is shared by every writer: take the newest entry for
+			// this command, or for an eprobe's filter (the filter parser
+			// logs the filter alone).
+			e := entries[i]
+			if e.Command == cmd || (e.Subsystem == filterSubsystem && strings.HasSuffix(cmd, " if "+e.Command)) {
 				we.Log = &entries[i]
 				break
 			}

@@ -10,6 +10,7 @@
 package target
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
@@ -154,6 +156,10 @@ func FindKernelDebuginfo() (string, []string) {
 	return "", cands
 }
 
+// RunningBTF is the running kernel's BTF for checking the BTF arguments of
+// definition lines (a probedef.BTF, loaded when first asked).
+func RunningBTF() probedef.BTF { return btfinfo.RunningProbeBTF() }
+
 // KernelRelease is the running kernel's release (uname -r), "" if unknown.
 func KernelRelease() string {
 	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
@@ -219,4 +225,33 @@ func (ps *Points) PointOf(p *probe.Probe) string {
 		return fmt.Sprintf("0x%x", t.Address)
 	}
 	return fmt.Sprintf("0x%x", t.Offset)
+}
+
+// Features are the probe-event features of the kernel t is (the tracefs
+// README text a vmlinux carries in .rodata, which is what its tracefs
+// shows); ok is false for targets that are not a kernel image with one
+// (user binaries, modules, BTF alone: the running kernel's README applies).
+func (t *Target) Features() (f probedef.Features, ok bool) {
+	if t.file == nil || t.User || t.Module != "" {
+		return f, false
+	}
+	readme := embeddedREADME(t.file.Section(".rodata"))
+	if readme == "" {
+		return f, false
+	}
+	return probedef.ParseFeatures(readme), true
+}
+
+// embeddedREADME finds the kernel's tracefs README (kernel/trace/trace.c's
+// readme_msg, one string) in rodata.
+func embeddedREADME(rodata []byte) string {
+	i := bytes.Index(rodata, []byte("tracing mini-HOWTO:"))
+	if i < 0 {
+		return ""
+	}
+	end := bytes.IndexByte(rodata[i:], 0)
+	if end < 0 {
+		return ""
+	}
+	return string(rodata[i : i+end])
 }
