@@ -74,8 +74,8 @@ type Client struct {
 	MaxSize int64
 	// Header is sent with every request (DEBUGINFOD_HEADERS_FILE).
 	Header http.Header
-	// Progress, when set, is called about four times a second while a
-	// file downloads, and once when the download ends.
+	// Progress, when set, is called four times a second while a file is
+	// asked for and received, and once when the download ends.
 	Progress func(Progress)
 	// HTTP is the client requests go through (nil: a default one that
 	// also reads file:// URLs, as elfutils does).
@@ -213,10 +213,15 @@ func (e *Error) Unwrap() error { return e.Err }
 // Progress is the state of a download.
 type Progress struct {
 	BuildID, Artifact string
-	Server            string
-	Received          int64
-	Total             int64 // -1 when the server did not say
-	Elapsed           time.Duration
+	// Servers is how many servers are asked.
+	Servers int
+	// Server is the server sending the file, "" while none has answered.
+	Server   string
+	Received int64
+	Total    int64 // -1 when unknown
+	// Elapsed is the time since the servers were asked, or since Server
+	// began sending.
+	Elapsed time.Duration
 	// Done is set on the last call; Err then says whether it failed.
 	Done bool
 	Err  error

@@ -151,7 +151,7 @@ func TestNotFoundEverywhere(t *testing.T) {
 		t.Fatalf("negative cache entry: %v, %v", st, err)
 	}
 	_, err = c.Debuginfo(context.Background(), testID)
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "cached miss") {
+	if !errors.Is(err, ErrNotFound) || !strings.HasSuffix(err.Error(), "records the miss for 600s, "+filepath.Join(cache, "cache_miss_s")+")") {
 		t.Errorf("second fetch: %v, want a cached miss", err)
 	}
 	if a.hits.Load() != 1 || b.hits.Load() != 1 {
@@ -163,6 +163,25 @@ func TestNotFoundEverywhere(t *testing.T) {
 	c.Debuginfo(context.Background(), testID)
 	if a.hits.Load() != 2 {
 		t.Errorf("expired miss: %d requests, want 2", a.hits.Load())
+	}
+}
+
+// A file:// server is a directory laid out as a server's URLs.
+func TestFileURL(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "buildid", testID), 0o755)
+	os.WriteFile(filepath.Join(dir, "buildid", testID, "debuginfo"), []byte("from a directory"), 0o644)
+	c := client(t.TempDir(), "file://"+dir)
+	p, err := c.Debuginfo(context.Background(), testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "from a directory" {
+		t.Errorf("%q", got)
+	}
+	_, err = c.Executable(context.Background(), testID)
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing file: %v", err)
 	}
 }
 
@@ -412,7 +431,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("last progress %+v", last)
 	}
 	for _, p := range got[:len(got)-1] {
-		if p.Done || p.Total != int64(len(body)) || p.Received > int64(len(body)) {
+		if p.Done || p.Servers != 1 || p.Server != "" && (p.Total != int64(len(body)) || p.Received > int64(len(body))) {
 			t.Errorf("progress %+v", p)
 		}
 	}
@@ -420,8 +439,10 @@ func TestProgress(t *testing.T) {
 	show := ProgressLine(&line)
 	show(Progress{BuildID: testID, Artifact: "debuginfo", Server: "http://127.0.0.1:8002", Received: 222711234, Total: 589914456, Elapsed: 4 * time.Second})
 	show(Progress{BuildID: testID, Artifact: "debuginfo", Server: "http://127.0.0.1:8002", Received: 589914456, Total: 589914456, Elapsed: 12340 * time.Millisecond, Done: true})
+	show(Progress{BuildID: testID, Artifact: "debuginfo", Servers: 2, Elapsed: 2600 * time.Millisecond, Total: -1, Done: true, Err: ErrNotFound})
 	want := "\r\x1b[Kdebuginfod: debuginfo 3b43fad5 from 127.0.0.1:8002: 212.4 MiB of 562.6 MiB, 53.1 MiB/s" +
-		"\r\x1b[Kdebuginfod: debuginfo 3b43fad5 from 127.0.0.1:8002: 562.6 MiB of 562.6 MiB, 45.6 MiB/s in 12.3s\n"
+		"\r\x1b[Kdebuginfod: debuginfo 3b43fad5 from 127.0.0.1:8002: 562.6 MiB of 562.6 MiB, 45.6 MiB/s in 12.3s\n" +
+		"\r\x1b[Kdebuginfod: debuginfo 3b43fad5: asking 2 servers, 3s, failed\n"
 	if line.String() != want {
 		t.Errorf("progress line\n%q\nwant\n%q", line.String(), want)
 	}

@@ -43,15 +43,24 @@ func (c *Client) fetch(ctx context.Context, id, kind, srcPath string) (string, e
 		return "", fail(ErrUnavailable, "cache: %v", err)
 	}
 	path := ch.entry(id, kind, srcPath)
-	missed := func() error {
-		return fail(ErrNotFound, "no server had it when last asked (%s is a cached miss, believed for cache_miss_s seconds)", path)
+	// cached answers from the cache: the file, a recent miss, or (done
+	// false) that the servers are to be asked.
+	cached := func() (done bool, err error) {
+		hit, miss, err := ch.lookup(path)
+		switch {
+		case hit:
+			return true, nil
+		case miss:
+			keep, _ := ch.config(cacheMissFile, cacheMissDefault)
+			return true, fail(ErrNotFound, "no server had it when last asked (%s records the miss for %ds, %s)",
+				path, keep, filepath.Join(ch.root, cacheMissFile))
+		case err != nil:
+			return true, fail(ErrUnavailable, "cache: %v", err)
+		}
+		return false, nil
 	}
-	if hit, miss, err := ch.lookup(path); hit {
-		return path, nil
-	} else if miss {
-		return "", missed()
-	} else if err != nil {
-		return "", fail(ErrUnavailable, "cache: %v", err)
+	if done, err := cached(); done {
+		return path, err
 	}
 	unlock, err := lockDir(ctx, filepath.Dir(path))
 	if err != nil {
@@ -59,12 +68,8 @@ func (c *Client) fetch(ctx context.Context, id, kind, srcPath string) (string, e
 	}
 	defer unlock()
 	// Another gprobe may have fetched it while this one waited.
-	if hit, miss, err := ch.lookup(path); hit {
-		return path, nil
-	} else if miss {
-		return "", missed()
-	} else if err != nil {
-		return "", fail(ErrUnavailable, "cache: %v", err)
+	if done, err := cached(); done {
+		return path, err
 	}
 	if c.MaxTime > 0 {
 		var cancel context.CancelFunc
@@ -138,6 +143,16 @@ type download struct {
 	path         string
 	servers      []*server
 	tmp          *os.File
+	// sending is the answer being received, nil while the servers are
+	// asked (for Progress).
+	sending atomic.Pointer[transfer]
+}
+
+// transfer is an answer being received.
+type transfer struct {
+	r     *reply
+	total int64
+	start time.Time
 }
 
 // errOtherServer cancels the servers still asking once one has the file.
@@ -154,8 +169,9 @@ func (e *stallError) Error() string {
 // has its file received; a server that answers "not found" is not asked
 // again; one that fails otherwise is asked again, up to RetryLimit more
 // times.
-func (d *download) run(ctx context.Context) error {
-	var err error
+func (d *download) run(ctx context.Context) (err error) {
+	done := d.report()
+	defer func() { done(err) }()
 	if d.tmp, err = createTemp(d.path); err != nil {
 		return &Error{BuildID: d.id, Artifact: d.artifact, Reason: fmt.Sprintf("cache: %v", err), Err: ErrUnavailable}
 	}
@@ -168,7 +184,7 @@ func (d *download) run(ctx context.Context) error {
 	for {
 		var ask []*server
 		for _, s := range d.servers {
-			if !s.final && s.tries <= d.c.RetryLimit {
+			if !s.final && s.tries <= max(d.c.RetryLimit, 0) {
 				ask = append(ask, s)
 			}
 		}
@@ -226,6 +242,7 @@ func createTemp(path string) (f *os.File, err error) {
 	return nil, err
 }
 
+// reply is one request to one server.
 type reply struct {
 	s      *server
 	resp   *http.Response
@@ -376,7 +393,7 @@ func (d *download) receive(r *reply) error {
 	if _, err := d.tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	done := d.report(r, total)
+	d.sending.Store(&transfer{r: r, total: total, start: time.Now()})
 	body := &meteredReader{r: r.resp.Body, m: r.meter, max: d.c.MaxSize}
 	n, err := io.CopyBuffer(onlyWriter{d.tmp}, body, make([]byte, 1<<20))
 	switch {
@@ -395,7 +412,9 @@ func (d *download) receive(r *reply) error {
 	case total >= 0 && n != total:
 		err = fmt.Errorf("truncated: received %d of %d bytes", n, total)
 	}
-	done(err)
+	if err != nil {
+		d.sending.Store(nil) // the servers are asked again
+	}
 	return err
 }
 
@@ -429,16 +448,19 @@ func (mr *meteredReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// report calls Progress while a transfer runs; the returned function ends
-// it with the transfer's outcome.
-func (d *download) report(r *reply, total int64) func(error) {
+// report calls Progress four times a second from now on; the returned
+// function ends the reports with the download's outcome.
+func (d *download) report() func(error) {
 	if d.c.Progress == nil {
 		return func(error) {}
 	}
 	start := time.Now()
 	state := func() Progress {
-		return Progress{BuildID: d.id, Artifact: d.artifact, Server: r.s.base,
-			Received: r.meter.n.Load(), Total: total, Elapsed: time.Since(start)}
+		p := Progress{BuildID: d.id, Artifact: d.artifact, Servers: len(d.servers), Elapsed: time.Since(start), Total: -1}
+		if t := d.sending.Load(); t != nil {
+			p.Server, p.Received, p.Total, p.Elapsed = t.r.s.base, t.r.meter.n.Load(), t.total, time.Since(t.start)
+		}
+		return p
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {

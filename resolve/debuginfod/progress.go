@@ -9,7 +9,8 @@ import (
 
 // ProgressLine returns a Progress function that keeps one line up to date
 // on the terminal w: what is downloaded from where, bytes received of the
-// total, and the rate; the last call ends the line.
+// total, and the rate (before that, how long the servers have been
+// waited for); the last call ends the line.
 //
 //	debuginfod: debuginfo 3b43fad5 from 127.0.0.1:8002: 212.4 MiB of 562.6 MiB, 48.3 MiB/s
 func ProgressLine(w io.Writer) func(Progress) {
@@ -17,6 +18,17 @@ func ProgressLine(w io.Writer) func(Progress) {
 		id := p.BuildID
 		if len(id) > 8 {
 			id = id[:8]
+		}
+		if p.Server == "" {
+			servers := "server"
+			if p.Servers != 1 {
+				servers = fmt.Sprintf("%d servers", p.Servers)
+			}
+			fmt.Fprintf(w, "\r\x1b[Kdebuginfod: %s %s: asking %s, %s", p.Artifact, id, servers, p.Elapsed.Round(time.Second))
+			if p.Done {
+				fmt.Fprintln(w, ", failed")
+			}
+			return
 		}
 		server := p.Server
 		if u, err := url.Parse(p.Server); err == nil && u.Host != "" {
