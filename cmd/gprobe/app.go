@@ -258,15 +258,29 @@ func (a *app) rootAction(c *cli.Context) error {
 // work from BTF alone (-D, add, -V) get the running kernel's
 // /sys/kernel/btf/vmlinux when no vmlinux is found.
 func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	// An interrupted download removes its partial file.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
 		Debuginfod: a.debuginfod(c), Context: ctx})
+	if ctx.Err() != nil {
+		if err == nil {
+			t.Close()
+		}
+		return nil, errInterrupted
+	}
 	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
 	return t, err
+}
+
+// errInterrupted ends a command whose download was interrupted.
+var errInterrupted = errors.New("Interrupted.")
+
+// interruptible is a context for a debuginfod download: SIGINT or SIGTERM
+// cancel it (the partial file is removed) instead of ending gprobe at once.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without
@@ -427,7 +441,9 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	if err != nil {
 		return a.resolveFailedOn(c, t, err, trailer)
 	}
-	path, err := t.SourcePath(l, str(c, "source"))
+	ctx, stop := interruptible()
+	path, err := t.SourcePath(ctx, l, str(c, "source"))
+	stop()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)

@@ -116,8 +116,9 @@ func (t *Target) separateDebug(o *Options) {
 
 // SourcePath finds the source file of a -L listing: where perf looks for
 // it (lines.SourcePath: the -s prefix, the compilation directory), else,
-// with Options.Debuginfod, the server's copy for the image's build-id.
-func (t *Target) SourcePath(l *lines.Listing, prefix string) (string, error) {
+// with Options.Debuginfod, the server's copy for the image's build-id
+// (ctx cancels the download).
+func (t *Target) SourcePath(ctx context.Context, l *lines.Listing, prefix string) (string, error) {
 	p, err := lines.SourcePath(l.Path, l.CompDir, prefix)
 	if err == nil || t.opts.Debuginfod == nil || t.file == nil {
 		return p, err
@@ -129,7 +130,7 @@ func (t *Target) SourcePath(l *lines.Listing, prefix string) (string, error) {
 		}
 		abs = l.CompDir + "/" + abs
 	}
-	p, ferr := t.opts.Debuginfod.Source(t.opts.context(), t.file.BuildID(), abs)
+	p, ferr := t.opts.Debuginfod.Source(ctx, t.file.BuildID(), abs)
 	if ferr != nil {
 		return "", fmt.Errorf("%w\n%w", err, ferr)
 	}

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
 	"net/http"
@@ -306,7 +307,7 @@ func TestSourceFromDebuginfod(t *testing.T) {
 	if _, err := lines.SourcePath(l.Path, l.CompDir, ""); err == nil {
 		t.Fatalf("%s is on disk: the test proves nothing", l.Path)
 	}
-	p, err := tg.SourcePath(l, "")
+	p, err := tg.SourcePath(context.Background(), l, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestSourceFromDebuginfod(t *testing.T) {
 	}
 	// Not on the server either: perf's message, then the server's answer.
 	l.Path = "/usr/src/gprobe-demo/other.c"
-	_, err = tg.SourcePath(l, "")
+	_, err = tg.SourcePath(context.Background(), l, "")
 	msg := "Failed to find source file path.\ndebuginfod: no source /usr/src/gprobe-demo/other.c for build-id " + tg.file.BuildID() + ": " + srv.URL + ": 404 Not Found"
 	if err == nil || err.Error() != msg || !errors.Is(err, lines.ErrSourceNotFound) || !errors.Is(err, debuginfod.ErrNotFound) {
 		t.Errorf("error\n%v\nwant\n%s", err, msg)

@@ -24,7 +24,9 @@ import (
 // modules.dep of /lib/modules/$(uname -r) and in
 // /usr/lib/debug/lib/modules/$(uname -r) (perf requires the module to be
 // loaded instead); GPROBE_MODULES (directories separated by ':') replaces
-// those two directories, for offline trees.
+// those two directories, for offline trees. With debuginfod, a module
+// without debug information on disk is fetched by the build-id of its .ko,
+// or of the loaded module (sysfs) when it is not on disk at all.
 
 // openModule opens the module named by -m: the file with its debug
 // information when one is found (on disk, else from debuginfod by the

@@ -1,9 +1,11 @@
-// Package target finds and opens what gprobe probes: a user binary (-x), a
-// vmlinux (-k, or the running kernel's debuginfo where distributions put
-// it, in perf's order), a kernel module (-m, by path or by name, with its
-// separate debug file), or, when there is no vmlinux with DWARF, the running
-// kernel's BTF. It also maps installed probes back to probe points (perf
-// -l), opening each image once.
+// Package target finds and opens what gprobe probes: a user binary (-x,
+// with its separate debug file), a vmlinux (-k, or the running kernel's
+// debuginfo where distributions put it, in perf's order), a kernel module
+// (-m, by path or by name, with its separate debug file), or, when there is
+// no vmlinux with DWARF, the running kernel's BTF; debug information that
+// is not on disk comes from debuginfod servers when Options.Debuginfod is
+// set. It also maps installed probes back to probe points (perf -l),
+// opening each image once.
 //
 // Errors carry perf's wording ("Failed to open ...", "Invalid file: ..."),
 // since the CLI prints them as they are.
@@ -40,7 +42,7 @@ type Options struct {
 	// that is not on disk: the running kernel's vmlinux, a module's debug
 	// .ko, a binary's debuginfo, and source files (Target.SourcePath).
 	Debuginfod *debuginfod.Client
-	// Context cancels a debuginfod download (nil: never).
+	// Context cancels a debuginfod download during Open (nil: never).
 	Context context.Context
 }
 
