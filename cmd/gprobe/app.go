@@ -385,17 +385,22 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	return a.resolveFailedOn(c, nil, err, trailer)
 }
 
+// unfetched says, before a failed resolution's message, what each
+// debuginfod server answered when asked in vain for t's debug information.
+func (a *app) unfetched(c *cli.Context, t *target.Target) {
+	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
+		fmt.Fprintln(a.stderr, t.FetchErr)
+	}
+}
+
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
-// was looked for; when debuginfod was asked in vain for the target's debug
-// information, it says what each server answered.
+// was looked for (see also unfetched).
 func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
 	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
 		fmt.Fprintln(a.stderr, t.NoDebuginfo)
 	}
-	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
-		fmt.Fprintln(a.stderr, t.FetchErr)
-	}
+	a.unfetched(c, t)
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -439,7 +444,8 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	}
 	l, err := r.LineRange(lr)
 	if err != nil {
-		return a.resolveFailedOn(c, t, err, trailer)
+		a.unfetched(c, t)
+		return a.resolveFailed(c, err, trailer)
 	}
 	ctx, stop := interruptible()
 	path, err := t.SourcePath(ctx, l, str(c, "source"))

@@ -304,7 +304,8 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	for i, q := range specs {
 		ps, err := r.Probes(q)
 		if err != nil {
-			return a.resolveFailedOn(c, t, err, addTrailer)
+			a.unfetched(c, t)
+			return a.resolveFailed(c, err, addTrailer)
 		}
 		reqs[i].Probes = ps
 		if t.User {

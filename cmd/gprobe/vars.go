@@ -94,7 +94,8 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		} else {
 			err = &resolve.Error{Msg: err.Error() + "\n" + msg, Err: err}
 		}
-		return a.resolveFailedOn(c, t, err, trailer)
+		a.unfetched(c, t)
+		return a.resolveFailed(c, err, trailer)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Available variables at %s\n", p.Point.String())
