@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -258,15 +262,44 @@ func (a *app) rootAction(c *cli.Context) error {
 }
 
 // openTarget opens -x, -m or -k (or the running kernel's debuginfo where
-// distributions put it). With btf, the commands that can work from BTF
-// alone (-D, add, -V) get the running kernel's /sys/kernel/btf/vmlinux when
-// no vmlinux is found.
+// distributions put it), fetching missing debug information from the
+// debuginfod servers of DEBUGINFOD_URLS. With btf, the commands that can
+// work from BTF alone (-D, add, -V) get the running kernel's
+// /sys/kernel/btf/vmlinux when no vmlinux is found.
 func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf})
+	ctx, stop := interruptible()
+	defer stop()
+	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+		Debuginfod: a.debuginfod(c), Context: ctx})
+	if ctx.Err() != nil {
+		if err == nil {
+			t.Close()
+		}
+		return nil, errInterrupted
+	}
 	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
 	return t, err
+}
+
+// errInterrupted ends a command whose download was interrupted.
+var errInterrupted = errors.New("Interrupted.")
+
+// interruptible is a context for a debuginfod download: SIGINT or SIGTERM
+// cancel it (the partial file is removed) instead of ending gprobe at once.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// debuginfod is the client DEBUGINFOD_URLS configures (nil without
+// servers), with a progress line when stderr is a terminal.
+func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
+	d := debuginfod.FromEnv()
+	if d != nil && isTerminal(a.stderr) && !boolean(c, "quiet") {
+		d.Progress = debuginfod.ProgressLine(a.stderr)
+	}
+	return d
 }
 
 func (a *app) warnFunc(c *cli.Context) func(string) {
@@ -380,13 +413,22 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	return a.resolveFailedOn(c, nil, err, trailer)
 }
 
+// unfetched says, before a failed resolution's message, what each
+// debuginfod server answered when asked in vain for t's debug information.
+func (a *app) unfetched(c *cli.Context, t *target.Target) {
+	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
+		fmt.Fprintln(a.stderr, t.FetchErr)
+	}
+}
+
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
-// was looked for.
+// was looked for (see also unfetched).
 func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
 	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
 		fmt.Fprintln(a.stderr, t.NoDebuginfo)
 	}
+	a.unfetched(c, t)
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -430,9 +472,12 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	}
 	l, err := r.LineRange(lr)
 	if err != nil {
+		a.unfetched(c, t)
 		return a.resolveFailed(c, err, trailer)
 	}
-	path, err := lines.SourcePath(l.Path, l.CompDir, str(c, "source"))
+	ctx, stop := interruptible()
+	path, err := t.SourcePath(ctx, l, str(c, "source"))
+	stop()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)

@@ -318,6 +318,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	for i, q := range specs {
 		ps, err := r.Probes(q)
 		if err != nil {
+			a.unfetched(c, t)
 			return a.resolveFailed(c, err, addTrailer)
 		}
 		reqs[i].Probes = ps
