@@ -85,29 +85,29 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 	return p
 }
 
+// readPages is how many pages of uncompressed data one read fetches: a
+// system call per page would cost more than decoding it.
+const pagesPerRead = 32
+
 // Next returns the next page (PageSize bytes, or fewer for a short last
 // page), or io.EOF. The slice is valid until the next call.
 func (p *Pages) Next() ([]byte, error) {
 	ps := p.b.PageSize
-	if !p.b.Compressed {
+	for len(p.cur) == 0 && !p.b.Compressed {
 		if p.off >= p.end {
 			if p.cpu.Offset+p.cpu.Size > p.f.size {
 				p.Truncated = true
 			}
 			return nil, io.EOF
 		}
-		n := int64(ps)
-		if p.off+n > p.end {
-			n = p.end - p.off
-		}
-		buf := p.buffer(int(n), p.seq)
-		p.seq++
+		n := min(int64(ps)*pagesPerRead, p.end-p.off)
+		buf := p.buffer(int(n), p.seq+(n+int64(ps)-1)/int64(ps)-1)
 		if _, err := p.f.r.ReadAt(buf, p.off); err != nil && err != io.EOF {
 			p.Err = err
 			return nil, err
 		}
 		p.off += n
-		return buf, nil
+		p.cur = buf
 	}
 	for len(p.cur) == 0 {
 		if p.chunk >= p.chunks {
