@@ -132,6 +132,7 @@ type Analyzer struct {
 	statID    []*stats             // by function index, when not grouping
 	uncertain map[int]bool         // function indexes with calls open at a loss
 	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
+	dropped   map[[2]string]uint64 // open calls forgotten by dropUnpaired, by (function, group)
 }
 
 // New returns an empty analyzer.
@@ -139,7 +140,8 @@ func New(opts Options) *Analyzer {
 	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, open: map[int]int{}, fns: map[string]*fnInfo{},
 		fnIDs: map[string]int{}, uncertain: map[int]bool{},
 		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
-		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
+		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{},
+		dropped: map[[2]string]uint64{}}
 	for _, d := range opts.Definitions {
 		a.addDefinition(d)
 	}
@@ -248,9 +250,36 @@ func (a *Analyzer) Event(e *trace.Event) {
 		}
 	}
 	st := a.stack(threadKey{e.PID, c.fn})
+	if len(*st) >= maxUnpaired && a.fns[a.fnNames[c.fn]].retEvent == "" {
+		a.dropUnpaired(e.PID, c.fn, st)
+	}
 	*st = append(*st, frame{ts: e.TS, comm: e.Comm})
 	if a.OnCall != nil { // a map update per event costs only those who ask
 		a.open[e.PID]++
+	}
+}
+
+// maxUnpaired bounds the open calls kept per thread of a function no
+// return event has been seen for: an entry probe without a return probe
+// (obj_get, kmalloc) would otherwise keep every event it ever saw.
+const maxUnpaired = 1024
+
+// dropUnpaired forgets the older half of a thread's open calls of a
+// function without returns so far; they count as entries without return
+// if a return shows up later.
+func (a *Analyzer) dropUnpaired(pid, fn int, st *[]frame) {
+	half := len(*st) / 2
+	if a.opts.By == "" {
+		a.dropped[[2]string{a.fnNames[fn], ""}] += uint64(half)
+	} else {
+		for _, f := range (*st)[:half] {
+			a.dropped[[2]string{a.fnNames[fn], a.group(pid, f.comm)}]++
+		}
+	}
+	n := copy(*st, (*st)[half:])
+	*st = (*st)[:n]
+	if a.OnCall != nil {
+		a.open[pid] -= half
 	}
 }
 
@@ -442,6 +471,11 @@ func (a *Analyzer) Results() []Result {
 		}
 		for _, f := range *st {
 			a.stat(fn, a.group(k.pid, f.comm)).res.UnmatchedEntries++
+		}
+	}
+	for k, n := range a.dropped {
+		if paired[k[0]] {
+			a.stat(k[0], k[1]).res.UnmatchedEntries += n
 		}
 	}
 	var out []Result
