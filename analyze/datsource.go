@@ -143,36 +143,50 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 	lastPID, lastComm, lastTGID := -1, "", 0
 	for h.Len() > 0 {
 		st := (*h)[0]
-		r := &st.cur[st.i]
-		st.i++
-		ev = trace.Event{TS: r.ts, CPU: int(r.cpu), PID: int(r.pid)}
-		if r.lost {
-			ev.Kind, ev.Count = trace.Lost, r.count
-			if r.count < 0 {
-				s.info.LostUnknown++
-			} else {
-				s.info.Lost += r.count
+		// The earliest head among the other streams bounds the run this
+		// one delivers without touching the heap: CPUs hand over in runs.
+		var other *stream
+		if h.Len() > 1 {
+			other = (*h)[1]
+			if h.Len() > 2 && h.Less(2, 1) {
+				other = (*h)[2]
 			}
-		} else {
-			s.info.Events++
-			ev.Data, ev.Order, ev.Format = r.data, s.f.Order, r.f
-			if r.f != nil {
-				ev.System, ev.Name = r.f.System, r.f.Name
-			} else {
-				ev.Name = fmt.Sprintf("event_%d", r.id)
-			}
-			if ev.PID != lastPID {
-				lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.tgids[ev.PID]
-			}
-			ev.Comm, ev.TGID = lastComm, lastTGID
 		}
-		if err := fn(&ev); err != nil {
-			return err
-		}
-		if advance(st) {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
+		for {
+			r := &st.cur[st.i]
+			st.i++
+			ev = trace.Event{TS: r.ts, CPU: int(r.cpu), PID: int(r.pid)}
+			if r.lost {
+				ev.Kind, ev.Count = trace.Lost, r.count
+				if r.count < 0 {
+					s.info.LostUnknown++
+				} else {
+					s.info.Lost += r.count
+				}
+			} else {
+				s.info.Events++
+				ev.Data, ev.Order, ev.Format = r.data, s.f.Order, r.f
+				if r.f != nil {
+					ev.System, ev.Name = r.f.System, r.f.Name
+				} else {
+					ev.Name = fmt.Sprintf("event_%d", r.id)
+				}
+				if ev.PID != lastPID {
+					lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.tgids[ev.PID]
+				}
+				ev.Comm, ev.TGID = lastComm, lastTGID
+			}
+			if err := fn(&ev); err != nil {
+				return err
+			}
+			if !advance(st) {
+				heap.Pop(h)
+				break
+			}
+			if other != nil && before(other, st) {
+				heap.Fix(h, 0)
+				break
+			}
 		}
 	}
 	for _, t := range texts {
@@ -323,13 +337,17 @@ func (s *datSource) decodeCPU(pages *tracefmt.Pages, cpu int, out chan<- batch, 
 
 type mergeHeap []*stream
 
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
-	a, b := &h[i].cur[h[i].i], &h[j].cur[h[j].i]
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return before(h[i], h[j]) }
+
+// before orders streams by their next record: timestamp, then stream
+// order (deterministic output for equal timestamps).
+func before(x, y *stream) bool {
+	a, b := &x.cur[x.i], &y.cur[y.i]
 	if a.ts != b.ts {
 		return a.ts < b.ts
 	}
-	return h[i].order < h[j].order
+	return x.order < y.order
 }
 func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
