@@ -133,6 +133,7 @@ type Analyzer struct {
 	uncertain map[int]bool         // function indexes with calls open at a loss
 	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
 	dropped   map[[2]string]uint64 // open calls forgotten by dropUnpaired, by (function, group)
+	finished  bool
 }
 
 // New returns an empty analyzer.
@@ -436,11 +437,14 @@ func (a *Analyzer) stat(fn, group string) *stats {
 	return s
 }
 
-// Results closes the analysis: open calls become unmatched entries, and
-// returns never placed count as unmatched returns of their own row. Rows
-// are sorted by function then group. Functions that never had a return
-// event are not reported: they are not entry/return pairs.
-func (a *Analyzer) Results() []Result {
+// finish closes the analysis, once: returns seen before their function
+// was known and calls still open find their rows, and rows of functions
+// with calls open at a loss are marked uncertain.
+func (a *Analyzer) finish() {
+	if a.finished {
+		return
+	}
+	a.finished = true
 	// A return seen before any entry of its function still belongs to
 	// that function when its name says so.
 	for k, n := range a.unplaced {
@@ -478,6 +482,61 @@ func (a *Analyzer) Results() []Result {
 			a.stat(k[0], k[1]).res.UnmatchedEntries += n
 		}
 	}
+	for k, s := range a.stats {
+		if id, ok := a.fnIDs[k[0]]; ok && a.uncertain[id] {
+			s.res.Uncertain = true
+		}
+	}
+}
+
+// Merge adds the rows of b, whose events are all fed, to a (an analyzer
+// that sees no events itself: the total of several recordings). Rows of
+// the same function name and group add up, their percentiles come from
+// the merged histograms.
+func (a *Analyzer) Merge(b *Analyzer) {
+	b.finish()
+	for k, s := range b.stats {
+		info := b.fns[k[0]]
+		mine, ok := a.fns[info.name]
+		if !ok {
+			mine = &fnInfo{name: info.name, entryEvent: info.entryEvent}
+			a.fns[info.name] = mine
+		}
+		if mine.retEvent == "" {
+			mine.retEvent = info.retEvent
+		}
+		a.stat(info.name, k[1]).merge(s)
+	}
+	for k, n := range b.unplaced {
+		a.unplaced[k] += n
+	}
+}
+
+func (s *stats) merge(o *stats) {
+	r, x := &s.res, &o.res
+	if x.Count > 0 {
+		if r.Count == 0 || x.MinNs < r.MinNs {
+			r.MinNs = x.MinNs
+		}
+		r.MaxNs = max(r.MaxNs, x.MaxNs)
+	}
+	r.Count += x.Count
+	r.UnmatchedEntries += x.UnmatchedEntries
+	r.UnmatchedReturns += x.UnmatchedReturns
+	r.Uncertain = r.Uncertain || x.Uncertain
+	s.sum += o.sum
+	s.q.merge(&o.q)
+	for i, c := range o.h {
+		s.h[i] += c
+	}
+}
+
+// Results closes the analysis: open calls become unmatched entries, and
+// returns never placed count as unmatched returns of their own row. Rows
+// are sorted by function then group. Functions that never had a return
+// event are not reported: they are not entry/return pairs.
+func (a *Analyzer) Results() []Result {
+	a.finish()
 	var out []Result
 	for k, s := range a.stats {
 		info := a.fns[k[0]]
@@ -491,9 +550,6 @@ func (a *Analyzer) Results() []Result {
 			r.P999Ns = s.q.quantile(0.999, r.MinNs, r.MaxNs)
 		}
 		r.Histogram = s.h.buckets()
-		if id, ok := a.fnIDs[k[0]]; ok && a.uncertain[id] {
-			r.Uncertain = true
-		}
 		out = append(out, r)
 	}
 	for k, n := range a.unplaced {
