@@ -39,10 +39,20 @@ func newDatSource(f *tracefmt.File) *datSource {
 	}
 	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
 	s.info.Truncated = f.Truncated
-	s.info.StatsLost = statsLost(f.CPUStats)
+	s.info.StatsOverrun, s.info.StatsDropped = statsLost(f.CPUStats)
+	s.info.LossCounted = len(f.CPUStats) > 0
 	if m := f.Gprobe; m != nil {
 		s.info.Probes = m.Probes
 		s.tgids = m.TGIDs()
+		// gprobe record counts from the start of the recording, not of
+		// the instance, and knows the probes' misses.
+		s.info.StatsOverrun, s.info.StatsDropped = int64(m.Lost.Overrun), int64(m.Lost.Dropped)
+		s.info.ProbeMissed = int64(m.Lost.ProbeMissed)
+		s.info.LossCounted = true
+	}
+	s.info.StatsLost = s.info.StatsOverrun + s.info.StatsDropped
+	if u := strings.Fields(f.Uname); len(u) > 1 {
+		s.info.Host = u[1]
 	}
 	return s
 }
@@ -76,7 +86,7 @@ type stream struct {
 	order int // tie-break for equal timestamps: deterministic output
 }
 
-var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
+var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 256) }}
 
 func (s *datSource) Run(fn func(*trace.Event) error) error {
 	var streams []*stream
@@ -360,8 +370,7 @@ func (h *mergeHeap) Pop() any {
 
 // statsLost sums the "overrun" and "dropped events" counters of the
 // per-CPU stats trace-cmd stores (CPUSTAT options).
-func statsLost(stats []string) int64 {
-	var n int64
+func statsLost(stats []string) (overrun, dropped int64) {
 	for _, st := range stats {
 		for _, line := range strings.Split(st, "\n") {
 			k, v, ok := strings.Cut(line, ":")
@@ -369,9 +378,13 @@ func statsLost(stats []string) int64 {
 				continue
 			}
 			if c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && c > 0 {
-				n += c
+				if k == "overrun" {
+					overrun += c
+				} else {
+					dropped += c
+				}
 			}
 		}
 	}
-	return n
+	return overrun, dropped
 }
