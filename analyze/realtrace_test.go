@@ -412,3 +412,25 @@ func checkLatency(t *testing.T, rep *report.Report, work int) {
 		t.Errorf("histogram %+v does not cover the %d calls in [%d, %d]", l.Histogram, l.Count, l.MinNs, l.MaxNs)
 	}
 }
+
+// TestOverrunCounted records into a ring buffer far too small for the run,
+// read only once the run is over (trace-cmd extract), so the kernel
+// overwrites most events: the report's lost_events is the buffer's overrun
+// count (the pages mark none of it), and with the events read it accounts
+// for every event the program made: the count is exact, not uncertain.
+func TestOverrunCounted(t *testing.T) {
+	const calls, objs, leaked = 5000, 5000, 100
+	dir := recording(t, "overrun", calls, objs, leaked, 0, "64", true)
+	w := refprog{calls: calls, objs: objs, leaked: leaked}
+	rep := analyzeFile(t, filepath.Join(dir, "v7-zstd.dat"))
+	l := rep.Lost
+	if l.BufferOverrun == 0 || rep.LostEvents != max(l.Markers, l.BufferOverrun)+l.BufferDropped+l.ProbeMissed || rep.LostEvents != rep.StatsLost {
+		t.Errorf("lost_events %d, parts %+v, kernel stats %d", rep.LostEvents, l, rep.StatsLost)
+	}
+	if rep.Events+rep.LostEvents != int64(w.events()) {
+		t.Errorf("%d events read + %d lost, the program made %d", rep.Events, rep.LostEvents, w.events())
+	}
+	if rep.LostUncertain {
+		t.Errorf("the kernel counted every loss, yet the count is marked uncertain")
+	}
+}
