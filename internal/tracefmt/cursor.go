@@ -60,6 +60,28 @@ func (c *cursor) bytes(n int) []byte {
 	return b
 }
 
+// borrow is blob without the copy when it can: the bytes are only valid
+// until the cursor's next read.
+func (c *cursor) borrow(n uint64) []byte {
+	if c.err == nil && n > uint64(c.size-c.off) {
+		c.err = errShort
+	}
+	if c.err != nil {
+		return nil
+	}
+	if c.data != nil || n > readAhead {
+		return c.bytes(int(n))
+	}
+	if c.off < c.aheadOff || c.off+int64(n) > c.aheadOff+int64(len(c.ahead)) {
+		if c.fill(int(n)); c.err != nil {
+			return nil
+		}
+	}
+	b := c.ahead[c.off-c.aheadOff : c.off-c.aheadOff+int64(n)]
+	c.off += int64(n)
+	return b
+}
+
 // fill reads ahead from off, at least n (at most readAhead) bytes within
 // size.
 func (c *cursor) fill(n int) {
