@@ -86,7 +86,7 @@ type stream struct {
 	order int // tie-break for equal timestamps: deterministic output
 }
 
-var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 256) }}
+var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
 
 func (s *datSource) Run(fn func(*trace.Event) error) error {
 	var streams []*stream

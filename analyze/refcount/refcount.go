@@ -141,7 +141,7 @@ type released struct {
 	h           uint64
 }
 
-// ring is a FIFO that grows to the largest size it held.
+// ring is a FIFO that grows as needed up to the size it is told.
 type ring struct {
 	buf        []released
 	head, size int
@@ -152,9 +152,10 @@ func (r *ring) len() int { return r.size }
 // at is the i-th oldest entry.
 func (r *ring) at(i int) released { return r.buf[(r.head+i)%len(r.buf)] }
 
-func (r *ring) push(x released) {
+// push appends x; the ring never holds more than limit entries at once.
+func (r *ring) push(x released, limit int) {
 	if r.size == len(r.buf) {
-		n := hugeSlice[released](max(64, 2*len(r.buf)))
+		n := hugeSlice[released](min(max(64, 2*len(r.buf)), limit))
 		for i := 0; i < r.size; i++ {
 			n[i] = r.at(i)
 		}
@@ -532,7 +533,7 @@ func (a *Analyzer) release(slot uint32, o *obj, h uint64) {
 	o.flags |= dead
 	a.deaths++
 	o.death = a.deaths
-	a.fifo.push(released{slot, o.death, h})
+	a.fifo.push(released{slot, o.death, h}, a.opts.Quarantine+1)
 	if a.fifo.len() > a.opts.Quarantine {
 		old := a.fifo.pop()
 		// Only the latest release of a slot frees it: the object may

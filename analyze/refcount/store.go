@@ -154,7 +154,12 @@ func (s *slab) alloc() uint32 {
 	case c == len(s.chunks):
 		s.chunks = append(s.chunks, hugeSlice[obj](chunkLen))
 	case int(s.n&(chunkLen-1)) == len(s.chunks[c]):
-		grown := hugeSlice[obj](min(chunkLen, 4*len(s.chunks[c])))
+		var grown []obj
+		if n := 2 * len(s.chunks[c]); n < chunkLen {
+			grown = make([]obj, n)
+		} else {
+			grown = hugeSlice[obj](chunkLen)
+		}
 		copy(grown, s.chunks[c])
 		s.chunks[c] = grown
 	}
