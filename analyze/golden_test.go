@@ -157,6 +157,14 @@ func readRecorded(t testing.TB, path string) *recorded {
 		fmt.Fprintf(&cl, "%d %s\n", pid, comm)
 	}
 	r.Cmdlines = []byte(cl.String())
+	// What the reports tell of the recording itself: its host and the
+	// kernel's loss counters.
+	if f.Uname != "" {
+		r.Options = append(r.Options, tracefmt.Option{ID: tracefmt.OptionUname, Data: tracefmt.CString(f.Uname)})
+	}
+	for _, st := range f.CPUStats {
+		r.Options = append(r.Options, tracefmt.Option{ID: tracefmt.OptionCPUStat, Data: []byte(st)})
+	}
 	for bi := range f.Buffers {
 		b := &f.Buffers[bi]
 		if len(b.CPUs) == 0 {

@@ -249,3 +249,73 @@ func TestFprobePairs(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// TestEntryOnlyProbeStaysBounded: an entry probe without a return probe
+// (obj_get) does not keep every event; when a return does show up late,
+// the calls forgotten count as entries without return.
+func TestEntryOnlyProbeStaysBounded(t *testing.T) {
+	a := New(Options{})
+	for i := uint64(0); i < 100000; i++ {
+		a.Event(entry("h", 1, i, "0x30"))
+	}
+	if n := len(*a.stacks[threadKey{1, a.fnIDs["g:h"]}]); n > maxUnpaired {
+		t.Errorf("%d open calls kept for an entry-only probe", n)
+	}
+	if rs := a.Results(); len(rs) != 0 {
+		t.Errorf("entry-only probe reported: %+v", rs)
+	}
+	b := New(Options{})
+	for i := uint64(0); i < 5000; i++ {
+		b.Event(entry("f", 1, i, "0x10"))
+	}
+	b.Event(ret("f__return", 1, 6000, "0x10"))
+	if f := one(t, b.Results(), "f"); f.Count != 1 || f.UnmatchedEntries != 4999 || f.MinNs != 1001 {
+		t.Errorf("f %+v", f)
+	}
+}
+
+// TestMerge: the total of two analyzers is the analysis of both streams'
+// calls: counts, extremes, percentiles and histograms add up, and the
+// uncertain mark and unplaced returns carry over.
+func TestMerge(t *testing.T) {
+	durs := [][]uint64{{10, 20, 30}, {1000, 5, 40000}}
+	var all []uint64
+	total := New(Options{})
+	for i, ds := range durs {
+		a := New(Options{})
+		ts := uint64(1)
+		for _, d := range ds {
+			a.Event(entry("f", 1, ts, "0x10"))
+			a.Event(ret("f__return", 1, ts+d, "0x10"))
+			ts += d + 1
+			all = append(all, d)
+		}
+		if i == 1 {
+			a.Event(entry("f", 1, ts, "0x10"))
+			a.Event(&trace.Event{Kind: trace.Lost, TS: ts + 1, Count: 1})
+			a.Event(ret("k__return", 2, ts+2, "0x99"))
+		}
+		a.Results() // a per-file report first: merging after it changes nothing
+		total.Merge(a)
+	}
+	one := New(Options{})
+	ts := uint64(1)
+	for _, d := range all {
+		one.Event(entry("f", 1, ts, "0x10"))
+		one.Event(ret("f__return", 1, ts+d, "0x10"))
+		ts += d + 1
+	}
+	want := one.Results()[0]
+	rs := total.Results()
+	got := rs[0]
+	if got.Function != "f" || got.Count != want.Count || got.MinNs != want.MinNs || got.MaxNs != want.MaxNs || got.MeanNs != want.MeanNs ||
+		got.P50Ns != want.P50Ns || got.P99Ns != want.P99Ns || len(got.Histogram) != len(want.Histogram) {
+		t.Errorf("total %+v\nwant  %+v", got, want)
+	}
+	if got.UnmatchedEntries != 1 || !got.Uncertain {
+		t.Errorf("open call at the loss: %+v", got)
+	}
+	if len(rs) != 2 || rs[1].Function != "k" || rs[1].UnmatchedReturns != 1 {
+		t.Errorf("unplaced return: %+v", rs)
+	}
+}

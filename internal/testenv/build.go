@@ -34,7 +34,7 @@ func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 	}
 	wd, _ := os.Getwd()
 	key := hashStrings("cc-v1", ccPath, string(ver), wd, src, string(code), strings.Join(flags, "\x00"))
-	root := scratch("cc")
+	root := Scratch("cc")
 	if root == "" {
 		root = tb.TempDir()
 	}
@@ -97,7 +97,7 @@ func BuildGprobe() (string, error) {
 	if p, ok := gprobeBuilt[key]; ok {
 		return p, nil
 	}
-	root := scratch("gprobe")
+	root := Scratch("gprobe")
 	if root == "" {
 		if root, err = os.MkdirTemp("", "gprobe-build-"); err != nil {
 			return "", err
@@ -138,7 +138,7 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	root := scratch("testbin")
+	root := Scratch("testbin")
 	if root == "" {
 		root = tb.TempDir()
 	}

@@ -61,7 +61,7 @@ func StartDebuginfod(tb testing.TB, debs []string, args ...string) *Debuginfod {
 		parts = append(parts, filepath.Base(d), id)
 	}
 	key := hashStrings(parts...)[:32]
-	root := scratch("debuginfod")
+	root := Scratch("debuginfod")
 	if root == "" {
 		root = tb.TempDir()
 	}
