@@ -1,9 +1,11 @@
 package tracefs
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 )
 
@@ -19,9 +21,17 @@ type LogEntry struct {
 	Pos       int    // byte offset of the caret in Command (may equal len(Command)+1)
 }
 
-// Message is a one-line description naming the failing part of the command.
+// Message is a one-line description naming the failing part of the command:
+// the argument of a probe definition, or the command with a caret at the
+// failing place for the other writers (hist triggers, synthetic events).
 func (e LogEntry) Message() string {
-	return probedef.Describe(e.Command, e.Pos, e.Text)
+	for _, k := range probe.Kinds {
+		if e.Subsystem == k.Subsystem() {
+			return probedef.Describe(e.Command, e.Pos, e.Text)
+		}
+	}
+	pos := min(max(e.Pos, 0), len(e.Command))
+	return fmt.Sprintf("%s (at %q)", e.Text, e.Command[:pos]+"^"+e.Command[pos:])
 }
 
 // ErrorLog reads and parses error_log (oldest first).
