@@ -8,7 +8,8 @@
 // function FUNC, the run's synthetic event S and the probes' group G:
 //
 //	G/FUNC           entry:  hist:keys=common_pid.execname:ts0=common_timestamp
-//	G/FUNC__return   return: hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:
+//	G/FUNC__return   return: hist:keys=common_pid.execname
+//	                         hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:
 //	                           onmatch(G.FUNC).trace(S,$lat1,common_pid,comm)
 //	synthetic/S      u64 ns_plus1; int pid; char comm[]
 //	                 hist:keys=[GROUP,]ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid)
@@ -322,10 +323,12 @@ const (
 
 // triggerSpecs are the triggers, in the order they are attached: the
 // synthetic event's (so that nothing fires it unheard), the entry's (which
-// defines ts0), the return's (which uses ts0 and fires the synthetic
-// event). They are removed in the reverse order: the kernel refuses to
-// remove a trigger whose variable is referenced, or a synthetic event in
-// use.
+// defines ts0 and counts the entries), the return's that counts the
+// returns, and the one that uses ts0 and fires the synthetic event (it
+// counts only the returns that found ts0: a trigger skips an event whose
+// variables are not all set). They are removed in the reverse order: the
+// kernel refuses to remove a trigger whose variable is referenced, or a
+// synthetic event in use.
 func (s *session) triggerSpecs() []trigger {
 	key, size := "", bucketsSize
 	if s.cfg.By != "" {
@@ -336,6 +339,7 @@ func (s *session) triggerSpecs() []trigger {
 		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", key, size)},
 		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", key, size)},
 		{eventFile(Group, s.entry.Event), fmt.Sprintf("hist:keys=common_pid.execname:ts0=common_timestamp:size=%d", threadsSize)},
+		{eventFile(Group, s.ret.Event), fmt.Sprintf("hist:keys=common_pid.execname:size=%d", threadsSize)},
 		{eventFile(Group, s.ret.Event), fmt.Sprintf("hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
 			Group, s.entry.Event, s.synth, threadsSize)},
 	}

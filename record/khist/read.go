@@ -8,34 +8,55 @@ import (
 	"github.com/gprobe/gprobe/internal/histfmt"
 )
 
-// read reads the four histograms into res: the calls from the synthetic
-// event's two tables, the hits from the entry's and the return's.
+// read reads the histograms into res.
 func (s *session) read(res *Result) error {
-	tables := make([]histfmt.Table, len(s.triggers))
-	texts := map[string][]histfmt.Table{}
-	for i, t := range s.triggers {
-		ts, ok := texts[t.file]
-		if !ok {
-			text, err := s.inst.ReadFile(strings.TrimSuffix(t.file, "trigger") + "hist")
-			if err != nil {
-				return err
-			}
-			if ts, err = histfmt.Parse(string(text), &histfmt.Options{Strings: []string{"comm"}}); err != nil {
-				return fmt.Errorf("%s: %w", t.file, err)
-			}
-			texts[t.file] = ts
+	hists := map[string]string{}
+	for _, t := range s.triggers {
+		if _, ok := hists[t.file]; ok {
+			continue
 		}
-		found := false
+		text, err := s.inst.ReadFile(histFile(t.file))
+		if err != nil {
+			return err
+		}
+		hists[t.file] = string(text)
+	}
+	return counted(s.triggers, hists, s.cfg.By, res)
+}
+
+// histFile is the hist file beside an event's trigger file.
+func histFile(trigger string) string { return strings.TrimSuffix(trigger, "trigger") + "hist" }
+
+// counted reads what the triggers counted from the hist files (text by
+// trigger file) into res: the calls from the synthetic event's two
+// tables, the hits from the entry's and the return's counts.
+func counted(triggers []trigger, hists map[string]string, by string, res *Result) error {
+	if len(triggers) != 5 {
+		return fmt.Errorf("%d triggers, want 5", len(triggers))
+	}
+	tables := make([]histfmt.Table, len(triggers))
+	parsed := map[string][]histfmt.Table{}
+	for i, t := range triggers {
+		ts, ok := parsed[t.file]
+		if !ok {
+			var err error
+			if ts, err = histfmt.Parse(hists[t.file], &histfmt.Options{Strings: []string{"comm"}}); err != nil {
+				return fmt.Errorf("%s: %w", histFile(t.file), err)
+			}
+			parsed[t.file] = ts
+		}
+		found := 0
 		for _, tb := range ts {
 			if sameTrigger(tb.Trigger, t.spec) {
-				tables[i], found = tb, true
+				tables[i] = tb
+				found++
 			}
 		}
-		if !found {
-			return fmt.Errorf("%w: %s has no table for %s", histfmt.ErrSyntax, t.file, t.spec)
+		if found != 1 {
+			return fmt.Errorf("%w: %s has %d tables for %s", histfmt.ErrSyntax, histFile(t.file), found, t.spec)
 		}
 	}
-	rows, err := interpret(tables[0], tables[1], tables[2], tables[3], s.cfg.By)
+	rows, err := interpret(tables[0], tables[1], tables[2], tables[3], by)
 	if err != nil {
 		return err
 	}
@@ -48,20 +69,24 @@ func (s *session) read(res *Result) error {
 }
 
 // sameTrigger tells whether the kernel's rendering of a trigger is spec:
-// the kernel adds the attributes left to their defaults (vals, sort,
-// clock) and writes the actions last, so each of spec's attributes must
-// be one of the rendering's.
+// the same attributes, but for those the kernel adds when left to their
+// defaults (vals=hitcount, sort, clock) and the order (it writes the
+// actions last).
 func sameTrigger(shown, spec string) bool {
-	have := map[string]bool{}
-	for _, a := range strings.Split(shown, ":") {
-		have[a] = true
-	}
+	want := map[string]bool{}
 	for _, a := range strings.Split(spec, ":") {
-		if !have[a] {
+		want[a] = true
+	}
+	for _, a := range strings.Split(shown, ":") {
+		switch {
+		case want[a]:
+			delete(want, a)
+		case a == "vals=hitcount", strings.HasPrefix(a, "sort="), strings.HasPrefix(a, "clock="):
+		default:
 			return false
 		}
 	}
-	return true
+	return len(want) == 0
 }
 
 // interpret turns the tables into rows: calls per log2 bucket with their
