@@ -316,8 +316,8 @@ func synthDefinition(name string) string {
 // Table sizes: threads that call the function (entry and return tables),
 // and groups times buckets (the synthetic event's).
 const (
-	threadsSize = 8192
-	groupsSize  = 8192
+	threadsSize = 2048
+	groupsSize  = 2048
 	bucketsSize = 128 // the kernel's least; 65 buckets
 )
 

@@ -49,9 +49,9 @@ func TestProbePair(t *testing.T) {
 func TestTriggerSpecs(t *testing.T) {
 	s := &session{synth: "gprobe_latency_42", entry: probe.Probe{Event: "f"}, ret: probe.Probe{Event: "f__return"}}
 	common := []trigger{
-		{"events/gprobe_latency/f/trigger", "hist:keys=common_pid.execname:ts0=common_timestamp:size=8192"},
-		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:size=8192"},
-		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(gprobe_latency.f).trace(gprobe_latency_42,$lat1,common_pid,comm):size=8192"},
+		{"events/gprobe_latency/f/trigger", "hist:keys=common_pid.execname:ts0=common_timestamp:size=2048"},
+		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:size=2048"},
+		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(gprobe_latency.f).trace(gprobe_latency_42,$lat1,common_pid,comm):size=2048"},
 	}
 	for by, synth := range map[string][]trigger{
 		"": {
@@ -59,12 +59,12 @@ func TestTriggerSpecs(t *testing.T) {
 			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=128"},
 		},
 		"comm": {
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=8192"},
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=8192"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=2048"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=2048"},
 		},
 		"pid": {
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=8192"},
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=8192"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=2048"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=2048"},
 		},
 	} {
 		s.cfg.By = by
