@@ -25,7 +25,8 @@ import (
 
 // latencyValueFlags are the latency command's flags that take a value:
 // its flags may follow FUNC (interspersed).
-var latencyValueFlags = map[string]bool{"by": true, "unit": true}
+var latencyValueFlags = map[string]bool{"by": true, "unit": true, "k": true, "vmlinux": true, "s": true, "source": true,
+	"x": true, "exec": true, "m": true, "module": true}
 
 func (a *app) latencyCommand() *cli.Command {
 	return &cli.Command{
@@ -76,7 +77,7 @@ func interspersed(args []string) []string {
 		}
 		out = append(out, arg)
 		name := strings.TrimLeft(arg, "-")
-		if (latencyValueFlags[name] || valueFlags[name]) && !strings.Contains(arg, "=") && i+1 < len(rest) {
+		if latencyValueFlags[name] && !strings.Contains(arg, "=") && i+1 < len(rest) {
 			i++
 			out = append(out, rest[i])
 		}
