@@ -26,13 +26,16 @@ import (
 // Each step ends by listing what tracefs holds (probes, synthetic events,
 // dynamic events, instances, triggers): it must be nothing.
 
-// latencyWorkload: two children, each sleeping 4 x 20 ms, 2 x 40 ms and
-// 150 ms: 14 calls, in three groups, each in the middle of a log2 bucket
-// ([16.8, 33.6), [33.6, 67.1) and [134.2, 268.4) ms), with room for the
-// guest's timer noise (TCG adds milliseconds).
+// latencyWorkload: two children, each sleeping 10 x 20 ms, 2 x 40 ms and
+// 2 x 150 ms: 28 calls in three groups, each in the middle of a log2
+// bucket ([16.8, 33.6), [33.6, 67.1) and [134.2, 268.4) ms) with room for
+// the guest's timer noise (TCG adds milliseconds, tens on a loaded
+// machine), and each percentile's rank well inside a group: the median
+// (14th) among the 20 short calls, the 90th percentile (26th) and above
+// among the 4 long ones.
 const (
-	latencyWorkload = "/root/sleeper 2 20000 20000 20000 20000 40000 40000 150000"
-	latencyCalls    = 14
+	latencyWorkload = "/root/sleeper 2 20000 20000 20000 20000 20000 20000 20000 20000 20000 20000 40000 40000 150000 150000"
+	latencyCalls    = 28
 	guestLeftEmpty  = "left: k=[] u=[] s=[] d=[] i=[] t=[]"
 )
 
