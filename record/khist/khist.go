@@ -175,6 +175,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: --by %q: want comm or pid", ErrConfig, c.By)
 	case !c.All && len(c.Command) == 0:
 		return fmt.Errorf("%w: nothing to follow: give a command, or -a", ErrConfig)
+	case len(c.Command) == 0 && c.Signals == nil:
+		return fmt.Errorf("%w: without a command only a signal ends the measurement, and there are no Signals", ErrConfig)
 	case c.Function == "":
 		return fmt.Errorf("%w: no function", ErrConfig)
 	}

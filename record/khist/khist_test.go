@@ -77,6 +77,21 @@ func TestTriggerSpecs(t *testing.T) {
 	}
 }
 
+// TestConfig: contradictory settings are refused before anything is looked at.
+func TestConfig(t *testing.T) {
+	e, r := kprobes("f")
+	for _, c := range []Config{
+		{Function: "f", Entry: e, Return: r, By: "tid", Command: []string{"true"}},
+		{Function: "f", Entry: e, Return: r},
+		{Function: "f", Entry: e, Return: r, All: true},
+		{Entry: e, Return: r, Command: []string{"true"}},
+	} {
+		if _, err := Run(c); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
+
 // fakeTracefs is a directory with the files Supported and the probe writes
 // look at; writes to it succeed as to ordinary files.
 func fakeTracefs(t *testing.T, readme string) string {
