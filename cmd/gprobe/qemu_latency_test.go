@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,15 @@ gprobe latency -x /root/sleeper nest -- /root/sleeper 1 -3; echo "status $?"
 left
 echo "== all"
 gprobe latency -a hrtimer_nanosleep -- /root/sleeper 1 20000; echo "status $?"
+left
+echo "== all-sigint"
+gprobe latency -a hrtimer_nanosleep &
+P=$!
+until grep -qs onmatch $T/instances/gprobe-latency-*/events/gprobe_latency/hrtimer_nanosleep__return/trigger; do usleep 100000; done
+usleep 100000
+/root/sleeper 1 20000
+kill -INT $P
+wait $P; echo "status $?"
 left
 echo "== dmesg"
 dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
@@ -248,9 +258,14 @@ func checkLatencySteps(t *testing.T, steps map[string]string) {
 			}
 		}
 	}
-	// Every process: the workload's call and whatever else slept.
-	all := rowsOf(steps["all"])
-	if len(all) != 1 || !strings.HasPrefix(all[0], "hrtimer_nanosleep ") {
-		t.Errorf("all: rows %q:\n%s", all, steps["all"])
+	// Every process: the workload's call and whatever else slept; without
+	// a command, until SIGINT.
+	for step, status := range map[string]string{"all": "status 0\n", "all-sigint": "status 130\n"} {
+		rows := rowsOf(steps[step])
+		if len(rows) != 1 || !strings.HasPrefix(rows[0], "hrtimer_nanosleep ") || !strings.Contains(steps[step], status) {
+			t.Errorf("%s: rows %q, want one and %s:\n%s", step, rows, status, steps[step])
+		} else if n, _ := strconv.Atoi(strings.Fields(rows[0])[1]); n < 1 {
+			t.Errorf("%s: no call counted:\n%s", step, steps[step])
+		}
 	}
 }
