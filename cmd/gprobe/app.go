@@ -146,7 +146,7 @@ func shortName(n string) string {
 
 func isSubcommand(s string) bool {
 	switch s {
-	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "help":
+	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "latency", "help":
 		return true
 	}
 	return false
@@ -157,7 +157,7 @@ func (a *app) main(args []string) int {
 		return st
 	}
 	cliApp := a.cliApp()
-	if err := cliApp.Run(args); err != nil {
+	if err := cliApp.Run(interspersed(args)); err != nil {
 		if a.status == exitOK {
 			fmt.Fprintf(a.stderr, " Error: %v\n", err)
 			fmt.Fprint(a.stderr, usageText)
@@ -194,6 +194,7 @@ func (a *app) cliApp() *cli.App {
 			a.varsCommand(),
 			a.recordCommand(),
 			a.analyzeCommand(),
+			a.latencyCommand(),
 		},
 	}
 }
@@ -441,6 +442,11 @@ func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trail
 		}
 		fmt.Fprintln(a.stderr, trailer)
 	}
+	return resolveStatus(err)
+}
+
+// resolveStatus is perf's exit status for a resolution error.
+func resolveStatus(err error) int {
 	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
 		return exitEINVAL
 	}

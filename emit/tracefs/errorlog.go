@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 )
 
@@ -24,12 +25,22 @@ type LogEntry struct {
 // FILTER") names itself in error_log; its Command is the filter alone.
 const filterSubsystem = "event filter parse error"
 
-// Message is a one-line description naming the failing part of the command.
+// Message is a one-line description naming the failing part of the command:
+// the argument of a probe definition, the filter of an eprobe, or the
+// command with a caret at the failing place for the other writers (hist
+// triggers, synthetic events).
 func (e LogEntry) Message() string {
-	if e.Subsystem == filterSubsystem && e.Pos <= len(e.Command) {
-		return fmt.Sprintf("%s (filter %q)", e.Text, e.Command[:e.Pos]+"^"+e.Command[e.Pos:])
+	for _, k := range probe.Kinds {
+		if e.Subsystem == k.Subsystem() {
+			return probedef.Describe(e.Command, e.Pos, e.Text)
+		}
 	}
-	return probedef.Describe(e.Command, e.Pos, e.Text)
+	pos := min(max(e.Pos, 0), len(e.Command))
+	caret := e.Command[:pos] + "^" + e.Command[pos:]
+	if e.Subsystem == filterSubsystem {
+		return fmt.Sprintf("%s (filter %q)", e.Text, caret)
+	}
+	return fmt.Sprintf("%s (at %q)", e.Text, caret)
 }
 
 // ErrorLog reads and parses error_log (oldest first).

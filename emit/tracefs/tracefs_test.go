@@ -117,6 +117,23 @@ func TestParseErrorLog(t *testing.T) {
 	}
 }
 
+// TestHistErrorMessage: an error_log entry of a writer that is not a probe
+// (a hist trigger, a synthetic event) reads as the command with a caret,
+// not as probe parts.
+func TestHistErrorMessage(t *testing.T) {
+	log := "[    6.313290] hist:lat:r: error: Param type doesn't match synthetic event field type\n" +
+		"  Command: hist:keys=common_pid:l=common_timestamp-$ts0:onmatch(lat.e).trace(glat,$l,$l)\n" +
+		"                                                                                  ^\n"
+	es := tracefs.ParseErrorLog(log)
+	if len(es) != 1 || es[0].Subsystem != "hist:lat:r" {
+		t.Fatalf("got %+v", es)
+	}
+	want := `Param type doesn't match synthetic event field type (at "hist:keys=common_pid:l=common_timestamp-$ts0:onmatch(lat.e).trace(glat,^$l,$l)")`
+	if m := es[0].Message(); m != want {
+		t.Errorf("message:\n got %s\nwant %s", m, want)
+	}
+}
+
 // TestUprobeLifecycle writes, lists, enables, fails to delete while enabled,
 // disables and deletes a uprobe on the real kernel.
 func TestUprobeLifecycle(t *testing.T) {

@@ -78,11 +78,19 @@ func (t *FS) Write(k probe.Kind, line string) error {
 	if err := t.Check(k); err != nil {
 		return err
 	}
+	return t.Append(k.File(), line)
+}
+
+// Append appends one command line to the control file name, as the shell's
+// ">>" does: a probe definition, a synthetic event (synthetic_events), an
+// event trigger or its removal (events/GROUP/EVENT/trigger), pids added to
+// set_event_pid. A refused line returns a *WriteError carrying the kernel's
+// error_log entry (an instance's own error_log for an instance's files).
+func (t *FS) Append(name, line string) error {
 	if strings.ContainsAny(line, "\n#") {
 		// A newline would write two commands and '#' starts a comment.
 		return fmt.Errorf("%w: %q contains a newline or '#'", ErrInvalid, line)
 	}
-	name := k.File()
 	f, err := os.OpenFile(t.Path(name), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return t.fileErr(err, name)
