@@ -12,11 +12,13 @@
 package parquet
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/gprobe/gprobe/analyze"
@@ -88,10 +90,7 @@ func Export(out io.Writer, files []string, opts Options) (*Summary, error) {
 		}
 	}
 	sum := &Summary{Columns: sb.columns()}
-	sink, err := newSink(out, sum.Columns)
-	if err != nil {
-		return nil, err
-	}
+	sink := newSink(out, sum.Columns)
 	b := newBatch(sum.Columns, opts.RowGroupRows)
 	for _, f := range files {
 		rw := newRowWriter(b, sum.Columns, opts.Host, f)
@@ -131,6 +130,35 @@ func Export(out io.Writer, files []string, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	if err := sink.close(meta); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// ExportFile writes the Parquet file at path: into a temporary file
+// beside it, renamed once complete, so that a failed export leaves no
+// partial file.
+func ExportFile(path string, files []string, opts Options) (*Summary, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	sum, err := Export(bw, files, opts)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return sum, nil

@@ -189,6 +189,7 @@ func (a *app) cliApp() *cli.App {
 			a.varsCommand(),
 			a.recordCommand(),
 			a.analyzeCommand(),
+			a.exportCommand(),
 		},
 	}
 }
