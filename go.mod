@@ -11,6 +11,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/arch v0.32.0
 	golang.org/x/sys v0.47.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -41,5 +42,4 @@ require (
 	golang.org/x/telemetry v0.0.0-20260116145544-c6413dc483f5 // indirect
 	golang.org/x/tools v0.41.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

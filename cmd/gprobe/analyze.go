@@ -12,9 +12,11 @@ import (
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/folded"
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/analyze/perfetto"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/timeline"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // analyze: latency and refcount reports from a recording (issue 6).
@@ -28,6 +30,7 @@ func (a *app) analyzeCommand() *cli.Command {
 			&cli.StringFlag{Name: "refcount", Usage: "`get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]`: follow objects by key"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.StringFlag{Name: "export-timeline", Usage: "write matched calls as Chrome trace-event JSON to `FILE` (Perfetto)"},
+			&cli.StringFlag{Name: "export-perfetto", Usage: "write matched calls (and with --refcount the live objects) as a Perfetto protobuf trace to `FILE`"},
 			&cli.StringFlag{Name: "folded", Usage: "write folded stacks of matched calls, weighted by self time in ns, to `FILE` (flamegraph.pl, inferno, speedscope)"},
 			&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
@@ -94,6 +97,18 @@ func (a *app) analyze(c *cli.Context) int {
 		defer tlFile.Close()
 		tl = timeline.New(tlFile)
 	}
+	var pf *perfetto.Writer
+	var pfFile *os.File
+	var src trace.Source = rec
+	if p := c.String("export-perfetto"); p != "" {
+		pfFile, err = os.Create(p)
+		if err != nil {
+			return a.analyzeFail(err)
+		}
+		defer pfFile.Close()
+		pf = perfetto.New(pfFile, perfetto.Options{Refcount: cfg.Refcount, RefSpec: cfg.RefSpec})
+		src = pf.Source(rec)
+	}
 	var fb *folded.Builder
 	var fbFile *os.File
 	if p := c.String("folded"); p != "" {
@@ -104,22 +119,33 @@ func (a *app) analyze(c *cli.Context) int {
 		defer fbFile.Close()
 		fb = folded.New()
 	}
-	if tl != nil || fb != nil {
+	if tl != nil || fb != nil || pf != nil {
 		cfg.OnCall = func(call latency.Call) {
 			if tl != nil {
 				tl.Call(call)
+			}
+			if pf != nil {
+				pf.Call(call)
 			}
 			if fb != nil {
 				fb.Call(call)
 			}
 		}
 	}
-	rep, err := analyze.Run(rec, cfg)
+	rep, err := analyze.Run(src, cfg)
 	if err != nil {
 		return a.analyzeFail(fmt.Errorf("%s: %w", path, err))
 	}
 	if tl != nil {
 		if err := tl.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+	}
+	if pf != nil {
+		if err := pf.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+		if err := pfFile.Close(); err != nil {
 			return a.analyzeFail(err)
 		}
 	}
