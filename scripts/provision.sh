@@ -28,7 +28,9 @@ packages() {
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
 		dwarves cpio xz-utils zstd file kmod time bc
 		gcc libc6-dev
-		debuginfod elfutils libarchive-tools)
+		debuginfod elfutils libarchive-tools
+		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go)
+		g++)
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

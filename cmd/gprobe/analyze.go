@@ -12,9 +12,11 @@ import (
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/folded"
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/analyze/perfetto"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/timeline"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // analyze: latency and refcount reports from recordings.
@@ -30,6 +32,7 @@ func (a *app) analyzeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json-lines", Usage: "print JSON lines: every outstanding object, then the report"},
 			&cli.BoolFlag{Name: "all-objects", Usage: "list every outstanding object in the text or JSON report (streamed)"},
 			&cli.StringFlag{Name: "export-timeline", Usage: "write matched calls as Chrome trace-event JSON to `FILE` (Perfetto)"},
+			&cli.StringFlag{Name: "export-perfetto", Usage: "write matched calls (and with --refcount the live objects) as a Perfetto protobuf trace to `FILE`"},
 			&cli.StringFlag{Name: "folded", Usage: "write folded stacks of matched calls, weighted by self time in ns, to `FILE` (flamegraph.pl, inferno, speedscope)"},
 			&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`; report several recordings by file|host (comma-separated, e.g. host,comm)"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
@@ -119,6 +122,21 @@ func (a *app) analyze(c *cli.Context) int {
 		defer tlFile.Close()
 		tl = timeline.New(tlFile)
 	}
+	var pf *perfetto.Writer
+	var pfFile *os.File
+	wrap := func(src trace.Source) trace.Source { return src }
+	if p := c.String("export-perfetto"); p != "" {
+		if many {
+			return a.analyzeFail(errors.New("--export-perfetto writes one recording's calls: give one file"))
+		}
+		pfFile, err = os.Create(p)
+		if err != nil {
+			return a.analyzeFail(err)
+		}
+		defer pfFile.Close()
+		pf = perfetto.New(pfFile, perfetto.Options{Refcount: cfg.Refcount, RefSpec: cfg.RefSpec})
+		wrap = pf.Source
+	}
 	var fb *folded.Builder
 	var fbFile *os.File
 	if p := c.String("folded"); p != "" {
@@ -129,10 +147,13 @@ func (a *app) analyze(c *cli.Context) int {
 		defer fbFile.Close()
 		fb = folded.New()
 	}
-	if tl != nil || fb != nil {
+	if tl != nil || fb != nil || pf != nil {
 		cfg.OnCall = func(call latency.Call) {
 			if tl != nil {
 				tl.Call(call)
+			}
+			if pf != nil {
+				pf.Call(call)
 			}
 			if fb != nil {
 				fb.Call(call)
@@ -152,13 +173,21 @@ func (a *app) analyze(c *cli.Context) int {
 	if many {
 		err = a.analyzeMany(paths, cfg, out, parts, unit, max, c.Bool("all-objects"))
 	} else {
-		err = analyzeOne(paths[0], cfg, write)
+		err = analyzeOne(paths[0], cfg, wrap, write)
 	}
 	if err != nil {
 		return a.analyzeFail(err)
 	}
 	if tl != nil {
 		if err := tl.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+	}
+	if pf != nil {
+		if err := pf.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+		if err := pfFile.Close(); err != nil {
 			return a.analyzeFail(err)
 		}
 	}
@@ -173,13 +202,15 @@ func (a *app) analyze(c *cli.Context) int {
 	return exitOK
 }
 
-func analyzeOne(path string, cfg analyze.Config, write func(*report.Report) error) error {
+// analyzeOne reports one recording, read through wrap (which may watch
+// the events, as the Perfetto writer does).
+func analyzeOne(path string, cfg analyze.Config, wrap func(trace.Source) trace.Source, write func(*report.Report) error) error {
 	rec, err := analyze.Open(path)
 	if err != nil {
 		return err
 	}
 	defer rec.Close()
-	an, err := analyze.Analyze(rec, cfg)
+	an, err := analyze.Analyze(wrap(rec), cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

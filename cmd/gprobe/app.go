@@ -195,6 +195,7 @@ func (a *app) cliApp() *cli.App {
 			a.recordCommand(),
 			a.analyzeCommand(),
 			a.latencyCommand(),
+			a.exportCommand(),
 		},
 	}
 }

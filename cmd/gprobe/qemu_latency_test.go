@@ -134,7 +134,6 @@ func TestQemuLatency(t *testing.T) {
 	}
 }
 
-
 // checkLatencyAgainstRecord: on the same workload in the same boot, gprobe
 // latency counts what gprobe record and analyze count, and its
 // percentiles are within their bucket's width of analyze's.
