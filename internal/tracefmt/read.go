@@ -64,6 +64,10 @@ type File struct {
 	r    io.ReaderAt
 	size int64
 	dec  decompressor
+	// kallsyms locates the stored /proc/kallsyms: a v6 blob's text
+	// (kallsymsLen bytes at kallsymsAt), or a v7 section (kallsymsLen < 0).
+	kallsymsAt  int64
+	kallsymsLen int64
 
 	fmtMu   sync.Mutex
 	rawFmts map[int]rawFormat
@@ -295,7 +299,9 @@ func (f *File) readV6(c *cursor) error {
 	if err := f.readEventFormats(c); err != nil {
 		return err
 	}
-	c.skip(uint64(c.u32())) // kallsyms
+	f.kallsymsLen = int64(c.u32())
+	f.kallsymsAt = c.off
+	c.skip(uint64(f.kallsymsLen))
 	c.skip(uint64(c.u32())) // printk formats
 	f.parseCmdlines(c.blob(c.u64()))
 	cpus := int(c.u32())
@@ -447,6 +453,10 @@ func (f *File) readV7(c *cursor) error {
 				if len(data) >= 8 {
 					sections[oid] = f.Order.Uint64(data)
 				}
+			case OptionKallsyms:
+				if len(data) >= 8 {
+					f.kallsymsAt, f.kallsymsLen = int64(f.Order.Uint64(data)), -1
+				}
 			case OptionCPUStat:
 				f.CPUStats = append(f.CPUStats, string(data))
 			case OptionUname:
@@ -538,6 +548,36 @@ func (f *File) readV7(c *cursor) error {
 		f.Buffers = append(f.Buffers, b)
 	}
 	return nil
+}
+
+// Kallsyms returns the /proc/kallsyms text stored in the file, read on
+// each call (it is megabytes, and only symbolizing needs it); nil when
+// the file has none.
+func (f *File) Kallsyms() ([]byte, error) {
+	switch {
+	case f.kallsymsLen == 0:
+		return nil, nil
+	case f.kallsymsLen > 0:
+		if f.kallsymsAt+f.kallsymsLen > f.size {
+			return nil, fmt.Errorf("%w: kallsyms: %w", ErrCorrupt, errShort)
+		}
+		b := make([]byte, f.kallsymsLen)
+		_, err := f.r.ReadAt(b, f.kallsymsAt)
+		return b, err
+	}
+	body, id, err := f.section(f.kallsymsAt)
+	if err != nil {
+		return nil, err
+	}
+	if id != OptionKallsyms {
+		return nil, fmt.Errorf("%w: section at %d is %d, want %d", ErrCorrupt, f.kallsymsAt, id, OptionKallsyms)
+	}
+	c := &cursor{data: body, size: int64(len(body)), order: f.Order}
+	text := c.blob(uint64(c.u32()))
+	if c.err != nil {
+		return nil, fmt.Errorf("%w: kallsyms: %v", ErrCorrupt, c.err)
+	}
+	return text, nil
 }
 
 // section reads the section at off and returns its (decompressed) body.
