@@ -6,6 +6,7 @@ import (
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
+	"github.com/gprobe/gprobe/analyze/symbolize"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
 
@@ -48,7 +49,8 @@ func Analyze(src trace.Source, cfg Config) (*Analysis, error) {
 	a := &Analysis{cfg: cfg, lat: latency.New(cfg.Latency)}
 	a.lat.OnCall = cfg.OnCall
 	if cfg.Refcount != nil {
-		a.rc = refcount.New(*cfg.Refcount, refcount.Options{MaxListed: cfg.MaxListed})
+		info := src.Info()
+		a.rc = refcount.New(*cfg.Refcount, refcount.Options{MaxListed: cfg.MaxListed, Symbols: symbolize.New(info.Probes, info.Kallsyms)})
 	}
 	err := src.Run(func(e *trace.Event) error {
 		a.lat.Event(e)

@@ -39,6 +39,7 @@ func newDatSource(f *tracefmt.File) *datSource {
 	}
 	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
 	s.info.Truncated = f.Truncated
+	s.info.Kallsyms = f.Kallsyms
 	s.info.StatsOverrun, s.info.StatsDropped = statsLost(f.CPUStats)
 	s.info.LossCounted = len(f.CPUStats) > 0
 	if m := f.Gprobe; m != nil {

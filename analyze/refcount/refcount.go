@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/analyze/symbolize"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
@@ -93,6 +94,9 @@ type Options struct {
 	// outstanding objects, the sites with the most of them, and the first
 	// objects of each kind of problem. Counts are always exact.
 	MaxListed int
+	// Symbols, when set, names the call sites that took first
+	// references (symbolize.Symbolizer.CallerField finds them).
+	Symbols *symbolize.Symbolizer
 }
 
 // Analyzer consumes events in time order. Its state is the live and
@@ -123,6 +127,12 @@ type Analyzer struct {
 	siteIDs   map[siteKey]uint32
 	lastSite  siteKey
 	lastSID   uint32
+	// fields are the interned site field names; places the symbolized
+	// call sites (Symbols set), lastPlaced the site placed last.
+	fields     []string
+	fieldIDs   map[string]uint32
+	places     map[siteKey]symbolize.Place
+	lastPlaced siteKey
 
 	loss []uint64
 	last uint64
@@ -178,15 +188,12 @@ type thread struct {
 }
 
 // siteKey is where a first reference was taken: the event and the value
-// of its site argument (field: 0 none, else 1 + index in siteFields).
+// of its call-site field (field: 0 none, else 1 + index in fields).
 type siteKey struct {
 	event uint32
-	field uint8
+	field uint32
 	val   uint64
 }
-
-// siteFields are the arguments that name a call site, in order of preference.
-var siteFields = [...]string{"site", "call_site", "caller"}
 
 // New returns an analyzer for spec.
 func New(spec Spec, opts Options) *Analyzer {
@@ -200,7 +207,23 @@ func New(spec Spec, opts Options) *Analyzer {
 		opts.MaxListed = 100
 	}
 	return &Analyzer{spec: spec, opts: opts, threadIDs: map[thread]uint32{}, strs: map[string]uint32{},
-		siteIDs: map[siteKey]uint32{}, lastThID: ^uint32(0), lastSID: ^uint32(0)}
+		siteIDs: map[siteKey]uint32{}, lastThID: ^uint32(0), lastSID: ^uint32(0),
+		fieldIDs: map[string]uint32{}, places: map[siteKey]symbolize.Place{}}
+}
+
+// Role tells whether e is one of spec's events, and the name of its key
+// field ("" when e is none of them or has no argument).
+func (s Spec) Role(e *trace.Event) (ok bool, keyField string) {
+	if !matches(s.Get, e) && !matches(s.Put, e) && !matches(s.New, e) && !matches(s.Free, e) {
+		return false, ""
+	}
+	if s.Key != "" {
+		return true, s.Key
+	}
+	if args := e.ArgNames(); len(args) > 0 {
+		return true, args[0]
+	}
+	return true, ""
 }
 
 func matches(specs []string, e *trace.Event) bool {
@@ -226,8 +249,10 @@ type class struct {
 	keyField *eventfmt.Field // binary events
 	keyName  string
 	ipField  *eventfmt.Field
-	// siteFields of binary events, by index in siteFields (nil: absent).
-	siteFields [len(siteFields)]*eventfmt.Field
+	// site is the call-site field (1 + index in Analyzer.fields, 0 none);
+	// siteField its place in binary events.
+	site      uint32
+	siteField *eventfmt.Field
 }
 
 func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }
@@ -251,11 +276,20 @@ func (a *Analyzer) derive(e *trace.Event) *class {
 			c.keyName = args[0]
 		}
 	}
+	if f := a.opts.Symbols.CallerField(e); f != "" {
+		id, ok := a.fieldIDs[f]
+		if !ok {
+			id = uint32(len(a.fields))
+			a.fieldIDs[f] = id
+			a.fields = append(a.fields, f)
+		}
+		c.site = id + 1
+	}
 	if e.Format != nil {
 		c.keyField = e.Format.Field(c.keyName)
 		c.ipField = e.Format.Field("__probe_ip")
-		for i, f := range siteFields {
-			c.siteFields[i] = e.Format.Field(f)
+		if c.site != 0 {
+			c.siteField = e.Format.Field(a.fields[c.site-1])
 		}
 	}
 	return c
@@ -317,23 +351,30 @@ func (a *Analyzer) keyString(k key) string {
 }
 
 // siteOf is where a reference was taken: the event, and the call site
-// when the probe records one (an argument named site, call_site or caller).
+// when the probe records one (symbolize.Symbolizer.CallerField), placed
+// by the symbolizer the first time it is seen.
 func (a *Analyzer) siteOf(e *trace.Event, c *class) siteKey {
 	sk := siteKey{event: c.event}
-	for i, name := range siteFields {
-		var v uint64
-		var ok bool
-		if e.Format != nil {
-			if f := c.siteFields[i]; f != nil {
-				v, ok = f.Uint(e.Data, e.Order)
-			}
-		} else {
-			v, ok = e.Uint(name)
+	if c.site == 0 {
+		return sk
+	}
+	var v uint64
+	var ok bool
+	if c.siteField != nil {
+		v, ok = c.siteField.Uint(e.Data, e.Order)
+	} else if e.Format == nil {
+		v, ok = e.Uint(a.fields[c.site-1])
+	}
+	if !ok {
+		return sk
+	}
+	sk.field, sk.val = c.site, v
+	if a.opts.Symbols != nil && sk != a.lastPlaced {
+		if _, seen := a.places[sk]; !seen {
+			p, _ := a.opts.Symbols.Code(e, v)
+			a.places[sk] = p
 		}
-		if ok {
-			sk.field, sk.val = uint8(i+1), v
-			break
-		}
+		a.lastPlaced = sk
 	}
 	return sk
 }
@@ -357,9 +398,15 @@ func (a *Analyzer) siteString(id uint32) string {
 	sk := a.sites[id]
 	s := a.events[sk.event]
 	if sk.field != 0 {
-		s += " " + siteFields[sk.field-1] + "=0x" + strconv.FormatUint(sk.val, 16)
+		s += " " + a.fields[sk.field-1] + "=0x" + strconv.FormatUint(sk.val, 16)
 	}
 	return s
+}
+
+// sitePlace is where site id's code lies, when symbolized.
+func (a *Analyzer) sitePlace(id uint32) (symbolize.Place, bool) {
+	p := a.places[a.sites[id]]
+	return p, p.Function != ""
 }
 
 // thread interns the event's thread and command.

@@ -3,6 +3,8 @@ package refcount
 import (
 	"container/heap"
 	"sort"
+
+	"github.com/gprobe/gprobe/analyze/symbolize"
 )
 
 // Step is one event in an object's history.
@@ -27,10 +29,28 @@ type Object struct {
 	History   []Step `json:"history,omitempty"`
 }
 
-// Site counts outstanding objects per first-reference site.
+// Site counts outstanding objects per first-reference site. Symbol,
+// Function and Source say where the site's code is, when the recording
+// allows (the probes fetch the caller, and kallsyms or the binary is at
+// hand; Source needs DWARF).
 type Site struct {
-	Site    string `json:"site"`
-	Objects int    `json:"objects"`
+	Site     string `json:"site"`
+	Objects  int    `json:"objects"`
+	Symbol   string `json:"symbol,omitempty"`   // FUNC+0xOFF of the return address
+	Function string `json:"function,omitempty"` // the function that took the reference
+	Source   string `json:"source,omitempty"`   // FILE:LINE of its call
+}
+
+// Where is "FUNC() at FILE:LINE", "FUNC+0xOFF", or "" when the site is
+// not symbolized.
+func (s Site) Where() string {
+	switch {
+	case s.Function == "":
+		return ""
+	case s.Source != "":
+		return s.Function + "() at " + s.Source
+	}
+	return s.Symbol
 }
 
 // Report is the result. Counts are exact; each list holds at most
@@ -116,9 +136,10 @@ func (a *Analyzer) olderSlot(i, j uint32) bool {
 // of the same name merge, and the lists keep the oldest outstanding
 // objects and the first problem objects, MaxListed of each.
 type Totals struct {
-	max   int
-	rep   Report
-	sites map[string]int
+	max    int
+	rep    Report
+	sites  map[string]int
+	places map[string]symbolize.Place
 }
 
 // NewTotals returns empty totals listing at most max objects per list.
@@ -126,7 +147,7 @@ func NewTotals(max int) *Totals {
 	if max <= 0 {
 		max = 100
 	}
-	return &Totals{max: max, sites: map[string]int{}}
+	return &Totals{max: max, sites: map[string]int{}, places: map[string]symbolize.Place{}}
 }
 
 // slotHeap keeps the max oldest slots: the root is the youngest kept.
@@ -173,7 +194,11 @@ func (t *Totals) Add(a *Analyzer, file string) {
 	})
 	for id, n := range perSite {
 		if n > 0 {
-			t.sites[a.siteString(uint32(id))] += n
+			name := a.siteString(uint32(id))
+			t.sites[name] += n
+			if p, ok := a.sitePlace(uint32(id)); ok {
+				t.places[name] = p
+			}
 		}
 	}
 	for _, s := range h.slots {
@@ -213,7 +238,11 @@ func (t *Totals) Report() Report {
 	r.Leaks = append([]Object{}, r.Leaks...)
 	r.Sites = []Site{}
 	for s, n := range t.sites {
-		r.Sites = append(r.Sites, Site{Site: s, Objects: n})
+		site := Site{Site: s, Objects: n}
+		if p, ok := t.places[s]; ok {
+			site.Symbol, site.Function, site.Source = p.Symbol(), p.Function, p.Source()
+		}
+		r.Sites = append(r.Sites, site)
 	}
 	sort.Slice(r.Sites, func(i, j int) bool {
 		if r.Sites[i].Objects != r.Sites[j].Objects {

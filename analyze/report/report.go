@@ -238,6 +238,11 @@ func refText(w io.Writer, r *Report, maxObjects int) {
 		if n := rc.LeakSites - len(rc.Sites); n > 0 {
 			fmt.Fprintf(w, "  ... %d more sites\n", n)
 		}
+		for _, s := range rc.Sites {
+			if where := s.Where(); where != "" {
+				fmt.Fprintf(w, "%d %s leaked, taken in %s\n", s.Objects, plural(s.Objects, "object", "objects"), where)
+			}
+		}
 	}
 	object := func(o refcount.Object) error {
 		q := ""
@@ -278,6 +283,13 @@ func refText(w io.Writer, r *Report, maxObjects int) {
 	objs("UNDERFLOW", rc.UnderflowObjects, len(rc.UnderflowObjects), "")
 	objs("USE AFTER PUT", rc.UseAfterPutObjects, len(rc.UseAfterPutObjects), "")
 	objs("ADDRESS REUSE", rc.ReusedObjects, len(rc.ReusedObjects), "")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // secs renders a nanosecond timestamp as seconds, as ftrace prints them.

@@ -155,6 +155,9 @@ type Info struct {
 	Host string
 	// Probes are probe definitions the recording carries (gprobe record).
 	Probes []string
+	// Kallsyms reads the kernel's symbol table the recording carries
+	// (trace.dat); nil for formats without one.
+	Kallsyms func() ([]byte, error)
 	// TextTimestamps: timestamps came from text (microsecond resolution).
 	TextTimestamps bool
 }
