@@ -12,6 +12,7 @@ import (
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/folded"
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/analyze/objtrace"
 	"github.com/gprobe/gprobe/analyze/perfetto"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
@@ -24,7 +25,7 @@ import (
 func (a *app) analyzeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "analyze",
-		Usage:     "latency and refcount reports from recordings",
+		Usage:     "latency, refcount and object reports from recordings",
 		ArgsUsage: "[FILE|DIR...] (trace.dat v6/v7, ftrace text; default trace.out; several files or a directory: a report per file and a total)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "refcount", Usage: "`get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]`: follow objects by key"},
@@ -38,6 +39,9 @@ func (a *app) analyzeCommand() *cli.Command {
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
 			&cli.StringFlag{Name: "probes", Usage: "`FILE` of probe definitions (uprobe_events/kprobe_events lines) to pair entry and return probes"},
 			&cli.IntFlag{Name: "max-objects", Value: 20, Usage: "objects and sites listed per section of the text and JSON reports"},
+			&cli.StringFlag{Name: "object", Usage: "print every event whose arguments carry the address `ADDR` (kernel) or PID:ADDR (user space), and its life"},
+			&cli.IntFlag{Name: "objects", Usage: "rank the `N` objects seen most (addresses in pointer-like arguments, or with --refcount its key)"},
+			&cli.StringFlag{Name: "rank", Value: "events", Usage: "rank --objects by `events|lifetime`"},
 		},
 		Action: func(c *cli.Context) error { return a.set(a.analyze(c)) },
 	}
@@ -104,6 +108,9 @@ func (a *app) analyze(c *cli.Context) int {
 	paths, err := analyze.Inputs(args)
 	if err != nil {
 		return a.analyzeFail(err)
+	}
+	if c.IsSet("object") || c.IsSet("objects") {
+		return a.analyzeObjects(c, paths, cfg.Refcount, unit, out)
 	}
 	many := len(args) > 1 || len(paths) != 1 || paths[0] != args[0] || parts != ""
 	if parts == "" {
@@ -198,6 +205,50 @@ func (a *app) analyze(c *cli.Context) int {
 		if err := fbFile.Close(); err != nil {
 			return a.analyzeFail(err)
 		}
+	}
+	return exitOK
+}
+
+// analyzeObjects runs --object or --objects, alone.
+func (a *app) analyzeObjects(c *cli.Context, paths []string, spec *refcount.Spec, unit report.Unit, out report.Output) int {
+	for _, f := range []string{"export-timeline", "export-perfetto", "folded", "json-lines", "all-objects", "by", "probes"} {
+		if c.IsSet(f) {
+			return a.analyzeFail(fmt.Errorf("--%s does not go with --object or --objects", f))
+		}
+	}
+	asJSON := out == report.OutputJSON
+	if c.IsSet("object") {
+		if c.IsSet("objects") || spec != nil {
+			return a.analyzeFail(errors.New("--object follows every field: give it without --objects or --refcount"))
+		}
+		addr, err := objtrace.ParseAddr(c.String("object"))
+		if err != nil {
+			return a.analyzeFail(err)
+		}
+		t := objtrace.NewTracer(addr)
+		w := report.NewObjectTrace(a.stdout, addr, asJSON, unit)
+		if err := analyze.TraceObject(paths, t, w.Hit); err != nil {
+			return a.analyzeFail(err)
+		}
+		if err := w.Close(t.Summary()); err != nil {
+			return a.analyzeFail(err)
+		}
+		return exitOK
+	}
+	n := c.Int("objects")
+	if n <= 0 {
+		return a.analyzeFail(fmt.Errorf("--objects %d: want at least 1", n))
+	}
+	by, err := objtrace.ParseBy(c.String("rank"))
+	if err != nil {
+		return a.analyzeFail(err)
+	}
+	r := objtrace.NewRanker(n, by, spec)
+	if err := analyze.RankObjects(paths, r); err != nil {
+		return a.analyzeFail(err)
+	}
+	if err := report.Ranking(a.stdout, r.Ranking(), asJSON, unit); err != nil {
+		return a.analyzeFail(err)
 	}
 	return exitOK
 }
