@@ -2,8 +2,10 @@ package refcount
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
+	"github.com/gprobe/gprobe/analyze/symbolize"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
 
@@ -116,5 +118,32 @@ func TestUserKeysPerProcess(t *testing.T) {
 	r = run("get=nogrp:get,put=put", e)
 	if r.Objects != 0 {
 		t.Errorf("other group matched: %+v", r)
+	}
+}
+
+// Leak sites are named by the caller each get recorded: an argument the
+// probe definition fetches from the stack pointer ($stack0), symbolized
+// with the recording's kallsyms.
+func TestLeakSitesSymbolized(t *testing.T) {
+	defs := []string{"p:k/get foo_get %di:x64 $stack0:x64", "p:k/put foo_put %di:x64"}
+	kallsyms := "ffffffff81000000 T foo_open\nffffffff81000100 T foo_dup\nffffffff81000200 T foo_get\n"
+	spec, _ := ParseSpec("get=get,put=put")
+	a := New(spec, Options{Symbols: symbolize.New(defs, func() ([]byte, error) { return []byte(kallsyms), nil })})
+	get := func(ts uint64, obj, caller string) *trace.Event {
+		return &trace.Event{System: "k", Name: "get", TS: ts, Fields: []trace.KV{{Key: "__probe_ip", Val: "0xffffffff81000200"}, {Key: "arg1", Val: obj}, {Key: "arg2", Val: caller}}}
+	}
+	for _, e := range []*trace.Event{get(1, "0xa", "0xffffffff81000013"), get(2, "0xb", "0xffffffff81000013"), get(3, "0xc", "0xffffffff81000120")} {
+		a.Event(e)
+	}
+	r := a.Report()
+	want := []Site{
+		{Site: "get arg2=0xffffffff81000013", Objects: 2, Symbol: "foo_open+0x13", Function: "foo_open"},
+		{Site: "get arg2=0xffffffff81000120", Objects: 1, Symbol: "foo_dup+0x20", Function: "foo_dup"},
+	}
+	if !reflect.DeepEqual(r.Sites, want) || r.Sites[0].Where() != "foo_open+0x13" {
+		t.Errorf("sites %+v, want %+v", r.Sites, want)
+	}
+	if w := (Site{Function: "f", Source: "a.c:3", Symbol: "f+0x1"}).Where(); w != "f() at a.c:3" {
+		t.Errorf("Where %q", w)
 	}
 }
