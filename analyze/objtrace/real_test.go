@@ -234,7 +234,7 @@ func TestRealObjects(t *testing.T) {
 		}
 	}
 	if testing.Verbose() {
-		for _, args := range [][]string{{"--object", obj}, {"--objects", "5"}, {"--objects", "3", "--rank", "lifetime"}, {"--refcount", "get="+tag+"ref,put="+tag+"unref"}} {
+		for _, args := range [][]string{{"--object", obj}, {"--objects", "5"}, {"--objects", "3", "--rank", "lifetime"}, {"--refcount", "get=" + tag + "ref,put=" + tag + "unref"}} {
 			o, _ := run(append(append([]string{"analyze"}, args...), dat)...)
 			t.Logf("gprobe analyze %s objprog.dat\n%s", strings.Join(args, " "), o)
 		}
