@@ -254,3 +254,50 @@ func TestAnalyzeFormatsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeObjects: --object and --objects on the golden recording of
+// refprog (10 objects, each seen in obj_get and obj_put's obj; site is
+// a return address and does not count), and their refusals.
+func TestAnalyzeObjects(t *testing.T) {
+	rec := goldenDir + "/trace.txt"
+	r := runGprobe("analyze", "--objects", "2", rec)
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "OBJECTS BY EVENTS (top 2 of 10 objects; ") || !strings.Contains(r.Stdout, "fields: obj_get obj, obj_put obj\n") {
+		t.Errorf("--objects: %s", r)
+	}
+	var rk struct {
+		Objects int
+		Top     []struct {
+			Object string
+			Events int
+		}
+	}
+	r = runGprobe("analyze", "--objects", "100", "--rank", "lifetime", "--json", rec)
+	if err := json.Unmarshal([]byte(r.Stdout), &rk); err != nil || rk.Objects != 10 || len(rk.Top) != 10 {
+		t.Fatalf("--objects --json: %v %s", err, r)
+	}
+	// The first leaked object: get, get, put.
+	r = runGprobe("analyze", "--object", "10009:0x3b57d2a0", rec)
+	if lines := strings.Split(r.Stdout, "\n"); r.Code != 0 || len(lines) != 6 || lines[0] != "OBJECT 10009:0x3b57d2a0" ||
+		lines[1] != "  13649.670035000 [001] refprog-10009 obj_get matched=obj site=0x4011a8" ||
+		lines[4] != "10009:0x3b57d2a0: 3 events, first 13649.670035000 obj_get, last 13649.670046000 obj_put, lifetime 11 us" {
+		t.Errorf("--object:\n%s", r)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--object", "zz"}, `bad object address "zz"`},
+		{[]string{"--object", "0:0x10"}, `PID "0" is not a process id`},
+		{[]string{"--objects", "0"}, "--objects 0: want at least 1"},
+		{[]string{"--objects", "3", "--rank", "size"}, `--rank "size": want events or lifetime`},
+		{[]string{"--object", "0x10", "--objects", "3"}, "--object follows every field"},
+		{[]string{"--object", "0x10", "--refcount", "get=a,put=b"}, "--object follows every field"},
+		{[]string{"--objects", "3", "--folded", "x"}, "--folded does not go with --object or --objects"},
+		{[]string{"--objects", "3", "--json-lines"}, "--json-lines does not go with"},
+	} {
+		r := runGprobe(append(append([]string{"analyze"}, c.args...), rec)...)
+		if r.Code != exitEINVAL || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, c.want) || !strings.HasPrefix(r.Stderr, "gprobe analyze: ") {
+			t.Errorf("%q: %s\nwant exit %d and one line with %q", c.args, r, exitEINVAL, c.want)
+		}
+	}
+}
