@@ -63,7 +63,7 @@ func kernelRecording(t *testing.T, events [][2]uint64) string {
 		Systems:  []tracefmt.System{{Name: "kp", Formats: [][]byte{[]byte(kprobeFormat)}}},
 		Kallsyms: []byte("ffffffff81000000 T foo_open\nffffffff81000100 T foo_dup\nffffffff81000200 T foo_get\n"),
 		Cmdlines: []byte("7 worker\n"), Options: []tracefmt.Option{opt},
-		CPUs:     []tracefmt.CPUData{{R: bytes.NewReader(page), Size: pageSize}}}
+		CPUs: []tracefmt.CPUData{{R: bytes.NewReader(page), Size: pageSize}}}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		t.Fatal(err)
