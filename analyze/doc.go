@@ -9,5 +9,6 @@
 // ftracetext (the kernel's text output), trace (the event model), latency
 // (entry/return pairing and statistics), refcount (objects by key),
 // report (text and JSON), timeline (Chrome trace-event export), folded
-// (self-time stacks for flame graphs).
+// (self-time stacks for flame graphs), objtrace (one object's events, the
+// busiest objects), symbolize (callers named by kallsyms, ELF and DWARF).
 package analyze
