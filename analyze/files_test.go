@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/analyze"
+	recordings "github.com/gprobe/gprobe/analyze/internal/golden"
 	"github.com/gprobe/gprobe/analyze/refcount"
 )
 
@@ -18,7 +19,7 @@ func fleet(t *testing.T, n int) string {
 	t.Helper()
 	var dats []string
 	for _, name := range []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst"} {
-		p, err := filepath.Abs(goldenPath(t, name))
+		p, err := filepath.Abs(recordings.Path(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -320,18 +320,7 @@ func (s *session) run(cmdPath string) error {
 // the Go runtime clones from it) between 1 and 3, recorded under gprobe's
 // name, as trace-cmd's own are.
 func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
-	cmd := exec.Command(cmdPath, s.cfg.Command[1:]...)
-	cmd.Args[0] = s.cfg.Command[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
-	if cmd.Stdin == nil {
-		cmd.Stdin = os.Stdin
-	}
-	if cmd.Stdout == nil {
-		cmd.Stdout = os.Stdout
-	}
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
-	}
+	cmd := follow.Command(cmdPath, s.cfg.Command, s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr)
 	beforeFork := func(tid int) error {
 		if !s.cfg.All {
 			if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {

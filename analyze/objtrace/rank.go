@@ -158,7 +158,7 @@ func (r *Ranker) classify(e *trace.Event) *rankClass {
 	}
 	c := &rankClass{event: id, user: symbolize.IsUser(e)}
 	if r.spec != nil {
-		if ok, key := r.spec.Role(e); ok && key != "" {
+		if role, key := r.spec.Role(e); role != refcount.RoleNone && key != "" {
 			c.names = []string{key}
 		}
 	} else {

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/gprobe/gprobe/analyze"
+	"github.com/gprobe/gprobe/analyze/internal/golden"
 	"github.com/gprobe/gprobe/analyze/parquet"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
@@ -21,41 +21,6 @@ import (
 // (recursing to depth i%3), 10 objects of which 3 leak and 2 are put twice,
 // recorded through real uprobes by trace-cmd (v7 zstd, converted to v6 and
 // v7 uncompressed), by gprobe record, and as the kernel's text outputs.
-const goldenDir = "../testdata/golden"
-
-var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst",
-	"trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
-
-const (
-	goldenCalls, goldenObjs, goldenLeaked, goldenDouble = 30, 10, 3, 2
-	refSpec                                             = "get=obj_get,put=obj_put"
-)
-
-// goldenPath returns a readable copy of a golden recording, inflating the
-// .zst ones.
-func goldenPath(t testing.TB, name string) string {
-	t.Helper()
-	src := filepath.Join(goldenDir, name)
-	if !strings.HasSuffix(name, ".zst") {
-		return src
-	}
-	z, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zstd.NewReader(nil)
-	defer d.Close()
-	raw, err := d.DecodeAll(z, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(t.TempDir(), strings.TrimSuffix(name, ".zst"))
-	if err := os.WriteFile(dst, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // analyzed is gprobe analyze's report on path (latency and refcount).
 func analyzed(t *testing.T, path string) *report.Report {
 	t.Helper()
@@ -64,11 +29,11 @@ func analyzed(t *testing.T, path string) *report.Report {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	spec, err := refcount.ParseSpec(refSpec)
+	spec, err := refcount.ParseSpec(golden.RefSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analyze.Run(rec, analyze.Config{Refcount: &spec, RefSpec: refSpec})
+	rep, err := analyze.Run(rec, analyze.Config{Refcount: &spec, RefSpec: golden.RefSpec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,21 +105,21 @@ SELECT count(*) FROM (
 func TestDuckDB(t *testing.T) {
 	db := duck(t)
 	work := 0
-	for i := 0; i < goldenCalls; i++ {
+	for i := 0; i < golden.Calls; i++ {
 		work += i%3 + 1
 	}
-	balanced := goldenObjs - goldenLeaked - goldenDouble
+	balanced := golden.Objects - golden.Leaked - golden.Double
 	wantEvents := map[string]int64{
 		"work":         int64(work),
 		"work__return": int64(work),
 		// leaked: take + get, put; released twice: take, put, put;
 		// balanced: take + get, put + put.
-		"obj_get": int64(2*goldenLeaked + goldenDouble + 2*balanced),
-		"obj_put": int64(goldenLeaked + 2*goldenDouble + 2*balanced),
+		"obj_get": int64(2*golden.Leaked + golden.Double + 2*balanced),
+		"obj_put": int64(golden.Leaked + 2*golden.Double + 2*balanced),
 	}
-	for _, name := range goldenFiles {
+	for _, name := range golden.Files {
 		t.Run(name, func(t *testing.T) {
-			path := goldenPath(t, name)
+			path := golden.Path(t, name)
 			rep := analyzed(t, path)
 			// A few rows per row group: the queries span many.
 			pq := export(t, []string{path}, parquet.Options{Host: "h1", RowGroupRows: 50})
@@ -221,7 +186,7 @@ func TestDuckDB(t *testing.T) {
 // reads them.
 func TestDuckDBSchema(t *testing.T) {
 	db := duck(t)
-	bin, text := goldenPath(t, "gprobe.dat.zst"), goldenPath(t, "trace.txt")
+	bin, text := golden.Path(t, "gprobe.dat.zst"), golden.Path(t, "trace.txt")
 	pq := export(t, []string{bin, text}, parquet.Options{Host: "h1"})
 	rows, err := db.Query(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(?))`, pq)
 	if err != nil {

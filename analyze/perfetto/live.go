@@ -1,8 +1,6 @@
 package perfetto
 
 import (
-	"strings"
-
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
@@ -36,41 +34,16 @@ func newLiveCounter(spec refcount.Spec) *liveCounter {
 	return &liveCounter{spec: spec, refs: map[liveKey]int64{}}
 }
 
-// specMatches is refcount's event naming: "sys:name", "sys/name" or a
-// bare name (any system; text recordings name none).
-func specMatches(specs []string, e *trace.Event) bool {
-	for _, s := range specs {
-		sys, name, ok := strings.Cut(s, ":")
-		if !ok {
-			sys, name, ok = strings.Cut(s, "/")
-		}
-		if !ok {
-			sys, name = "", s
-		}
-		if name == e.Name && (sys == "" || e.System == "" || sys == e.System) {
-			return true
-		}
-	}
-	return false
-}
-
 func (l *liveCounter) derive(e *trace.Event) *liveClass {
-	c := &liveClass{key: l.spec.Key}
-	// refcount's precedence: new, free, get, put.
-	switch {
-	case specMatches(l.spec.New, e):
+	role, key := l.spec.Role(e)
+	c := &liveClass{key: key}
+	switch role {
+	case refcount.RoleNew:
 		c.delta, c.isNew = 1, true
-	case specMatches(l.spec.Free, e):
-		c.delta = -1
-	case specMatches(l.spec.Get, e):
+	case refcount.RoleGet:
 		c.delta = 1
-	case specMatches(l.spec.Put, e):
+	case refcount.RoleFree, refcount.RolePut:
 		c.delta = -1
-	}
-	if c.key == "" {
-		if args := e.ArgNames(); len(args) > 0 {
-			c.key = args[0]
-		}
 	}
 	return c
 }

@@ -6,17 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gprobe/gprobe/analyze"
+	"github.com/gprobe/gprobe/analyze/internal/golden"
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/perfetto"
 	"github.com/gprobe/gprobe/analyze/perfetto/perfettopb"
@@ -27,36 +25,6 @@ import (
 
 // The golden recordings of analyze's tests (refprog through real uprobes:
 // 60 calls of work, 10 objects of which 3 leak), in every format.
-const goldenDir = "../testdata/golden"
-
-var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst",
-	"trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
-
-const refSpec = "get=obj_get,put=obj_put"
-
-func goldenPath(t testing.TB, name string) string {
-	t.Helper()
-	src := filepath.Join(goldenDir, name)
-	if !strings.HasSuffix(name, ".zst") {
-		return src
-	}
-	z, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zstd.NewReader(nil)
-	defer d.Close()
-	raw, err := d.DecodeAll(z, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(t.TempDir(), strings.TrimSuffix(name, ".zst"))
-	if err := os.WriteFile(dst, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // slice is a slice as trace_processor builds it from a track's
 // begin/end events.
 type slice struct {
@@ -211,14 +179,14 @@ func export(t *testing.T, path string) exported {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	spec, err := refcount.ParseSpec(refSpec)
+	spec, err := refcount.ParseSpec(golden.RefSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pb, tb bytes.Buffer
-	pf := perfetto.New(&pb, perfetto.Options{Refcount: &spec, RefSpec: refSpec})
+	pf := perfetto.New(&pb, perfetto.Options{Refcount: &spec, RefSpec: golden.RefSpec})
 	tl := timeline.New(&tb)
-	cfg := analyze.Config{Refcount: &spec, RefSpec: refSpec, OnCall: func(c latency.Call) {
+	cfg := analyze.Config{Refcount: &spec, RefSpec: golden.RefSpec, OnCall: func(c latency.Call) {
 		pf.Call(c)
 		tl.Call(c)
 	}}
@@ -248,9 +216,9 @@ type jsonSlice struct {
 // the same count, and the same calls (thread, name, start, duration,
 // depth). The live-object counter ends at analyze's outstanding objects.
 func TestGoldenMatchesTimeline(t *testing.T) {
-	for _, name := range goldenFiles {
+	for _, name := range golden.Files {
 		t.Run(name, func(t *testing.T) {
-			x := export(t, goldenPath(t, name))
+			x := export(t, golden.Path(t, name))
 			l := load(t, x.perfetto)
 			var doc struct{ TraceEvents []jsonSlice }
 			if err := json.Unmarshal(x.timeline, &doc); err != nil {

@@ -76,15 +76,40 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
-type role uint8
+// Role is what an event does to an object's references.
+type Role uint8
 
 const (
-	roleNone role = iota
-	roleGet
-	rolePut
-	roleNew
-	roleFree
+	RoleNone Role = iota // not an event of the spec
+	RoleGet              // takes a reference
+	RolePut              // drops a reference
+	RoleNew              // creates the object (its first reference; a new life at a live address)
+	RoleFree             // destroys the object
 )
+
+// Role returns e's role under the spec (new, free, get, put take
+// precedence in that order) and the name of the field holding the
+// object's key (Key, else e's first argument; "" when e has none).
+func (s Spec) Role(e *trace.Event) (Role, string) {
+	r := RoleNone
+	switch {
+	case matches(s.New, e):
+		r = RoleNew
+	case matches(s.Free, e):
+		r = RoleFree
+	case matches(s.Get, e):
+		r = RoleGet
+	case matches(s.Put, e):
+		r = RolePut
+	}
+	key := s.Key
+	if key == "" {
+		if args := e.ArgNames(); len(args) > 0 {
+			key = args[0]
+		}
+	}
+	return r, key
+}
 
 // Options tune the analyzer.
 type Options struct {
@@ -211,21 +236,6 @@ func New(spec Spec, opts Options) *Analyzer {
 		fieldIDs: map[string]uint32{}, places: map[siteKey]symbolize.Place{}}
 }
 
-// Role tells whether e is one of spec's events, and the name of its key
-// field ("" when e is none of them or has no argument).
-func (s Spec) Role(e *trace.Event) (ok bool, keyField string) {
-	if !matches(s.Get, e) && !matches(s.Put, e) && !matches(s.New, e) && !matches(s.Free, e) {
-		return false, ""
-	}
-	if s.Key != "" {
-		return true, s.Key
-	}
-	if args := e.ArgNames(); len(args) > 0 {
-		return true, args[0]
-	}
-	return true, ""
-}
-
 func matches(specs []string, e *trace.Event) bool {
 	for _, s := range specs {
 		sys, name, ok := strings.Cut(s, ":")
@@ -244,7 +254,7 @@ func matches(specs []string, e *trace.Event) bool {
 
 // class caches, per event type, the role and where the key is.
 type class struct {
-	role     role
+	role     Role
 	event    uint32          // interned name
 	keyField *eventfmt.Field // binary events
 	keyName  string
@@ -260,22 +270,7 @@ func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.de
 func (a *Analyzer) derive(e *trace.Event) *class {
 	c := &class{event: uint32(len(a.events))}
 	a.events = append(a.events, e.Name)
-	switch {
-	case matches(a.spec.New, e):
-		c.role = roleNew
-	case matches(a.spec.Free, e):
-		c.role = roleFree
-	case matches(a.spec.Get, e):
-		c.role = roleGet
-	case matches(a.spec.Put, e):
-		c.role = rolePut
-	}
-	c.keyName = a.spec.Key
-	if c.keyName == "" {
-		if args := e.ArgNames(); len(args) > 0 {
-			c.keyName = args[0]
-		}
-	}
+	c.role, c.keyName = a.spec.Role(e)
 	if f := a.opts.Symbols.CallerField(e); f != "" {
 		id, ok := a.fieldIDs[f]
 		if !ok {
@@ -451,7 +446,7 @@ func (a *Analyzer) Event(e *trace.Event) {
 		*p = pending{ts: e.TS, lost: true}
 	} else {
 		c := a.classOf(e)
-		if c.role == roleNone {
+		if c.role == RoleNone {
 			return
 		}
 		k, ok := a.key(e, c)
@@ -459,7 +454,7 @@ func (a *Analyzer) Event(e *trace.Event) {
 			return
 		}
 		*p = pending{ts: e.TS, k: k, h: hashKey(k), c: c, th: a.thread(e)}
-		if c.role == roleGet || c.role == roleNew {
+		if c.role == RoleGet || c.role == RoleNew {
 			p.site = a.siteOf(e, c)
 		}
 	}
@@ -522,9 +517,9 @@ func (a *Analyzer) apply(p *pending) {
 	}
 	live := found && o.flags&dead == 0
 	switch r {
-	case roleGet, roleNew:
+	case RoleGet, RoleNew:
 		switch {
-		case live && r == roleNew:
+		case live && r == RoleNew:
 			// Allocated again while still referenced: the old life's
 			// final put was missed or the object leaked.
 			a.counts.Reused++
@@ -532,7 +527,7 @@ func (a *Analyzer) apply(p *pending) {
 			a.born(o, p)
 		case live:
 			o.count++
-		case found && r == roleGet && len(a.spec.New) > 0:
+		case found && r == RoleGet && len(a.spec.New) > 0:
 			// The object was released and not allocated again.
 			a.counts.UseAfterPut++
 			o.flags &^= dead
@@ -548,7 +543,7 @@ func (a *Analyzer) apply(p *pending) {
 			a.ix.insert(p.h, slot)
 			a.born(o, p)
 		}
-	case rolePut, roleFree:
+	case RolePut, RoleFree:
 		if !found {
 			a.counts.UnmatchedPuts++
 			return

@@ -18,7 +18,7 @@ import (
 	"github.com/gprobe/gprobe/resolve/target"
 )
 
-// Installing, listing and deleting probe events (issue 4), with perf probe
+// Installing, listing and deleting probe events, with perf probe
 // 6.1's behaviour and messages. The hint after "Added new event(s):" is
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.

@@ -261,17 +261,11 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 		if hasEvent {
 			num = a0[1 : evOff-1]
 		}
-		if len(num) > MaxEventNameLen-1 {
-			return nil, p.fail(1, "BAD_MAXACT")
+		v, err := p.maxActive(num)
+		if err != nil {
+			return nil, err
 		}
-		v, ok := kstrtoull(num, 0)
-		if !ok || v == 0 || v > 0xffffffff {
-			return nil, p.fail(1, "BAD_MAXACT")
-		}
-		if v > MaxKretprobeActive {
-			return nil, p.fail(1, "MAXACT_TOO_BIG")
-		}
-		d.MaxActive = int(v)
+		d.MaxActive = v
 	} else if len(a0) > 1 && a0[1] != ':' {
 		// The kernel reads only argv[0][0] and what follows a ':'.
 		return nil, p.fail(1, "BAD_PREFIX")
@@ -696,17 +690,11 @@ func (p *parser) parseFprobe() (*probe.Probe, *Error) {
 		if hasEvent {
 			num = a0[1 : evOff-1]
 		}
-		if len(num) > MaxEventNameLen-1 {
-			return nil, p.fail(1, "BAD_MAXACT")
+		v, err := p.maxActive(num)
+		if err != nil {
+			return nil, err
 		}
-		v, ok := kstrtoull(num, 0)
-		if !ok || v == 0 || v > 0xffffffff {
-			return nil, p.fail(1, "BAD_MAXACT")
-		}
-		if v > MaxKretprobeActive {
-			return nil, p.fail(1, "MAXACT_TOO_BIG")
-		}
-		d.MaxActive = int(v)
+		d.MaxActive = v
 	} else if len(a0) > 1 && a0[1] != ':' {
 		// The kernel reads only argv[0][0] and what follows a ':'.
 		return nil, p.fail(1, "BAD_KIND_PREFIX")
@@ -850,4 +838,20 @@ func (p *parser) checkField61(body string, ctx *argCtx) *Error {
 		return nil
 	}
 	return p.fail(0, "BAD_ATTACH_ARG")
+}
+
+// maxActive reads the number after a kretprobe's or fprobe exit's "r" or
+// "f" as the kernel does (kstrtouint, then the limit).
+func (p *parser) maxActive(num string) (int, *Error) {
+	if len(num) > MaxEventNameLen-1 {
+		return 0, p.fail(1, "BAD_MAXACT")
+	}
+	v, ok := kstrtoull(num, 0)
+	if !ok || v == 0 || v > 0xffffffff {
+		return 0, p.fail(1, "BAD_MAXACT")
+	}
+	if v > MaxKretprobeActive {
+		return 0, p.fail(1, "MAXACT_TOO_BIG")
+	}
+	return int(v), nil
 }

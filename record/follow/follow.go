@@ -13,6 +13,7 @@ package follow
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -20,6 +21,24 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// Command is the command to follow: path run with argv (argv[0] as its
+// name), its standard streams those given, the process's own where nil.
+func Command(path string, argv []string, stdin io.Reader, stdout, stderr io.Writer) *exec.Cmd {
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	if cmd.Stdin == nil {
+		cmd.Stdin = os.Stdin
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	return cmd
+}
 
 // Start starts cmd under ptrace and lets it go once it has stopped after
 // its execve. beforeFork runs just before the fork, on the thread that

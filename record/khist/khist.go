@@ -363,18 +363,7 @@ func (s *session) run(cmdPath string, res *Result) error {
 		}
 		return s.close()
 	}
-	cmd := exec.Command(cmdPath, s.cfg.Command[1:]...)
-	cmd.Args[0] = s.cfg.Command[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
-	if cmd.Stdin == nil {
-		cmd.Stdin = os.Stdin
-	}
-	if cmd.Stdout == nil {
-		cmd.Stdout = os.Stdout
-	}
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
-	}
+	cmd := follow.Command(cmdPath, s.cfg.Command, s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr)
 	beforeFork := func(tid int) error {
 		if s.cfg.All {
 			return s.openAll()

@@ -17,7 +17,8 @@
 //
 // The guest: busybox's applets on PATH, gprobe at /bin/gprobe, proc, sysfs,
 // devtmpfs and tracefs (/sys/kernel/tracing) mounted, /sys/kernel/btf/vmlinux
-// present, the script run by /bin/sh in /root with stdin from /dev/null. One
+// present, the kernel log cleared (the boot's is in /gprobe-qemu/boot.dmesg),
+// the script run by /bin/sh in /root with stdin from /dev/null. One
 // CPU unless Options.CPUs says more, 512 MiB, no network; the root file
 // system is the initramfs.
 //
@@ -328,6 +329,9 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tracefs tracefs /sys/kernel/tracing
 stty -F /dev/ttyS1 raw -echo
+# The script's dmesg shows what its steps caused, not the boot's messages
+# (TCG under load warns about timers and the IO-APIC).
+dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 {
 	read up idle </proc/uptime
 	echo "%[1]s begin uptime=$up@@"
