@@ -70,7 +70,10 @@ func (r *Report) AddInfo(i trace.Info) {
 	r.Events += i.Events
 	l := Loss{Markers: i.Lost, MarkersWithoutCount: i.LostUnknown, BufferOverrun: i.StatsOverrun, BufferDropped: i.StatsDropped, ProbeMissed: i.ProbeMissed}
 	r.LostEvents += l.Best()
-	r.LostUncertain = r.LostUncertain || i.LostUnknown > 0 || i.Truncated || !i.LossCounted
+	// The kernel's counters count every loss, those whose page lacked room
+	// for a count too: markers without one make the count uncertain only
+	// where there are no counters.
+	r.LostUncertain = r.LostUncertain || i.Truncated || !i.LossCounted
 	r.Lost.Markers += l.Markers
 	r.Lost.MarkersWithoutCount += l.MarkersWithoutCount
 	r.Lost.BufferOverrun += l.BufferOverrun
