@@ -381,7 +381,7 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 		return nil, nil
 	}
 	var addr uint64
-	for _, s := range m.syms {
+	for _, s := range m.all() {
 		if !s.exec && r.vmlinux() {
 			continue // perf looks in the kernel text map
 		}

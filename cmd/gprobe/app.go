@@ -202,6 +202,7 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-inlines", Usage: "ignore inlined instances"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
 	}
 }
 
@@ -253,7 +254,8 @@ func (a *app) rootAction(c *cli.Context) error {
 // alone (-D, add, -V) get the running kernel's /sys/kernel/btf/vmlinux when
 // no vmlinux is found.
 func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf})
+	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+		NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)})
 	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
