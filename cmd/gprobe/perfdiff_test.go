@@ -95,11 +95,71 @@ type checker struct {
 	// explain, when set, may account for a disagreement as a known perf
 	// mistake (returning a note), after it has verified that it is one.
 	explain func(args []string, p, g result) (string, bool)
+	// asked are the questions put to gprobe and its answers (guarded by
+	// stats.mu), asked again of the image's variants (checkVariants).
+	asked []asked
+}
+
+type asked struct {
+	args []string
+	g    result
 }
 
 func (c *checker) check(args ...string) {
 	c.t.Helper()
-	c.compare(args, runGprobe(args...))
+	c.compare(args, c.gprobe(args...))
+}
+
+// gprobe runs gprobe and records the question and its answer.
+func (c *checker) gprobe(args ...string) result {
+	g := runGprobe(args...)
+	c.stats.mu.Lock()
+	c.asked = append(c.asked, asked{args: args, g: g})
+	c.stats.mu.Unlock()
+	return g
+}
+
+// variant is the checker's image in another form with the same DWARF (a
+// copy with compressed debug sections) and flags for gprobe (--no-cache).
+type variant struct {
+	image string
+	flags []string
+	every int // ask only every every-th question (when above 1)
+}
+
+func (v variant) String() string {
+	return strings.TrimSpace(filepath.Base(v.image) + " " + strings.Join(v.flags, " "))
+}
+
+// checkVariants asks gprobe every question asked so far again, of each
+// variant, and requires the same answer byte for byte (the variant's path
+// read as the image's): the same DWARF gives the same answers, which are
+// perf's (or perf's mistakes, as checked) on the image itself.
+func (c *checker) checkVariants(vs []variant) {
+	c.t.Helper()
+	for _, v := range vs {
+		var jobs []func()
+		for i, a := range c.asked {
+			if v.every > 1 && i%v.every != 0 {
+				continue
+			}
+			args := append([]string{}, v.flags...)
+			for _, arg := range a.args {
+				args = append(args, strings.ReplaceAll(arg, c.image, v.image))
+			}
+			jobs = append(jobs, func() {
+				g := runGprobe(args...)
+				g.Stdout = strings.ReplaceAll(g.Stdout, v.image, c.image)
+				g.Stderr = strings.ReplaceAll(g.Stderr, v.image, c.image)
+				if g != a.g {
+					c.t.Errorf("gprobe %s on %s differs from its answer on %s:\n%s:\n%s\n%s:\n%s",
+						strings.Join(a.args, " "), v, filepath.Base(c.image), filepath.Base(c.image), a.g, v, g)
+				}
+			})
+		}
+		runParallel(2, jobs)
+		c.t.Logf("%s: %d answers identical to %s's", v, len(jobs), filepath.Base(c.image))
+	}
 }
 
 func (c *checker) compare(args []string, g result) {
@@ -350,7 +410,7 @@ func (c *checker) checkAll(base []string, specs [][]string) {
 				want.Stdout += outs[i].Stdout
 				want.Stderr += outs[i].Stderr
 			}
-			if same(c.perf.Live(args...), want) {
+			if same(c.perf.Probe(args...), want) {
 				c.stats.add(&c.stats.same, "")
 				c.stats.mu.Lock()
 				c.stats.same += len(batch) - 1
@@ -364,7 +424,7 @@ func (c *checker) checkAll(base []string, specs [][]string) {
 	}
 	for _, s := range specs {
 		args := append(append([]string{}, base...), s...)
-		g := runGprobe(args...)
+		g := c.gprobe(args...)
 		c.stats.mu.Lock()
 		_, bitfield := c.bitfields[s[len(s)-1]]
 		c.stats.mu.Unlock()
@@ -427,15 +487,33 @@ func eachFixture(t *testing.T, fn func(t *testing.T, c *checker, base []string))
 		t.Fatalf("expected 10 fixtures in %s, found %d", fixtureDir, len(images))
 	}
 	src := filepath.Join(fixtureDir, "src")
-	for _, img := range images {
+	for i, img := range images {
 		t.Run(filepath.Base(img), func(t *testing.T) {
 			t.Parallel()
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: img, stats: stats}
 			fn(t, c, []string{"-k", img, "-s", src})
 			stats.report(t)
+			c.checkVariants(variants(t, img, i))
 		})
 	}
+}
+
+// variants is the form in which every answer about image number i of a
+// test is asked again: a copy with compressed debug sections read with the
+// index, the same without the index, or the image itself without the
+// index, in turn, with the compression forms in turn, so that over a
+// test's images each form is read both ways, at the cost of one more
+// gprobe run per question.
+func variants(t *testing.T, img string, i int) []variant {
+	if i%3 == 2 {
+		return []variant{{image: img, flags: []string{"--no-cache"}}}
+	}
+	z := testenv.Compressed(t, img, testenv.CompressionForms[i/3%len(testenv.CompressionForms)])
+	if i%3 == 1 {
+		return []variant{{image: z, flags: []string{"--no-cache"}}}
+	}
+	return []variant{{image: z}}
 }
 
 // TestPerfDiffFixtures compares -L and -D on every kernel fixture.
@@ -484,7 +562,7 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 		}
 	}
 	builds = append(builds, build{"aarch64-linux-gnu-gcc", "prog-arm64-O2-gdwarf-5"})
-	for _, b := range builds {
+	for i, b := range builds {
 		b := b
 		t.Run(b.name, func(t *testing.T) {
 			parts := strings.SplitN(strings.TrimPrefix(b.name, "prog"), "-g", 2)
@@ -504,6 +582,7 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 			specs = append(specs, [][]string{{"-D", "prog.c:20"}, {"-D", "prog.c;*total*"}, {"-L", "prog.c:1-30"}}...)
 			c.checkAll(base, specs)
 			stats.report(t)
+			c.checkVariants(variants(t, bin, i))
 		})
 	}
 }
