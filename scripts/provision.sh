@@ -26,7 +26,7 @@ packages() {
 	local want=(linux-perf trace-cmd qemu-system-x86 busybox-static
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
 		dwarves cpio xz-utils zstd file kmod time bc
-		gcc libc6-dev)
+		gcc libc6-dev clang)
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

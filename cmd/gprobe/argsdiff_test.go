@@ -380,7 +380,8 @@ func TestPerfDiffArgsUser(t *testing.T) {
 			builds = append(builds, build{"gcc", o, d})
 		}
 	}
-	builds = append(builds, build{"aarch64-linux-gnu-gcc", "-O2", "-gdwarf-5"}, build{"aarch64-linux-gnu-gcc", "-O0", "-gdwarf-4"})
+	builds = append(builds, build{"aarch64-linux-gnu-gcc", "-O2", "-gdwarf-5"}, build{"aarch64-linux-gnu-gcc", "-O0", "-gdwarf-4"},
+		build{"clang", "-O0", "-gdwarf-4"}, build{"clang", "-O2", "-gdwarf-5"})
 	for i, b := range builds {
 		b := b
 		name := fmt.Sprintf("%s%s%s", strings.TrimSuffix(b.cc, "-linux-gnu-gcc"), b.opt, b.dwarf)
