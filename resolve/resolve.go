@@ -395,9 +395,9 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 		return nil, nil
 	}
 	var addr uint64
-	for _, s := range m.all() {
+	m.each(func(s symbol) bool {
 		if !s.exec && r.vmlinux() {
-			continue // perf looks in the kernel text map
+			return true // perf looks in the kernel text map
 		}
 		n := s.raw
 		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
@@ -405,9 +405,10 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 		}
 		if lines.GlobMatch(string(n), pp.Function) {
 			addr = s.start
-			break
+			return false
 		}
-	}
+		return true
+	})
 	if addr == 0 {
 		return nil, nil
 	}

@@ -80,32 +80,56 @@ func (m *symbolMap) all() []symbol {
 	if m.syms != nil {
 		return m.syms
 	}
-	// The table in address order, symbols at one address in table order:
-	// the order a stable sort by address gives.
 	out := make([]symbol, 0, m.sorted.Len())
-	for i := 0; i < m.sorted.Len(); i++ {
-		if s, ok := m.keep(m.sorted.At(i)); ok {
-			out = append(out, s)
+	m.each(func(s symbol) bool {
+		out = append(out, s)
+		return true
+	})
+	for i := range out {
+		if out[i].end == out[i].start && i+1 < len(out) {
+			out[i].end = out[i+1].start
 		}
 	}
-	// One symbol per start address.
-	dedup := out[:0]
-	for _, s := range out {
-		if n := len(dedup); n > 0 && dedup[n-1].start == s.start {
-			if !betterSymbol(dedup[n-1], s) {
-				dedup[n-1] = s
+	m.syms = out
+	return m.syms
+}
+
+// each calls fn with the map's symbols in address order, one per start
+// address, until fn returns false, without making the whole map; a
+// zero-sized symbol's end is left as it is (all extends it).
+func (m *symbolMap) each(fn func(symbol) bool) {
+	if m.syms != nil {
+		for _, s := range m.syms {
+			if !fn(s) {
+				return
+			}
+		}
+		return
+	}
+	// The table in address order, symbols at one address in table order
+	// (the order a stable sort by address gives); of those, the one
+	// choose_best_symbol keeps.
+	var cur symbol
+	have := false
+	for i := 0; i < m.sorted.Len(); i++ {
+		s, ok := m.keep(m.sorted.At(i))
+		if !ok {
+			continue
+		}
+		if have && cur.start == s.start {
+			if !betterSymbol(cur, s) {
+				cur = s
 			}
 			continue
 		}
-		dedup = append(dedup, s)
-	}
-	for i := range dedup {
-		if dedup[i].end == dedup[i].start && i+1 < len(dedup) {
-			dedup[i].end = dedup[i+1].start
+		if have && !fn(cur) {
+			return
 		}
+		cur, have = s, true
 	}
-	m.syms = dedup
-	return m.syms
+	if have {
+		fn(cur)
+	}
 }
 
 // betterSymbol is perf's choose_best_symbol: true if a wins over b.

@@ -12,7 +12,7 @@ import (
 // TestSymbolMapFind: find through the sorted symbol table gives what a
 // search of the whole map gives, at every symbol's start, end, last byte
 // and the byte before its start, on the fixtures, a user binary and the
-// real vmlinux (every 20th of its symbols).
+// real vmlinux (every 20th of its symbols); each walks what all holds.
 func TestSymbolMapFind(t *testing.T) {
 	imgs, _ := filepath.Glob("../testdata/vmlinux-fixtures/*.elf")
 	imgs = append(imgs, testenv.BuildC(t, "gcc", "../cmd/gprobe/testdata/uprobe/prog.c", "prog", "-O2", "-g"))
@@ -30,6 +30,19 @@ func TestSymbolMapFind(t *testing.T) {
 		}
 		whole, _ := newSymbolMap(f)
 		all := whole.all()
+		// each, on a map not yet made whole, walks the same symbols.
+		fresh, _ := newSymbolMap(f)
+		k := 0
+		fresh.each(func(s symbol) bool {
+			if k >= len(all) || all[k].start != s.start || string(all[k].raw) != string(s.raw) {
+				t.Fatalf("%s: each's symbol %d is %q at %#x, all's is %v", img, k, s.raw, s.start, all[min(k, len(all)-1)])
+			}
+			k++
+			return true
+		})
+		if k != len(all) {
+			t.Fatalf("%s: each walked %d symbols, all has %d", img, k, len(all))
+		}
 		n, i := 0, 0
 		_ = f.Symbols(func(s dwarfinfo.Symbol) {
 			if i++; f.SymbolCount() > 10000 && i%20 != 0 {
