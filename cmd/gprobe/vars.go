@@ -100,6 +100,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		default:
 			err = &resolve.Error{Msg: err.Error() + "\n" + msg, Err: err}
 		}
+		a.unfetched(c, t)
 		return a.resolveFailed(c, err, trailer)
 	}
 	var b strings.Builder

@@ -38,7 +38,7 @@ func Compressed(tb testing.TB, path, form string) string {
 		tb.Fatalf("%s: cannot read it", path)
 	}
 	key := hashStrings("compressed-v1", string(ver), id, form)
-	root := scratch("compressed")
+	root := Scratch("compressed")
 	if root == "" {
 		root = tb.TempDir()
 	}
@@ -70,7 +70,7 @@ func Compressed(tb testing.TB, path, form string) string {
 // CacheDir()/test/xdg, so that test runs share warm indexes and nothing is
 // written to the user's home. Call it from TestMain, before any test runs.
 func UseIndexCache() {
-	d := scratch("xdg")
+	d := Scratch("xdg")
 	if d == "" {
 		d, _ = os.MkdirTemp("", "gprobe-test-xdg-")
 	}

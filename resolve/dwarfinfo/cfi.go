@@ -37,7 +37,9 @@ func (s *cfiSection) find(addr uint64) (int, bool) {
 }
 
 // HasCFI reports whether the image has call frame information
-// (.eh_frame or .debug_frame), as libdw's dwarf_getcfi(_elf) would find it.
+// (.eh_frame or .debug_frame), as libdw's dwarf_getcfi(_elf) would find it:
+// a separate debug file's .eh_frame is SHT_NOBITS, which libdw takes for
+// none.
 func (f *File) HasCFI() bool {
 	return f.hasSection(".eh_frame") || f.hasSection(".debug_frame")
 }

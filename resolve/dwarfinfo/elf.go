@@ -240,10 +240,11 @@ func (f *File) Section(name string) []byte {
 	return in.mm
 }
 
-// hasSection reports whether the file has the named section (compressed
-// or not; a .zdebug_ section by its .debug_ name).
+// hasSection reports whether the file has the named section with its
+// contents (compressed or not; a .zdebug_ section by its .debug_ name): a
+// SHT_NOBITS section, as in a separate debug file, is none.
 func (f *File) hasSection(name string) bool {
-	return f.compressed[name] != nil || f.ELF.Section(name) != nil
+	return f.sectionSize(name) > 0
 }
 
 // sectionSize is the (inflated) size of a section, 0 if absent.
@@ -331,18 +332,8 @@ func (f *File) BuildID() string {
 		if s.Type != elf.SHT_NOTE {
 			continue
 		}
-		data := f.sections[s.Name]
-		for len(data) >= 12 {
-			nsz, dsz, typ := f.Order.Uint32(data), f.Order.Uint32(data[4:]), f.Order.Uint32(data[8:])
-			nameEnd := 12 + align4(nsz)
-			descEnd := nameEnd + align4(dsz)
-			if uint64(descEnd) > uint64(len(data)) {
-				break
-			}
-			if typ == 3 && nsz == 4 && string(data[12:15]) == "GNU" {
-				return hex.EncodeToString(data[nameEnd : nameEnd+int(dsz)])
-			}
-			data = data[descEnd:]
+		if id := NoteBuildID(f.sections[s.Name], f.Order); id != "" {
+			return id
 		}
 	}
 	return ""
@@ -350,6 +341,25 @@ func (f *File) BuildID() string {
 
 // big reports a big-endian file.
 func (f *File) big() bool { return f.Order == binary.BigEndian }
+
+// NoteBuildID returns the hex GNU build-id (NT_GNU_BUILD_ID) among ELF
+// notes (a note section, or the kernel's /sys/kernel/notes and
+// /sys/module/NAME/notes/.note.gnu.build-id), or "".
+func NoteBuildID(data []byte, order binary.ByteOrder) string {
+	for len(data) >= 12 {
+		nsz, dsz, typ := order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:])
+		nameEnd := 12 + align4(nsz)
+		descEnd := nameEnd + align4(dsz)
+		if uint64(descEnd) > uint64(len(data)) {
+			break
+		}
+		if typ == 3 && nsz == 4 && string(data[12:15]) == "GNU" {
+			return hex.EncodeToString(data[nameEnd : nameEnd+int(dsz)])
+		}
+		data = data[descEnd:]
+	}
+	return ""
+}
 
 func align4(n uint32) int { return int((uint64(n) + 3) &^ 3) }
 
