@@ -40,7 +40,7 @@ func (r *Resolver) AvailableVars(pp *spec.Point, opts VarsOptions) ([]VarList, e
 		return r.btfVars(pp)
 	}
 	if !r.f.HasDWARF() {
-		return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
+		return nil, r.noDebugInfo()
 	}
 	vls, err := r.findVars(pp, opts)
 	if err == nil && len(vls) == 0 {

@@ -19,7 +19,7 @@ var ErrUnsupportedRange = errors.New("line range search not supported")
 // ErrNotFound ("Specified source line is not found.") when nothing matches.
 func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if !r.f.HasDWARF() {
-		return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
+		return nil, r.noDebugInfo()
 	}
 	notFound := errorf(ErrNotFound, "Specified source line is not found.")
 	// Like perf, the search moves the range by the declaration line of any

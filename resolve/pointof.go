@@ -25,7 +25,7 @@ func (r *Resolver) PointOf(loc probe.Location, ret bool) (p *spec.Point, ok bool
 			return nil, false
 		}
 		found := false
-		for _, s := range m.syms {
+		for _, s := range m.all() {
 			if s.exec && string(s.raw) == loc.Symbol {
 				addr, found = s.start+loc.Offset, true
 				break

@@ -35,7 +35,21 @@ var (
 	// ErrInvalid: the spec asks for something impossible (e.g. a return
 	// probe on an inlined function, an offset outside the function).
 	ErrInvalid = errors.New("invalid probe point")
+	// ErrNoDebugInfo: the question needs DWARF and the image has none
+	// (stripped, or its DWARF split off into .dwo/.dwp files, which perf
+	// does not follow either); it is a kind of ErrNotFound.
+	ErrNoDebugInfo = fmt.Errorf("no debug information: %w", ErrNotFound)
 )
+
+// noDebugInfo is perf's open_debuginfo message for an image without DWARF:
+// the advice names -g for a user binary, the kernel option otherwise.
+func (r *Resolver) noDebugInfo() error {
+	rebuild := "CONFIG_DEBUG_INFO=y"
+	if r.user {
+		rebuild = "-g"
+	}
+	return errorf(ErrNoDebugInfo, "The %s file has no debug information.\nRebuild with %s, or install an appropriate debuginfo package.", r.f.Path, rebuild)
+}
 
 // Error is a resolution failure with perf's message text.
 type Error struct {
@@ -209,7 +223,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if !useSymbols {
 		if !r.f.HasDWARF() {
 			if needDWARF(p) {
-				return nil, errorf(ErrNotFound, "The %s file has no debug information.\nRebuild with CONFIG_DEBUG_INFO=y, or install an appropriate debuginfo package.", r.f.Path)
+				return nil, r.noDebugInfo()
 			}
 			useSymbols = true
 		} else {
@@ -405,9 +419,9 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 		return nil, nil
 	}
 	var addr uint64
-	for _, s := range m.syms {
+	m.each(func(s symbol) bool {
 		if !s.exec && r.vmlinux() {
-			continue // perf looks in the kernel text map
+			return true // perf looks in the kernel text map
 		}
 		n := s.raw
 		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
@@ -415,9 +429,10 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 		}
 		if lines.GlobMatch(string(n), pp.Function) {
 			addr = s.start
-			break
+			return false
 		}
-	}
+		return true
+	})
 	if addr == 0 {
 		return nil, nil
 	}

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # bench.sh measures gprobe against perf probe on Debian's 6.1 vmlinux
 # (590 MB, DWARF 5), side by side in one run: each command is a fresh
-# process (a cold one-shot run), page cache warm for both, repeated and
-# reported as the median wall time and the largest peak RSS. It prints the
-# ratios gprobe/perf (below 1.00 means gprobe is faster or smaller).
+# process, page cache warm for both, repeated and reported as the median
+# wall time and the largest peak RSS. gprobe's first column is a first run
+# (an empty index cache, so it builds the index and, for compressed debug
+# sections, inflates them into the cache); "repeat" is the same command
+# again with that index warm. It prints the ratios gprobe/perf (below 1.00
+# means gprobe is faster or smaller).
 #
 #   scripts/bench.sh [REPEAT]        (default 5)
-#   COLD=1 scripts/bench.sh          drop the page cache before every run
-#                                    (root), so both read the vmlinux from disk
+#   COLD=1 scripts/bench.sh          drop the page cache before every first
+#                                    run (root), so both read the vmlinux
+#                                    from disk; repeats keep it warm
+#   COMPRESSED=zlib scripts/bench.sh the vmlinux with its debug sections
+#                                    compressed by objcopy
+#                                    --compress-debug-sections=zlib (made
+#                                    once, kept in $CACHE/test/compressed);
+#                                    =zstd too, where perf 6.1 cannot read
+#                                    the DWARF: its column is then perf on
+#                                    the zlib copy
 #   MODULES=1 scripts/bench.sh       kernel modules (-m) instead: Debian's
 #                                    debug loop.ko, nf_conntrack.ko, xfs.ko
 #
@@ -19,14 +30,32 @@ REPEAT=${1:-5}
 CACHE=${GPROBE_CACHE:-/var/cache/gprobe}
 VMLINUX=${GPROBE_VMLINUX:-$CACHE/6.1.0-56-cloud-amd64/vmlinux}
 KSRC=${GPROBE_KSRC:-$CACHE/6.1.0-56-cloud-amd64/src}
-BIN=$(mktemp -d)/gprobe
-trap 'rm -rf "$(dirname "$BIN")"' EXIT
+TMP=$(mktemp -d)
+BIN=$TMP/gprobe
+WARM=$TMP/warm # the index cache of the repeats
+trap 'rm -rf "$TMP"' EXIT
 go build -o "$BIN" ./cmd/gprobe
+PERF_VMLINUX=$VMLINUX
+if [ -n "${COMPRESSED:-}" ]; then
+	compressed() {
+		local out=$CACHE/test/compressed/vmlinux-$1
+		if [ ! -f "$out" ]; then
+			mkdir -p "$(dirname "$out")"
+			objcopy --compress-debug-sections="$1" "$VMLINUX" "$out.tmp"
+			mv "$out.tmp" "$out"
+		fi
+		echo "$out"
+	}
+	PERF_VMLINUX=$(compressed "$COMPRESSED")
+	[ "$COMPRESSED" = zstd ] && PERF_VMLINUX=$(compressed zlib)
+	VMLINUX=$(compressed "$COMPRESSED")
+fi
 
 specs=(
 	"-D do_sys_openat2:16"
 	"-D vfs_read"
 	"-D vfs_read%return"
+	"-D|vfs_read file->f_pos count"
 	"-D build_open_how"
 	"-D tcp_sendmsg:10"
 	"-D getname_flags:20"
@@ -58,13 +87,19 @@ if [ "${MODULES:-0}" = 1 ]; then
 	)
 fi
 
-# measure CMD... prints "median_seconds max_rss_kb"
+# measure CMD... prints "median_seconds max_rss_kb". With FRESH=1 every run
+# gets an empty index cache; otherwise runs share $WARM.
 measure() {
-	local times=() rss=0 out tf
+	local times=() rss=0 out tf xdg
 	tf=$(mktemp)
 	for _ in $(seq "$REPEAT"); do
-		if [ "${COLD:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi
-		/usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>&1 || true
+		xdg=$WARM
+		if [ "${FRESH:-0}" = 1 ]; then
+			xdg=$(mktemp -d -p "$TMP")
+			if [ "${COLD:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi
+		fi
+		XDG_CACHE_HOME=$xdg /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>&1 || true
+		[ "$xdg" != "$WARM" ] && rm -rf "$xdg"
 		out=$(tail -n 1 "$tf")
 		times+=("${out% *}")
 		[ "${out#* }" -gt "$rss" ] && rss=${out#* }
@@ -74,21 +109,25 @@ measure() {
 }
 
 W=40; [ "${MODULES:-0}" = 1 ] && W=48
-printf "%-${W}s %9s %9s %7s   %9s %9s %7s\n" spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
-worst_t=0 worst_m=0
+echo "vmlinux: $VMLINUX${COMPRESSED:+ (perf reads $PERF_VMLINUX)}; $(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+printf "%-${W}s %9s %9s %7s   %9s %9s %7s   %9s\n" spec "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio "repeat s"
+worst_t=0 worst_m=0 worst_r=0
 for s in "${specs[@]}"; do
 	# ONLY=REGEX limits the run to matching specs.
 	[[ -n ${ONLY:-} && ! $s =~ $ONLY ]] && continue
-	target=(-k "$VMLINUX")
-	case "$s" in -m*) target=() ;; esac
+	target=(-k "$VMLINUX") ptarget=(-k "$PERF_VMLINUX")
+	case "$s" in -m*) target=() ptarget=() ;; esac
 	# "OPT SPEC" splits on spaces; "OPT|SPEC WITH ARGS" keeps SPEC whole.
 	if [[ $s == *"|"* ]]; then args=("${s%%|*}" "${s#*|}"); else read -ra args <<<"$s"; fi
-	read -r pt pm < <(measure perf probe "${target[@]}" -s "$KSRC" "${args[@]}")
-	read -r gt gm < <(measure "$BIN" "${target[@]}" -s "$KSRC" "${args[@]}")
-	rt=$(awk -v a="$gt" -v b="$pt" 'BEGIN{printf "%.2f", a/b}')
-	rm=$(awk -v a="$gm" -v b="$pm" 'BEGIN{printf "%.2f", a/b}')
-	printf "%-${W}.${W}s %9s %9s %7s   %9.0f %9.0f %7s\n" "${s/-m $MODS\//}" "$pt" "$gt" "$rt" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$rm"
-	worst_t=$(awk -v a="$rt" -v b="$worst_t" 'BEGIN{print (a>b)?a:b}')
-	worst_m=$(awk -v a="$rm" -v b="$worst_m" 'BEGIN{print (a>b)?a:b}')
+	read -r pt pm < <(FRESH=1 measure perf probe "${ptarget[@]}" -s "$KSRC" "${args[@]}")
+	read -r gt gm < <(FRESH=1 measure "$BIN" "${target[@]}" -s "$KSRC" "${args[@]}")
+	XDG_CACHE_HOME=$WARM "$BIN" "${target[@]}" -s "$KSRC" "${args[@]}" >/dev/null 2>&1 || true
+	read -r rt _ < <(measure "$BIN" "${target[@]}" -s "$KSRC" "${args[@]}")
+	tr=$(awk -v a="$gt" -v b="$pt" 'BEGIN{printf "%.2f", a/b}')
+	mr=$(awk -v a="$gm" -v b="$pm" 'BEGIN{printf "%.2f", a/b}')
+	printf "%-${W}.${W}s %9s %9s %7s   %9.0f %9.0f %7s   %9s\n" "${s/-m $MODS\//}" "$pt" "$gt" "$tr" "$(awk -v k="$pm" 'BEGIN{print k/1024}')" "$(awk -v k="$gm" 'BEGIN{print k/1024}')" "$mr" "$rt"
+	worst_t=$(awk -v a="$tr" -v b="$worst_t" 'BEGIN{print (a>b)?a:b}')
+	worst_m=$(awk -v a="$mr" -v b="$worst_m" 'BEGIN{print (a>b)?a:b}')
+	worst_r=$(awk -v a="$rt" -v b="$worst_r" 'BEGIN{print (a>b)?a:b}')
 done
-echo "worst ratio gprobe/perf: time $worst_t, peak memory $worst_m"
+echo "worst ratio gprobe/perf: time $worst_t, peak memory $worst_m; slowest repeat with the index: $worst_r s"

@@ -27,7 +27,7 @@ packages() {
 	local want=(linux-perf trace-cmd qemu-system-x86 busybox-static
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
 		dwarves cpio xz-utils zstd file kmod time bc
-		gcc libc6-dev
+		gcc libc6-dev clang
 		debuginfod elfutils libarchive-tools
 		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go)
 		g++)

@@ -209,6 +209,7 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-inlines", Usage: "ignore inlined instances"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
 	}
 }
 
@@ -272,7 +273,7 @@ func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
 	ctx, stop := interruptible()
 	defer stop()
 	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
-		Debuginfod: a.debuginfod(c), Context: ctx})
+		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)})
 	if ctx.Err() != nil {
 		if err == nil {
 			t.Close()

@@ -380,8 +380,9 @@ func TestPerfDiffArgsUser(t *testing.T) {
 			builds = append(builds, build{"gcc", o, d})
 		}
 	}
-	builds = append(builds, build{"aarch64-linux-gnu-gcc", "-O2", "-gdwarf-5"}, build{"aarch64-linux-gnu-gcc", "-O0", "-gdwarf-4"})
-	for _, b := range builds {
+	builds = append(builds, build{"aarch64-linux-gnu-gcc", "-O2", "-gdwarf-5"}, build{"aarch64-linux-gnu-gcc", "-O0", "-gdwarf-4"},
+		build{"clang", "-O0", "-gdwarf-4"}, build{"clang", "-O2", "-gdwarf-5"})
+	for i, b := range builds {
 		b := b
 		name := fmt.Sprintf("%s%s%s", strings.TrimSuffix(b.cc, "-linux-gnu-gcc"), b.opt, b.dwarf)
 		t.Run(name, func(t *testing.T) {
@@ -413,6 +414,7 @@ func TestPerfDiffArgsUser(t *testing.T) {
 			})
 			runParallel(2, jobs)
 			stats.report(t)
+			c.checkVariants(variants(t, bin, i))
 			var notes []string
 			for _, n := range stats.notes {
 				if strings.Contains(n, "bitfield") || strings.Contains(n, "data_bit_offset") {

@@ -172,3 +172,38 @@ func TestRangeNeedsDWARF(t *testing.T) {
 		t.Errorf("-V on BTF: %s", r)
 	}
 }
+
+// TestIndexCache: the first run writes the image's index under
+// $XDG_CACHE_HOME/gprobe, later runs use it and answer the same; a damaged
+// index costs one line on stderr and is rebuilt; --no-cache neither reads
+// nor writes it.
+func TestIndexCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	args := []string{"-k", fixture, "-s", fixtureDir + "/src", "-D", "vfs_read:3 file"}
+	want := runGprobe(append([]string{"--no-cache"}, args...)...)
+	root := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "gprobe")
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatalf("--no-cache wrote %s", root)
+	}
+	for i := 0; i < 2; i++ {
+		if g := runGprobe(args...); g != want {
+			t.Fatalf("run %d with the index cache: %s\nwant %s", i, g, want)
+		}
+	}
+	idx, _ := filepath.Glob(filepath.Join(root, "*", "*", "index"))
+	if len(idx) != 1 {
+		t.Fatalf("index files: %q", idx)
+	}
+	if err := os.WriteFile(idx[0], []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := runGprobe(args...)
+	warning, rest, _ := strings.Cut(g.Stderr, "\n")
+	if g.Stdout != want.Stdout || g.Code != want.Code || rest != want.Stderr ||
+		!strings.HasPrefix(warning, "gprobe: ignoring the index "+idx[0]) || !strings.HasSuffix(warning, "; rebuilding it") {
+		t.Fatalf("with a damaged index: %s\nwant one warning line, then %s", g, want)
+	}
+	if g := runGprobe(args...); g != want {
+		t.Fatalf("after rebuilding the index: %s\nwant %s", g, want)
+	}
+}

@@ -108,7 +108,7 @@ func moduleSpecs(fn, listing string, withListing bool) [][]string {
 func TestPerfDiffModules(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	dbg, _, src := moduleCache(t)
-	for _, m := range []struct {
+	for i, m := range []struct {
 		path string
 		max  int
 	}{{"drivers/block/loop.ko", 20}, {"fs/isofs/isofs.ko", 10}, {"net/netfilter/nf_conntrack.ko", 10}} {
@@ -131,6 +131,7 @@ func TestPerfDiffModules(t *testing.T) {
 			}...)
 			c.checkAll(base, specs)
 			stats.report(t)
+			c.checkVariants(variants(t, path, i))
 		})
 	}
 }
@@ -225,7 +226,7 @@ func TestPerfDiffModuleFixture(t *testing.T) {
 		{"gcc", "x86_64-O2-dwarf4-sections", []string{"-O2", "-gdwarf-4", "-ffunction-sections"}},
 		{"aarch64-linux-gnu-gcc", "arm64-O2-dwarf5", []string{"-O2", "-gdwarf-5", "-fno-asynchronous-unwind-tables"}},
 	}
-	for _, b := range builds {
+	for i, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
 			obj := testenv.BuildC(t, b.cc, "testdata/module/fixture.c", b.name+".ko", append([]string{"-c"}, b.flags...)...)
 			stats := &diffStats{}
@@ -239,6 +240,9 @@ func TestPerfDiffModuleFixture(t *testing.T) {
 			specs = append(specs, [][]string{{"-F"}, {"-F", "*"}, {"-D", "fixture.c:30"}, {"-D", "fixture.c;*counter*"}, {"-L", "fixture.c:20-40"}}...)
 			c.checkAll(base, specs)
 			stats.report(t)
+			// The third build gets the image without the index; the
+			// others compressed copies, with and without it.
+			c.checkVariants(variants(t, obj, i+3))
 		})
 	}
 }

@@ -412,11 +412,13 @@ func TestPerfDifferential(t *testing.T) {
 }
 
 // TestMain lets a test run this binary as gprobe in a child process (to
-// drop root privileges): GPROBE_TEST_AS_GPROBE=1 runs main's run().
+// drop root privileges): GPROBE_TEST_AS_GPROBE=1 runs main's run(). Tests
+// keep gprobe's index cache in the test cache (testenv.UseIndexCache).
 func TestMain(m *testing.M) {
 	if os.Getenv("GPROBE_TEST_AS_GPROBE") == "1" {
 		os.Exit(run(append([]string{"gprobe"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
+	testenv.UseIndexCache()
 	os.Exit(m.Run())
 }
 

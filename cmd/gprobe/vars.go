@@ -83,15 +83,21 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	}
 	if err != nil {
 		// perf: not found → "Failed to find the address", any other
-		// failure → "Debuginfo analysis failed."
+		// failure → "Debuginfo analysis failed."; no DWARF at all ends
+		// before the search, with open_debuginfo's message alone.
 		msg := "Debuginfo analysis failed."
-		if errors.Is(err, resolve.ErrNotFound) {
+		switch {
+		case errors.Is(err, resolve.ErrNoDebugInfo):
+			msg = ""
+		case errors.Is(err, resolve.ErrNotFound):
 			msg = "Failed to find the address of " + p.Point.String()
 		}
 		var re *resolve.Error
-		if errors.As(err, &re) {
+		switch {
+		case msg == "":
+		case errors.As(err, &re):
 			re.Msg = strings.TrimPrefix(re.Msg+"\n"+msg, "\n")
-		} else {
+		default:
 			err = &resolve.Error{Msg: err.Error() + "\n" + msg, Err: err}
 		}
 		a.unfetched(c, t)

@@ -57,4 +57,15 @@ func TestPerfDiffDebianVmlinux(t *testing.T) {
 		[]string{"--range", "--externs", "-V", "tcp_sendmsg_locked"})
 	c.checkAll(base, specs)
 	stats.report(t)
+	// The same answers without the index, and from copies whose debug
+	// sections are compressed with zlib and zstd (perf 6.1's libdw
+	// cannot read the latter), with a warm index and, for a sample,
+	// without one (each such run inflates the sections).
+	zlib, zstd := testenv.Compressed(t, vmlinux, "zlib"), testenv.Compressed(t, vmlinux, "zstd")
+	c.checkVariants([]variant{
+		{image: vmlinux, flags: []string{"--no-cache"}},
+		{image: zlib}, {image: zstd},
+		{image: zlib, flags: []string{"--no-cache"}, every: 16},
+		{image: zstd, flags: []string{"--no-cache"}, every: 16},
+	})
 }

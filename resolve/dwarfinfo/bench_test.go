@@ -67,3 +67,26 @@ func BenchmarkUnitsWithFile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadCFI builds the FDE table of .debug_frame.
+func BenchmarkLoadCFI(b *testing.B) {
+	f, _ := benchVmlinux(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		f.cfiSecs = nil
+		if err := f.loadCFI(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSortedSymbols sorts the symbol table by address.
+func BenchmarkSortedSymbols(b *testing.B) {
+	f, _ := benchVmlinux(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s, err := f.SortedSymbols(); err != nil || s.Len() == 0 {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,11 +1,9 @@
 package dwarfinfo
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
-	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/gprobe/gprobe/internal/dwbuf"
 )
 
@@ -13,7 +11,8 @@ import (
 // FrameContext: delve stops at opcodes it does not know, such as arm64's
 // DW_CFA_AARCH64_negate_ra_state (0x2d) that every pointer-authenticated
 // function carries, and panics on truncated programs. Only the CFA rule is
-// tracked; register rules are skipped over.
+// tracked; register rules are skipped over. The CIE and FDE come from
+// cfi.go.
 
 // cfaRule is a def_cfa rule: CFA = reg + off. expr marks a
 // DW_CFA_def_cfa_expression rule (not register based).
@@ -27,16 +26,19 @@ var errBadCFI = errors.New("truncated or unknown call frame instruction")
 
 // cfaAt runs the CIE's initial instructions and the FDE's instructions up to
 // pc and returns the CFA rule in effect there.
-func cfaAt(fde *frame.FrameDescriptionEntry, pc uint64, order binary.ByteOrder, addrSize int) (cfaRule, error) {
+func cfaAt(fde *fdeEntry, pc uint64, f *File) (cfaRule, error) {
 	var st cfaState
-	st.big, st.addrSize = order == binary.BigEndian, addrSize
-	st.caf, st.daf = fde.CIE.CodeAlignmentFactor, fde.CIE.DataAlignmentFactor
-	st.loc = fde.Begin()
-	if err := st.run(fde.CIE.InitialInstructions, ^uint64(0)); err != nil {
+	st.big, st.addrSize = f.big(), 8
+	if f.ELF.Class == 1 { // ELFCLASS32
+		st.addrSize = 4
+	}
+	st.caf, st.daf = fde.cie.codeAlign, fde.cie.dataAlign
+	st.loc = fde.begin
+	if err := st.run(fde.cie.initial, ^uint64(0)); err != nil {
 		return cfaRule{}, err
 	}
 	st.initial = st.rule
-	if err := st.run(fde.Instructions, pc); err != nil {
+	if err := st.run(fde.instructions, pc); err != nil {
 		return cfaRule{}, err
 	}
 	return st.rule, nil

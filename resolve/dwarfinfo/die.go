@@ -2,7 +2,6 @@ package dwarfinfo
 
 import (
 	"debug/dwarf"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gprobe/gprobe/internal/dwbuf"
@@ -21,12 +20,12 @@ func (cu *CU) unitData() (*dwarf.Data, error) {
 		return cu.data, cu.dataErr
 	}
 	f := cu.f
-	info := f.Section(".debug_info")
-	if cu.hdr.end > uint64(len(info)) || cu.hdr.off > cu.hdr.end {
+	info, err := f.sectionRange(".debug_info", cu.hdr.off, cu.hdr.end)
+	if err != nil {
 		cu.dataErr = fmt.Errorf("%s: %w: unit at %#x beyond .debug_info", f.Path, ErrBadDWARF, cu.hdr.off)
 		return nil, cu.dataErr
 	}
-	d, err := dwarf.New(f.Section(".debug_abbrev"), nil, nil, info[cu.hdr.off:cu.hdr.end],
+	d, err := dwarf.New(f.Section(".debug_abbrev"), nil, nil, info,
 		f.Section(".debug_line"), nil, f.Section(".debug_ranges"), f.Section(".debug_str"))
 	if err == nil {
 		for _, name := range []string{".debug_addr", ".debug_line_str", ".debug_str_offsets", ".debug_rnglists"} {
@@ -259,7 +258,7 @@ func (cu *CU) eachLocEntry(off uint64, fn func(LocEntry, []byte) bool) error {
 }
 
 // big reports a big-endian file.
-func (cu *CU) big() bool { return cu.f.Order == binary.BigEndian }
+func (cu *CU) big() bool { return cu.f.big() }
 
 // loclistxOffset resolves a DW_FORM_loclistx index through the unit's
 // DW_AT_loclists_base offset table.

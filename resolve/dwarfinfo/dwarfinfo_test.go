@@ -12,6 +12,7 @@ import (
 
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/dwarfindex"
 )
 
 func fixtures(t testing.TB) []string {
@@ -288,8 +289,18 @@ func FuzzLocations(f *testing.F) {
 	fuzzImage(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
 }
 
+// FuzzCompressed is FuzzUnit on a copy whose debug sections are
+// compressed: the patches land in the compressed streams and their
+// headers.
+func FuzzCompressed(f *testing.F) {
+	fuzzImage(f, testenv.Compressed(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", "zlib"))
+}
+
 // fuzzImage patches bytes of the debug sections of image path, then opens
-// it, finds vfs_read and reads its lines and its variables' locations.
+// it, finds vfs_read and reads its lines and its variables' locations;
+// then again through an index cache that all inputs share, so that one
+// input meets the index and section copies another left (the patched
+// images have the build-id and size they are cached under).
 func fuzzImage(f *testing.F, path string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -311,6 +322,7 @@ func fuzzImage(f *testing.F, path string) {
 	f.Add(uint32(12), []byte{0, 0, 0, 0})
 	f.Add(uint32(400), []byte{0x80, 0x80, 0x80, 0x80, 0x01})
 	dir := f.TempDir()
+	cache := dwarfindex.New(filepath.Join(dir, "cache"))
 	f.Fuzz(func(t *testing.T, at uint32, patch []byte) {
 		b := append([]byte(nil), data...)
 		off := lo + uint64(at)%(hi-lo)
@@ -319,36 +331,45 @@ func fuzzImage(f *testing.F, path string) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fl, err := Open(p)
-		if err != nil {
-			return
+		for _, c := range []*dwarfindex.Cache{nil, cache} {
+			fuzzQueries(p, c)
 		}
-		defer fl.Close()
-		refs, err := fl.FindFuncs(ExactName("vfs_read"), false)
-		if err != nil {
-			return
-		}
-		for _, r := range refs {
-			cu, err := fl.Unit(r.Unit)
-			if err != nil {
-				continue
-			}
-			_ = cu.Lines.WalkLines(nil, func(string, int, uint64) error { return nil })
-			// The function's variables: DIEs, location lists and entries.
-			kids, err := cu.Children(r.Offset)
-			if err != nil {
-				continue
-			}
-			for _, k := range kids {
-				if fld := k.AttrField(dwarf.AttrLocation); fld != nil {
-					_, _, _ = cu.Location(fld, 0xffffffff81000100)
-					_, _ = cu.LocationEntries(fld)
-				}
-			}
-		}
-		_, _ = fl.UnitsWithFile("fs/read_write.c")
-		_, _ = fl.UnitForAddr(0xffffffff81000100)
 	})
+}
+
+func fuzzQueries(p string, c *dwarfindex.Cache) {
+	fl, err := OpenWith(p, Options{Cache: c})
+	if err != nil {
+		return
+	}
+	defer fl.Close()
+	_, _ = fl.SortedSymbols()
+	_, _ = fl.CFICovers(0xffffffff81000100)
+	_, _, _, _ = fl.CFA(0xffffffff81000100)
+	_, _ = fl.UnitsWithFile("fs/read_write.c")
+	_, _ = fl.UnitForAddr(0xffffffff81000100)
+	refs, err := fl.FindFuncs(ExactName("vfs_read"), false)
+	if err != nil {
+		return
+	}
+	for _, r := range refs {
+		cu, err := fl.Unit(r.Unit)
+		if err != nil {
+			continue
+		}
+		_ = cu.Lines.WalkLines(nil, func(string, int, uint64) error { return nil })
+		// The function's variables: DIEs, location lists and entries.
+		kids, err := cu.Children(r.Offset)
+		if err != nil {
+			continue
+		}
+		for _, k := range kids {
+			if fld := k.AttrField(dwarf.AttrLocation); fld != nil {
+				_, _, _ = cu.Location(fld, 0xffffffff81000100)
+				_, _ = cu.LocationEntries(fld)
+			}
+		}
+	}
 }
 
 // TestScopesMatchStdlibVmlinux runs the fast/stdlib comparison on a sample

@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gprobe/gprobe/internal/dwbuf"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/dwarfindex"
 )
 
 // UnitsWithFile returns, in order, the units whose line table names a file
@@ -17,35 +19,67 @@ func (f *File) UnitsWithFile(tail string) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t := f.fileIndex(units); t != nil {
+		if out, ok := unitsWithFileIndexed(t, len(units), tail); ok {
+			return out, nil
+		}
+	}
 	var out []int
-	s := scanner{f: f, big: f.Order == binary.BigEndian, str: f.Section(".debug_str"),
-		lineStr: f.Section(".debug_line_str"), strOffs: f.Section(".debug_str_offsets")}
-	secs := lines.Sections{Line: f.Section(".debug_line"), Str: f.Section(".debug_str"),
-		LineStr: f.Section(".debug_line_str"), Order: f.Order}
-	for i := range units {
-		u := &units[i]
-		if u.unitType != utCompile && u.unitType != utPartial {
-			continue
-		}
-		ua, ok, err := s.unitDIE(u)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || !ua.hasStmt {
-			continue
-		}
-		files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.AddrSize))
-		if err != nil {
-			return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
-		}
+	err = scanUnits(f, units, func(s *scanner, _ int, u *unitHeader) ([]string, error) {
+		return s.unitFiles(u)
+	}, func(i int, files []string) (bool, error) {
 		for _, name := range files {
 			if lines.TailCmp(name, tail) {
 				out = append(out, i)
 				break
 			}
 		}
+		return false, nil
+	})
+	return out, err
+}
+
+// unitsWithFileIndexed is UnitsWithFile through the file index; ok is false
+// when the index does not fit the image.
+func unitsWithFileIndexed(t *dwarfindex.Names, nunits int, tail string) ([]int, bool) {
+	var refs []dwarfindex.Ref
+	for i := 0; i < t.Len(); i++ {
+		if !lines.TailCmp(string(t.Name(i)), tail) {
+			continue
+		}
+		var err error
+		if refs, err = t.Refs(i, refs); err != nil {
+			return nil, false
+		}
 	}
-	return out, nil
+	out := make([]int, 0, len(refs))
+	for _, r := range refs {
+		if int(r.Unit) >= nunits {
+			return nil, false
+		}
+		out = append(out, int(r.Unit))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
+}
+
+// unitFiles returns the file names of a unit's line table, nil for a unit
+// without one.
+func (s *scanner) unitFiles(u *unitHeader) ([]string, error) {
+	if u.unitType != utCompile && u.unitType != utPartial {
+		return nil, nil
+	}
+	ua, ok, err := s.unitDIE(u)
+	if err != nil || !ok || !ua.hasStmt {
+		return nil, err
+	}
+	f := s.f
+	secs := lines.Sections{Line: f.Section(".debug_line"), Str: s.str, LineStr: s.lineStr, Order: f.Order}
+	files, err := lines.ReadFiles(secs, ua.stmtList, ua.compDir, int(u.AddrSize))
+	if err != nil {
+		return nil, fmt.Errorf("%s: unit %s: %w", f.Path, ua.name, err)
+	}
+	return files, nil
 }
 
 // unitDIE reads just the attributes of a unit's DIE.

@@ -176,8 +176,8 @@ func (f *File) loadRelocSymbols() {
 		n := f.SymbolCount()
 		st.symAddr = make([]uint64, 1, n+1)
 		st.symDef = make([]bool, 1, n+1)
-		st.symErr = f.readSymbols(func(s Symbol) {
-			// s.Value is already the layout address (readSymbols).
+		st.symErr = f.Symbols(func(s Symbol) {
+			// s.Value is already the layout address (symbolTable.at).
 			def := s.Sect != elf.SHN_UNDEF && s.Sect != elf.SHN_COMMON
 			st.symAddr = append(st.symAddr, s.Value)
 			st.symDef = append(st.symDef, def)
@@ -387,12 +387,18 @@ func (f *File) relocatedSection(name string) (b []byte, ok bool, err error) {
 }
 
 func (f *File) relocateWhole(name string) ([]byte, error) {
-	raw := f.rawSection(name)
-	if raw == nil {
+	var b []byte
+	if c := f.compressed[name]; c != nil {
+		// Read, not through the mapping: the relocated copy is then the
+		// only one this process holds.
+		b, _ = f.inflation(name, c).read(0, c.size, nil)
+	} else if raw := f.rawSection(name); raw != nil {
+		b = make([]byte, len(raw))
+		copy(b, raw)
+	}
+	if b == nil {
 		return nil, fmt.Errorf("%s: %w: %s is unreadable", f.Path, ErrRelocation, name)
 	}
-	b := make([]byte, len(raw))
-	copy(b, raw)
 	t, err := f.relaTable(name)
 	if err != nil {
 		return nil, err
@@ -406,24 +412,18 @@ func (f *File) relocateWhole(name string) ([]byte, error) {
 // rawSection is the unrelocated contents of a section: the mapping, or the
 // inflated bytes of a compressed section.
 func (f *File) rawSection(name string) []byte {
-	s := f.ELF.Section(name)
-	if s == nil && len(name) > 7 && name[:7] == ".debug_" {
-		s = f.ELF.Section(".zdebug_" + name[7:])
-	}
-	if s == nil || s.Type == elf.SHT_NOBITS {
-		return nil
-	}
-	if s.Flags&elf.SHF_COMPRESSED == 0 && s.Name == name {
-		if s.Offset+s.Size > uint64(len(f.mm)) {
+	if c := f.compressed[name]; c != nil {
+		in := f.inflation(name, c)
+		if in.wait(c.size) != nil {
 			return nil
 		}
-		return f.mm[s.Offset : s.Offset+s.Size]
+		return in.mm
 	}
-	b, err := s.Data()
-	if err != nil {
+	s := f.ELF.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Offset+s.Size > uint64(len(f.mm)) {
 		return nil
 	}
-	return b
+	return f.mm[s.Offset : s.Offset+s.Size]
 }
 
 // relocateRange patches dst, read from the plain file at [start, end) of

@@ -2,7 +2,6 @@ package dwarfinfo
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gprobe/gprobe/internal/dwbuf"
+	"github.com/gprobe/gprobe/resolve/dwarfindex"
 )
 
 // unitHeader is a .debug_info unit header.
@@ -33,81 +33,109 @@ const (
 	utSplitType    = 0x06
 )
 
-// Units parses every unit header of .debug_info (cheap: one jump per unit).
+// unitHeaders parses every unit header of .debug_info (cheap: one jump
+// per unit), or takes them from the index.
 func (f *File) unitHeaders() ([]unitHeader, error) {
 	f.unitsOnce.Do(func() {
-		sec := f.ELF.Section(".debug_info")
-		if sec == nil || sec.Size == 0 {
+		size := f.sectionSize(".debug_info")
+		if size == 0 {
 			f.unitsErr = fmt.Errorf("%s: %w", f.Path, ErrNoDWARF)
 			return
 		}
-		size := sec.Size
-		if sec.Flags&elf.SHF_COMPRESSED != 0 {
-			size = uint64(len(f.Section(".debug_info")))
+		if x := f.indexed(); x != nil && x.Units != nil {
+			if f.units = unitsFromIndex(x.Units, size); f.units != nil {
+				return
+			}
 		}
-		big := f.Order == binary.BigEndian
-		// Headers are read with pread: touching one byte of each unit
-		// through the mapping would fault in 64 KiB around it.
-		var hdr []byte
-		var off uint64
-		for off < size {
-			end := off + 48
-			if end > size {
-				end = size
-			}
-			var err error
-			if hdr, err = f.readSection(".debug_info", off, end, hdr); err != nil {
-				f.unitsErr = err
-				return
-			}
-			r := dwbuf.Cursor{Data: hdr, Big: big}
-			h := unitHeader{off: off}
-			var n uint64
-			n, h.Dwarf64 = r.InitialLength()
-			if errors.Is(r.Err(), dwbuf.ErrReservedLength) {
-				f.unitsErr = fmt.Errorf("%s: %w: reserved unit length at %#x", f.Path, ErrBadDWARF, off)
-				return
-			}
-			h.end = off + uint64(r.Pos) + n
-			if h.end > size || h.end < off+uint64(r.Pos) {
-				f.unitsErr = fmt.Errorf("%s: %w: unit at %#x runs past .debug_info", f.Path, ErrBadDWARF, off)
-				return
-			}
-			h.Version = r.U16()
-			switch {
-			case h.Version >= 2 && h.Version <= 4:
-				h.abbrevOff = r.Offset(h.Dwarf64)
-				h.AddrSize = r.U8()
-				h.unitType = utCompile
-			case h.Version == 5:
-				h.unitType = r.U8()
-				h.AddrSize = r.U8()
-				h.abbrevOff = r.Offset(h.Dwarf64)
-				switch h.unitType {
-				case utSkeleton, utSplitCompile:
-					r.Skip(8)
-				case utType, utSplitType:
-					r.Skip(8)
-					r.Skip(uint64(h.OffsetSize()))
-				}
-			default:
-				f.unitsErr = fmt.Errorf("%s: %w: unsupported DWARF version %d at %#x", f.Path, ErrBadDWARF, h.Version, off)
-				return
-			}
-			if r.Err() != nil || (h.AddrSize != 4 && h.AddrSize != 8) {
-				f.unitsErr = fmt.Errorf("%s: %w: bad unit header at %#x", f.Path, ErrBadDWARF, off)
-				return
-			}
-			h.dieOff = off + uint64(r.Pos)
-			if h.dieOff > h.end {
-				f.unitsErr = fmt.Errorf("%s: %w: bad unit header at %#x", f.Path, ErrBadDWARF, off)
-				return
-			}
-			f.units = append(f.units, h)
-			off = h.end
+		f.units, f.unitsErr = f.readUnitHeaders(size)
+		if f.unitsErr == nil && f.cache != nil {
+			f.storeIndex(func(x *dwarfindex.Index) { x.Units = unitsToIndex(f.units) })
 		}
 	})
 	return f.units, f.unitsErr
+}
+
+func (f *File) readUnitHeaders(size uint64) ([]unitHeader, error) {
+	big := f.Order == binary.BigEndian
+	var units []unitHeader
+	// Headers are read with pread: touching one byte of each unit
+	// through the mapping would fault in 64 KiB around it.
+	var hdr []byte
+	var off uint64
+	for off < size {
+		end := off + 48
+		if end > size {
+			end = size
+		}
+		var err error
+		if hdr, err = f.readSection(".debug_info", off, end, hdr); err != nil {
+			return nil, err
+		}
+		r := dwbuf.Cursor{Data: hdr, Big: big}
+		h := unitHeader{off: off}
+		var n uint64
+		n, h.Dwarf64 = r.InitialLength()
+		if errors.Is(r.Err(), dwbuf.ErrReservedLength) {
+			return nil, fmt.Errorf("%s: %w: reserved unit length at %#x", f.Path, ErrBadDWARF, off)
+		}
+		h.end = off + uint64(r.Pos) + n
+		if h.end > size || h.end < off+uint64(r.Pos) {
+			return nil, fmt.Errorf("%s: %w: unit at %#x runs past .debug_info", f.Path, ErrBadDWARF, off)
+		}
+		h.Version = r.U16()
+		switch {
+		case h.Version >= 2 && h.Version <= 4:
+			h.abbrevOff = r.Offset(h.Dwarf64)
+			h.AddrSize = r.U8()
+			h.unitType = utCompile
+		case h.Version == 5:
+			h.unitType = r.U8()
+			h.AddrSize = r.U8()
+			h.abbrevOff = r.Offset(h.Dwarf64)
+			switch h.unitType {
+			case utSkeleton, utSplitCompile:
+				r.Skip(8)
+			case utType, utSplitType:
+				r.Skip(8)
+				r.Skip(uint64(h.OffsetSize()))
+			}
+		default:
+			return nil, fmt.Errorf("%s: %w: unsupported DWARF version %d at %#x", f.Path, ErrBadDWARF, h.Version, off)
+		}
+		if r.Err() != nil || (h.AddrSize != 4 && h.AddrSize != 8) {
+			return nil, fmt.Errorf("%s: %w: bad unit header at %#x", f.Path, ErrBadDWARF, off)
+		}
+		h.dieOff = off + uint64(r.Pos)
+		if h.dieOff > h.end {
+			return nil, fmt.Errorf("%s: %w: bad unit header at %#x", f.Path, ErrBadDWARF, off)
+		}
+		units = append(units, h)
+		off = h.end
+	}
+	return units, nil
+}
+
+func unitsToIndex(units []unitHeader) []dwarfindex.Unit {
+	out := make([]dwarfindex.Unit, len(units))
+	for i, u := range units {
+		out[i] = dwarfindex.Unit{Off: u.off, End: u.end, DIEOff: u.dieOff, AbbrevOff: u.abbrevOff,
+			Version: u.Version, Type: u.unitType, AddrSize: uint8(u.AddrSize), Dwarf64: u.Dwarf64}
+	}
+	return out
+}
+
+// unitsFromIndex converts the index's unit headers, or returns nil when
+// they do not fit a .debug_info of size bytes.
+func unitsFromIndex(units []dwarfindex.Unit, size uint64) []unitHeader {
+	out := make([]unitHeader, len(units))
+	for i, u := range units {
+		if u.End > size || u.AddrSize != 4 && u.AddrSize != 8 {
+			return nil
+		}
+		out[i] = unitHeader{off: u.Off, end: u.End, dieOff: u.DIEOff, unitType: u.Type, abbrevOff: u.AbbrevOff}
+		out[i].Version, out[i].AddrSize, out[i].Dwarf64 = u.Version, u.AddrSize, u.Dwarf64
+	}
+	return out
 }
 
 // FuncRef identifies a subprogram DIE found by [File.FindFuncs].
@@ -145,13 +173,35 @@ func (f *File) FindFuncs(match NameMatcher, firstUnitOnly bool) ([]FuncRef, erro
 
 // EachFuncs is the streaming form of FindFuncs: fn receives the matches of
 // each unit that has some, in unit order, while later units are still being
-// scanned in the background. fn returning stop (or an error) ends the walk
-// early; the error is returned.
+// scanned in the background (or, with an index, straight from it). fn
+// returning stop (or an error) ends the walk early; the error is returned.
 func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, err error)) error {
 	units, err := f.unitHeaders()
 	if err != nil {
 		return err
 	}
+	if t := f.funcIndex(units); t != nil {
+		if ok, err := f.eachIndexed(t, units, match, fn); ok {
+			return err
+		}
+	}
+	return scanUnits(f, units, func(s *scanner, i int, u *unitHeader) ([]FuncRef, error) {
+		return s.scanUnit(i, u, match)
+	}, func(_ int, refs []FuncRef) (bool, error) {
+		if len(refs) == 0 {
+			return false, nil
+		}
+		return fn(refs)
+	})
+}
+
+// scanUnits runs work on every unit, on up to 8 goroutines, and hands the
+// results to consume in unit order while later units are still being
+// worked on. Workers stay at most a window of units ahead of consume, so a
+// walk that stops early has not read (from disk, when the cache is cold)
+// much more than it used. consume returning stop, or an error from either,
+// ends the walk; the error is returned.
+func scanUnits[T any](f *File, units []unitHeader, work func(s *scanner, i int, u *unitHeader) (T, error), consume func(i int, v T) (stop bool, err error)) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 8 {
 		workers = 8
@@ -160,26 +210,23 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 		workers = 1
 	}
 	var (
-		results = make([][]FuncRef, len(units))
-		errs    = make([]error, len(units))
-		done    = make([]bool, len(units))
-		mu      sync.Mutex
-		cond    = sync.NewCond(&mu)
-		next    atomic.Int64
-		cancel  atomic.Bool
-		wg      sync.WaitGroup
-		// consumed is the next unit fn will see; workers stay at most
-		// window units ahead of it, so a walk that stops early has not
-		// read (from disk, when the cache is cold) much more than it used.
-		consumed int
+		results  = make([]T, len(units))
+		errs     = make([]error, len(units))
+		done     = make([]bool, len(units))
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		next     atomic.Int64
+		cancel   atomic.Bool
+		wg       sync.WaitGroup
+		consumed int // the next unit consume will see
+		zero     T
 	)
 	const batch, window = 16, 64
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := scanner{f: f, big: f.Order == binary.BigEndian,
-				str: f.Section(".debug_str"), lineStr: f.Section(".debug_line_str"), strOffs: f.Section(".debug_str_offsets")}
+			s := f.newScanner()
 			for !cancel.Load() {
 				start := int(next.Add(batch)) - batch
 				if start >= len(units) {
@@ -191,13 +238,13 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 				}
 				mu.Unlock()
 				for i := start; i < start+batch && i < len(units); i++ {
-					var refs []FuncRef
+					var v T
 					var err error
 					if !cancel.Load() {
-						refs, err = s.scanUnit(i, &units[i], match)
+						v, err = work(s, i, &units[i])
 					}
 					mu.Lock()
-					results[i], errs[i], done[i] = refs, err, true
+					results[i], errs[i], done[i] = v, err, true
 					cond.Broadcast()
 					mu.Unlock()
 				}
@@ -216,23 +263,24 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 		for !done[i] {
 			cond.Wait()
 		}
-		refs, err := results[i], errs[i]
-		results[i] = nil
+		v, err := results[i], errs[i]
+		results[i] = zero
 		consumed = i + 1
 		cond.Broadcast()
 		mu.Unlock()
 		if err != nil {
 			return err
 		}
-		if len(refs) == 0 {
-			continue
-		}
-		stop, err := fn(refs)
-		if err != nil || stop {
+		if stop, err := consume(i, v); err != nil || stop {
 			return err
 		}
 	}
 	return nil
+}
+
+func (f *File) newScanner() *scanner {
+	return &scanner{f: f, big: f.Order == binary.BigEndian,
+		str: f.Section(".debug_str"), lineStr: f.Section(".debug_line_str"), strOffs: f.Section(".debug_str_offsets")}
 }
 
 // scanner decodes just enough of each DIE to find subprogram definitions.
@@ -259,25 +307,67 @@ type dieAttrs struct {
 }
 
 func (s *scanner) scanUnit(idx int, u *unitHeader, match NameMatcher) ([]FuncRef, error) {
+	var out []FuncRef
+	err := s.eachDef(u, func(d *dieAttrs, dieOff int) {
+		if s.matches(d, match, 0) {
+			out = append(out, FuncRef{Unit: idx, Offset: u.off + uint64(dieOff)})
+		}
+	})
+	return out, err
+}
+
+// unitNames are the names under which a unit's subprogram definitions are
+// found: names[refs[i].start:refs[i].end] finds the DIE at refs[i].off.
+type unitNames struct {
+	names []byte
+	refs  []struct {
+		start, end int
+		off        uint64
+	}
+}
+
+// unitNames lists, for the function index, every name matches would test
+// for each definition of the unit (so that looking a name up in the
+// index finds exactly the DIEs the walk matches).
+func (s *scanner) unitNames(idx int, u *unitHeader) (unitNames, error) {
+	var un unitNames
+	err := s.eachDef(u, func(d *dieAttrs, dieOff int) {
+		s.matches(d, func(name []byte) bool {
+			start := len(un.names)
+			un.names = append(un.names, name...)
+			un.refs = append(un.refs, struct {
+				start, end int
+				off        uint64
+			}{start, len(un.names), u.off + uint64(dieOff)})
+			return false
+		}, 0)
+	})
+	return un, err
+}
+
+// eachDef calls fn for every top-level subprogram definition of the unit
+// (perf's die_is_func_def: not a declaration, and inline or with code),
+// with the DIE's position in the unit.
+func (s *scanner) eachDef(u *unitHeader, fn func(d *dieAttrs, dieOff int)) error {
 	if u.unitType != utCompile && u.unitType != utPartial {
-		return nil, nil
+		return nil
 	}
 	s.u, s.strOffBase = u, 0
 	if err := s.tab.parse(s.f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
-		return nil, fmt.Errorf("%s: unit at %#x: %w", s.f.Path, u.off, err)
+		return fmt.Errorf("%s: unit at %#x: %w", s.f.Path, u.off, err)
 	}
 	var err error
 	if s.info, err = s.f.readSection(".debug_info", u.off, u.end, s.info); err != nil {
-		return nil, err
+		return err
 	}
 	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
 	code := r.Uleb()
 	if code == 0 {
-		return nil, nil
+		return nil
 	}
 	cu := s.tab.get(code)
 	if cu == nil {
-		return nil, s.bad(r.Pos, "unknown abbrev code %d", code)
+		return s.bad(r.Pos, "unknown abbrev code %d", code)
 	}
 	// Read the unit DIE for DW_AT_str_offsets_base.
 	for _, a := range cu.attrs {
@@ -287,46 +377,45 @@ func (s *scanner) scanUnit(idx int, u *unitHeader, match NameMatcher) ([]FuncRef
 		}
 	}
 	if r.Err() != nil {
-		return nil, s.bad(r.Pos, "truncated unit DIE")
+		return s.bad(r.Pos, "truncated unit DIE")
 	}
 	if !cu.children {
-		return nil, nil
+		return nil
 	}
-	var out []FuncRef
 	for {
 		dieOff := uint64(r.Pos)
 		code := r.Uleb()
 		if r.Err() != nil {
-			return out, s.bad(r.Pos, "truncated DIE")
+			return s.bad(r.Pos, "truncated DIE")
 		}
 		if code == 0 {
-			return out, nil
+			return nil
 		}
 		a := s.tab.get(code)
 		if a == nil {
-			return out, s.bad(int(dieOff), "unknown abbrev code %d", code)
+			return s.bad(int(dieOff), "unknown abbrev code %d", code)
 		}
 		if a.tag != tagSubprogram {
 			if err := s.skipDIE(&r, a); err != nil {
-				return out, err
+				return err
 			}
 			continue
 		}
 		var d dieAttrs
 		s.readAttrs(&r, a, &d)
 		if r.Err() != nil {
-			return out, s.bad(int(dieOff), "truncated subprogram DIE")
+			return s.bad(int(dieOff), "truncated subprogram DIE")
 		}
-		if !d.declaration && (d.inline || d.code) && s.matches(&d, match, 0) {
-			out = append(out, FuncRef{Unit: idx, Offset: u.off + dieOff})
+		if !d.declaration && (d.inline || d.code) {
+			fn(&d, int(dieOff))
 		}
 		if a.children {
 			if err := s.skipChildren(&r, &d); err != nil {
-				return out, err
+				return err
 			}
 		}
 		if uint64(r.Pos) >= u.end {
-			return out, nil
+			return nil
 		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 // information when one is found (on disk, else from debuginfod by the
 // module's build-id), else the module itself.
 func openModule(o *Options, m string) (*Target, error) {
+	do := o.dwarf()
 	var cands []string
 	name := m
 	if strings.Contains(m, "/") {
@@ -72,7 +73,7 @@ func openModule(o *Options, m string) (*Target, error) {
 	}
 	var fallback *dwarfinfo.File
 	for _, p := range all {
-		f, err := openKO(p)
+		f, err := openKO(p, do)
 		if err != nil {
 			if p == cands[0] && fallback == nil {
 				if errors.Is(err, dwarfinfo.ErrNotELF) {
@@ -211,7 +212,7 @@ func debugCandidates(p string) []string {
 
 // openKO opens a module file, decompressing .ko.gz, .ko.xz and .ko.zst
 // into an unlinked temporary file first (the reader maps files).
-func openKO(p string) (*dwarfinfo.File, error) {
+func openKO(p string, do dwarfinfo.Options) (*dwarfinfo.File, error) {
 	var cmd []string
 	switch {
 	case strings.HasSuffix(p, ".xz"):
@@ -220,7 +221,7 @@ func openKO(p string) (*dwarfinfo.File, error) {
 		cmd = []string{"zstd", "-dcq"}
 	case strings.HasSuffix(p, ".gz"):
 	default:
-		return dwarfinfo.Open(p)
+		return dwarfinfo.OpenWith(p, do)
 	}
 	src, err := os.Open(p)
 	if err != nil {
@@ -252,7 +253,7 @@ func openKO(p string) (*dwarfinfo.File, error) {
 			return nil, fmt.Errorf("%s: %s: %w", p, cmd[0], err)
 		}
 	}
-	f, err := dwarfinfo.Open(tmp.Name())
+	f, err := dwarfinfo.OpenWith(tmp.Name(), do)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
+	"github.com/gprobe/gprobe/resolve/dwarfindex"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -46,6 +47,23 @@ type Options struct {
 	Debuginfod *debuginfod.Client
 	// Context cancels a debuginfod download during Open (nil: never).
 	Context context.Context
+	// NoCache turns off the index cache (resolve/dwarfindex, in
+	// $XDG_CACHE_HOME/gprobe): every run then reads the image afresh.
+	NoCache bool
+	// Warn receives one line when a cache file is damaged (and rebuilt).
+	Warn func(string)
+}
+
+// dwarf returns how images are opened: with the index cache unless
+// NoCache (or when there is no cache directory).
+func (o Options) dwarf() dwarfinfo.Options {
+	do := dwarfinfo.Options{Warn: o.Warn}
+	if !o.NoCache {
+		if dir, err := dwarfindex.DefaultDir(); err == nil {
+			do.Cache = dwarfindex.New(dir)
+		}
+	}
+	return do
 }
 
 // Target is an opened image, or the running kernel's BTF alone.
@@ -88,7 +106,7 @@ func open(o *Options) (*Target, error) {
 	if x := o.Exec; x != "" {
 		// perf names the binary by its real path in uprobe_events.
 		x = RealPath(x)
-		f, err := dwarfinfo.Open(x)
+		f, err := dwarfinfo.OpenWith(x, o.dwarf())
 		if err != nil {
 			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
 		}
@@ -116,7 +134,7 @@ func open(o *Options) (*Target, error) {
 			}
 		}
 	}
-	f, err := dwarfinfo.Open(path)
+	f, err := dwarfinfo.OpenWith(path, o.dwarf())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("Invalid file: %s", path)

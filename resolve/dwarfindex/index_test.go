@@ -1,0 +1,304 @@
+package dwarfindex
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var testKey = Key{BuildID: "0123456789abcdef0123456789abcdef01234567", Size: 4096}
+
+// sample returns an index with every part.
+func sample() *Index {
+	var funcs, files NamesBuilder
+	funcs.Add([]byte("vfs_read"), Ref{Unit: 3, Off: 0x500})
+	funcs.Add([]byte("vfs_read"), Ref{Unit: 1, Off: 0x90})
+	funcs.Add([]byte("vfs_read"), Ref{Unit: 3, Off: 0x480})
+	funcs.Add([]byte("vfs_read"), Ref{Unit: 3, Off: 0x480}) // name and linkage name
+	funcs.Add([]byte("kmalloc"), Ref{Unit: 0, Off: 0x20})
+	funcs.Add([]byte(""), Ref{Unit: 2, Off: 1 << 40})
+	files.Add([]byte("fs/read_write.c"), Ref{Unit: 3})
+	files.Add([]byte("include/linux/slab.h"), Ref{Unit: 0})
+	files.Add([]byte("include/linux/slab.h"), Ref{Unit: 3})
+	var frames FDEBuilder
+	frames.Add(0x2000, 0x2100, 64)
+	frames.Add(0x1000, 0x1010, 24)
+	frames.Add(0x1000, 0x1020, 0)
+	return &Index{
+		Key: testKey,
+		Units: []Unit{
+			{Off: 0, End: 0x100, DIEOff: 0xc, AbbrevOff: 0, Version: 5, Type: 1, AddrSize: 8},
+			{Off: 0x100, End: 0x400, DIEOff: 0x10c, AbbrevOff: 0x80, Version: 4, Type: 1, AddrSize: 4, Dwarf64: true},
+		},
+		Funcs:      funcs.Build(),
+		Files:      files.Build(),
+		SymOrder:   NewUint32s([]uint32{3, 1, 2}),
+		DebugFrame: frames.Build(),
+	}
+}
+
+// dump renders every part of x through its accessors.
+func dump(x *Index) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "key %v\nunits %v\n", x.Key, x.Units)
+	for _, t := range []struct {
+		name string
+		n    *Names
+	}{{"funcs", x.Funcs}, {"files", x.Files}} {
+		if t.n == nil {
+			fmt.Fprintf(&b, "%s absent\n", t.name)
+			continue
+		}
+		for i := 0; i < t.n.Len(); i++ {
+			refs, err := t.n.Refs(i, nil)
+			fmt.Fprintf(&b, "%s %q %v %v\n", t.name, t.n.Name(i), refs, err)
+		}
+	}
+	if x.SymOrder != nil {
+		for i := 0; i < x.SymOrder.Len(); i++ {
+			fmt.Fprintf(&b, "sym %d\n", x.SymOrder.At(i))
+		}
+	}
+	for _, t := range []*FDEs{x.EHFrame, x.DebugFrame} {
+		if t == nil {
+			fmt.Fprintln(&b, "frames absent")
+			continue
+		}
+		for i := 0; i < t.Len(); i++ {
+			begin, end, off := t.At(i)
+			fmt.Fprintf(&b, "fde %#x-%#x @%d\n", begin, end, off)
+		}
+	}
+	return b.String()
+}
+
+func TestRoundTrip(t *testing.T) {
+	x := sample()
+	y, err := Decode(x.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(x), dump(y); a != b {
+		t.Fatalf("decoded index differs:\n%s\nwant:\n%s", b, a)
+	}
+	want := `funcs "" [{2 1099511627776}] <nil>
+funcs "kmalloc" [{0 32}] <nil>
+funcs "vfs_read" [{1 144} {3 1152} {3 1280}] <nil>
+files "fs/read_write.c" [{3 0}] <nil>
+files "include/linux/slab.h" [{0 0} {3 0}] <nil>
+`
+	if !bytes.Contains([]byte(dump(y)), []byte(want)) {
+		t.Errorf("names not sorted, refs not sorted or not deduplicated:\n%s", dump(y))
+	}
+	if i, ok := y.Funcs.Find([]byte("vfs_read")); !ok || string(y.Funcs.Name(i)) != "vfs_read" {
+		t.Errorf("Find(vfs_read) = %d, %v", i, ok)
+	}
+	if _, ok := y.Funcs.Find([]byte("vfs_write")); ok {
+		t.Error("Find(vfs_write) found something")
+	}
+	// Two FDEs start at 0x1000: they stay in the order they were added.
+	for _, c := range []struct {
+		addr uint64
+		want int
+	}{{0x1000, 0}, {0x100f, 0}, {0x1010, 1}, {0x1020, 2}, {0x20ff, 2}, {0x2100, 3}, {0xfff, 0}} {
+		if got := y.DebugFrame.Find(c.addr); got != c.want {
+			t.Errorf("Find(%#x) = %d, want %d", c.addr, got, c.want)
+		}
+	}
+}
+
+func TestDecodeRejectsDamage(t *testing.T) {
+	b := sample().Encode()
+	for n := 0; n < len(b); n++ {
+		if _, err := Decode(b[:n]); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("truncated to %d bytes: %v", n, err)
+		}
+	}
+	for i := 0; i < len(b); i++ {
+		c := bytes.Clone(b)
+		c[i] ^= 0x10
+		if _, err := Decode(c); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("byte %d flipped: %v", i, err)
+		}
+	}
+	if _, err := Decode(append(bytes.Clone(b), 0)); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("a trailing byte: %v", err)
+	}
+}
+
+func TestCacheStoreLoad(t *testing.T) {
+	c := New(t.TempDir())
+	if _, err := c.Load(testKey); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty cache: %v", err)
+	}
+	x := sample()
+	units := &Index{Key: testKey, Units: x.Units}
+	if err := c.Store(units); err != nil {
+		t.Fatal(err)
+	}
+	// A later store with other parts keeps the units.
+	rest := *x
+	rest.Units = nil
+	if err := c.Store(&rest); err != nil {
+		t.Fatal(err)
+	}
+	y, err := c.Load(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if a, b := dump(x), dump(y); a != b {
+		t.Fatalf("merged index:\n%s\nwant:\n%s", b, a)
+	}
+	// Another size is another image.
+	if _, err := c.Load(Key{BuildID: testKey.BuildID, Size: 1}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("other size: %v", err)
+	}
+	// An index that describes another image is damaged where it is.
+	other := sample()
+	other.Key.Size = 1
+	if err := os.WriteFile(c.IndexPath(testKey), other.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(testKey); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("index of another image: %v", err)
+	}
+	for _, bad := range [][]byte{nil, []byte("garbage"), x.Encode()[:100]} {
+		if err := os.WriteFile(c.IndexPath(testKey), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Load(testKey); !errors.Is(err, ErrDamaged) {
+			t.Fatalf("%d bytes of garbage: %v", len(bad), err)
+		}
+	}
+	// A store over a damaged index replaces it.
+	if err := c.Store(units); err != nil {
+		t.Fatal(err)
+	}
+	if y, err := c.Load(testKey); err != nil || y.Funcs != nil || len(y.Units) != 2 {
+		t.Fatalf("after rebuilding: %v", err)
+	}
+	for _, k := range []Key{{BuildID: "../x", Size: 1}, {BuildID: "", Size: 1}, {BuildID: "ABCD", Size: 1}, {BuildID: "abcd", Size: 0}} {
+		if err := c.Store(&Index{Key: k}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("key %v accepted: %v", k, err)
+		}
+	}
+}
+
+// TestCacheConcurrentStores: readers never see a partial index while
+// writers replace it.
+func TestCacheConcurrentStores(t *testing.T) {
+	c := New(t.TempDir())
+	if err := c.Store(sample()); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(sample())
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w := 0; w < 4; w++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				if err := c.Store(sample()); err != nil {
+					errs <- err
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				x, err := c.Load(testKey)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				if got := dump(x); got != want {
+					errs <- fmt.Errorf("read a different index:\n%s", got)
+				}
+				x.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(c.IndexPath(testKey)), ".tmp-*"))
+	if len(tmps) > 0 {
+		t.Errorf("temporary files left: %v", tmps)
+	}
+}
+
+func TestSectionCopies(t *testing.T) {
+	c := New(t.TempDir())
+	if _, _, err := c.Section(testKey, ".debug_info"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty cache: %v", err)
+	}
+	data := bytes.Repeat([]byte("dwarf"), 1000)
+	w, err := c.NewSection(testKey, ".debug_info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.File().WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Not visible until committed.
+	if _, _, err := c.Section(testKey, ".debug_info"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("before Commit: %v", err)
+	}
+	if err := w.Commit(uint64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	w.File().Close()
+	f, size, err := c.Section(testKey, ".debug_info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, size)
+	f.ReadAt(got, 0)
+	f.Close()
+	if !bytes.Equal(got, data) {
+		t.Fatal("section copy differs")
+	}
+	path := filepath.Join(filepath.Dir(c.IndexPath(testKey)), "debug_info")
+	// Another image's copy, a truncated copy, a copy under another name.
+	for _, k := range []Key{{BuildID: testKey.BuildID, Size: 1}} {
+		if _, _, err := c.Section(k, ".debug_info"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("key %v: %v", k, err)
+		}
+	}
+	if err := os.Rename(path, filepath.Join(filepath.Dir(path), "debug_line")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Section(testKey, ".debug_line"); !errors.Is(err, ErrDamaged) {
+		t.Errorf("renamed copy: %v", err)
+	}
+	for _, n := range []int64{0, 10, int64(len(data)), int64(len(data)) + trailerSize - 1} {
+		if err := os.Truncate(filepath.Join(filepath.Dir(path), "debug_line"), n); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Section(testKey, ".debug_line"); !errors.Is(err, ErrDamaged) {
+			t.Errorf("truncated to %d: %v", n, err)
+		}
+	}
+	w, err = c.NewSection(testKey, ".debug_str")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	w.File().Close()
+	if _, _, err := c.Section(testKey, ".debug_str"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("aborted copy: %v", err)
+	}
+	for _, bad := range []string{"", ".", "..", "index", "../x", "a/b"} {
+		if _, err := c.NewSection(testKey, bad); err == nil {
+			t.Errorf("section name %q accepted", bad)
+		}
+	}
+}
