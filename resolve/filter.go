@@ -159,14 +159,16 @@ func (p *filterParser) unary() (*filterNode, error) {
 	}
 }
 
-// Functions lists the image's function names as perf -F does for a
-// kernel image: named function and label symbols of executable sections,
-// aliases and duplicates included, sorted by name, filtered. (For user
-// binaries perf also lists data objects and synthesized @plt entries;
-// gprobe lists functions only.)
+// Functions lists the image's function names as perf -F does. For a
+// kernel image: named function and label symbols of executable sections
+// (perf splits a vmlinux's other sections into maps of their own), aliases
+// and duplicates included. For a module or a user binary, every symbol of
+// perf's map for the DSO (dso__load_sym: functions, data objects, labels
+// of text and data sections) and, for a user binary, the @plt entries perf
+// synthesizes. Sorted by name, filtered.
 func (r *Resolver) Functions(filter *Filter) ([]string, error) {
-	if r.mod != nil {
-		return r.moduleFunctions(filter)
+	if r.mod != nil || r.user {
+		return r.dsoFunctions(filter)
 	}
 	sections := r.f.ELF.Sections
 	var out []string

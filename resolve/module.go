@@ -151,11 +151,11 @@ func (r *Resolver) targetName() string {
 	return "kernel"
 }
 
-// moduleFunctions is perf -F on a module: every name of the module's
-// symbol map (a module is not loaded as a kernel image, so data objects
+// dsoFunctions is perf -F on a module or a user binary: every name of the
+// DSO's symbol map (neither is loaded as a kernel image, so data objects
 // and labels of text and data sections are listed too), aliases
-// included, sorted.
-func (r *Resolver) moduleFunctions(filter *Filter) ([]string, error) {
+// included, with a user binary's synthesized @plt entries, sorted.
+func (r *Resolver) dsoFunctions(filter *Filter) ([]string, error) {
 	var out []string
 	err := r.f.Symbols(func(s dwarfinfo.Symbol) {
 		if _, ok := inModuleMap(r.f, s); ok && filter.Match(string(s.RawName)) {
@@ -164,6 +164,13 @@ func (r *Resolver) moduleFunctions(filter *Filter) ([]string, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if r.mod == nil {
+		for _, n := range pltSymbolNames(r.f.ELF) {
+			if filter.Match(n) {
+				out = append(out, n)
+			}
+		}
 	}
 	sort.Strings(out)
 	return out, nil

@@ -229,3 +229,54 @@ func (p perfSpaceSymbols) find(addr uint64) (symbol, bool) {
 	s.end += p.textOffs
 	return s, ok
 }
+
+// pltSymbolNames are the names perf 6.1's dso__synthesize_plt_symbols
+// gives a user DSO's PLT entries: "<name>@plt" for each relocation of
+// .rela.plt (or .rel.plt), in order, named by the .dynsym entry it refers
+// to (an IRELATIVE relocation refers to none and gives "@plt"). perf
+// synthesizes nothing without a .dynsym, a .plt, or when the relocation
+// section is not linked to the .dynsym.
+func pltSymbolNames(f *elf.File) []string {
+	rel := f.Section(".rela.plt")
+	if rel == nil {
+		rel = f.Section(".rel.plt")
+	}
+	if rel == nil || rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL || f.Section(".plt") == nil {
+		return nil
+	}
+	var dynsym *elf.Section
+	var dynsymIdx uint32
+	for i, s := range f.Sections {
+		if s.Type == elf.SHT_DYNSYM {
+			dynsym, dynsymIdx = s, uint32(i)
+			break
+		}
+	}
+	if dynsym == nil || rel.Link != dynsymIdx || rel.Entsize == 0 {
+		return nil
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil
+	}
+	data, err := rel.Data()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for off := uint64(0); off+rel.Entsize <= uint64(len(data)); off += rel.Entsize {
+		var sym uint32
+		switch {
+		case f.Class == elf.ELFCLASS64:
+			sym = elf.R_SYM64(f.ByteOrder.Uint64(data[off+8:]))
+		default:
+			sym = elf.R_SYM32(f.ByteOrder.Uint32(data[off+4:]))
+		}
+		name := ""
+		if sym > 0 && int(sym) <= len(syms) { // DynamicSymbols drops entry 0
+			name = syms[sym-1].Name
+		}
+		out = append(out, name+"@plt")
+	}
+	return out
+}

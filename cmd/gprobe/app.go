@@ -508,11 +508,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// showFuncs implements -F [FILTER] (default "!_*"): the image's function
-// symbols, sorted.
+// showFuncs implements -F [FILTER] (perf's default "!_* & !*@plt"): the
+// image's function symbols, sorted.
 func (a *app) showFuncs(c *cli.Context, filter string) int {
 	if filter == "" {
-		filter = "!_*"
+		filter = "!_* & !*@plt"
 	}
 	flt, err := resolve.ParseFilter(filter)
 	if err != nil {

@@ -552,8 +552,9 @@ func TestPerfDiffFixtures(t *testing.T) {
 }
 
 // TestPerfDiffUserBinaries compiles a C program (x86-64 with GCC and
-// clang at -O0/-O2 with DWARF 4 and 5, clang with LTO, arm64 at -O2) and
-// compares -x answers.
+// clang at -O0/-O2 with DWARF 4 and 5, all PIE as the toolchains default,
+// a GCC non-PIE build, clang with LTO, arm64 at -O2) and compares
+// -x answers.
 func TestPerfDiffUserBinaries(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	type build struct {
@@ -573,7 +574,9 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 		}
 	}
 	builds = append(builds, build{"aarch64-linux-gnu-gcc", "prog-arm64-O2-gdwarf-5", []string{"-O2", "-gdwarf-5"}},
-		build{"clang", "prog-clang-O2-flto-gdwarf-5", []string{"-O2", "-flto", "-gdwarf-5"}})
+		build{"clang", "prog-clang-O2-flto-gdwarf-5", []string{"-O2", "-flto", "-gdwarf-5"}},
+		build{"gcc", "prog-O2-no-pie", []string{"-O2", "-g", "-no-pie"}},
+	)
 	for i, b := range builds {
 		b := b
 		t.Run(b.name, func(t *testing.T) {
@@ -586,7 +589,8 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 				listing := runGprobe(append(base, "-L", fn)...).Stdout
 				specs = append(specs, functionSpecs(fn, listing)...)
 			}
-			specs = append(specs, [][]string{{"-D", "prog.c:20"}, {"-D", "prog.c;*total*"}, {"-L", "prog.c:1-30"}}...)
+			specs = append(specs, [][]string{{"-D", "prog.c:20"}, {"-D", "prog.c;*total*"}, {"-L", "prog.c:1-30"},
+				{"-F"}, {"-F", "*"}, {"-F", "(*_item|w*)&!walk"}, {"-F", "*@plt|*.*"}}...)
 			c.checkAll(base, specs)
 			stats.report(t)
 			c.checkVariants(variants(t, bin, i))
