@@ -198,12 +198,12 @@ func (t *FDEs) Find(addr uint64) int {
 
 // Format: a header, then the parts, little-endian throughout.
 //
-//	magic   [8]byte  "gpidx\x00\x00\x01" (the last byte is the version)
+//	magic   [8]byte  "gpidx\x00\x00\x02" (the last byte is the version)
 //	crc     uint32   CRC-32C of everything after this field
 //	size    uint64   Key.Size
 //	idlen   uint32   then idlen bytes of Key.BuildID
 //	parts   uint32   then per part: kind uint32, length uint64, payload
-var magic = [8]byte{'g', 'p', 'i', 'd', 'x', 0, 0, 1}
+var magic = [8]byte{'g', 'p', 'i', 'd', 'x', 0, 0, 2}
 
 // Part kinds.
 const (

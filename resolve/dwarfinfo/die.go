@@ -3,6 +3,7 @@ package dwarfinfo
 import (
 	"debug/dwarf"
 	"fmt"
+	"sort"
 
 	"github.com/gprobe/gprobe/internal/dwbuf"
 )
@@ -42,17 +43,100 @@ func (cu *CU) unitData() (*dwarf.Data, error) {
 }
 
 // absolute rewrites e's offset and its intra-unit references from unit
-// relative to .debug_info offsets.
+// relative to .debug_info offsets. A DW_FORM_ref_addr reference is one
+// already (debug/dwarf reads it as is), so it is left alone: the entry's
+// abbreviation tells which references have that form.
 func (cu *CU) absolute(e *dwarf.Entry) *dwarf.Entry {
-	e.Offset += dwarf.Offset(cu.hdr.off)
+	var refAddr []attrSpec
 	for i := range e.Field {
-		if e.Field[i].Class == dwarf.ClassReference {
-			if o, ok := e.Field[i].Val.(dwarf.Offset); ok {
-				e.Field[i].Val = o + dwarf.Offset(cu.hdr.off)
-			}
+		if e.Field[i].Class != dwarf.ClassReference {
+			continue
+		}
+		o, ok := e.Field[i].Val.(dwarf.Offset)
+		if !ok {
+			continue
+		}
+		if refAddr == nil {
+			refAddr = cu.refAddrAttrs(uint64(e.Offset))
+		}
+		if !hasAttr(refAddr, uint32(e.Field[i].Attr)) {
+			e.Field[i].Val = o + dwarf.Offset(cu.hdr.off)
 		}
 	}
+	e.Offset += dwarf.Offset(cu.hdr.off)
 	return e
+}
+
+func hasAttr(specs []attrSpec, attr uint32) bool {
+	for _, sp := range specs {
+		if sp.attr == attr {
+			return true
+		}
+	}
+	return false
+}
+
+// refAddrAttrs lists the DW_FORM_ref_addr attributes of the abbreviation
+// of the entry at unit-relative offset rel (an empty, non-nil slice when
+// there are none).
+func (cu *CU) refAddrAttrs(rel uint64) []attrSpec {
+	none := []attrSpec{}
+	if !cu.tabRead {
+		cu.tabRead = true
+		if cu.tab.parse(cu.f.Section(".debug_abbrev"), cu.hdr.abbrevOff, &cu.hdr) != nil {
+			return none
+		}
+		for _, sp := range cu.tab.attrs {
+			cu.hasRefAddr = cu.hasRefAddr || sp.form == dwbuf.FormRefAddr
+		}
+	}
+	if !cu.hasRefAddr {
+		return none
+	}
+	info, err := cu.f.sectionRange(".debug_info", cu.hdr.off, cu.hdr.end)
+	if err != nil || rel >= uint64(len(info)) {
+		return none
+	}
+	r := dwbuf.Cursor{Data: info, Pos: int(rel), Big: cu.big()}
+	a := cu.tab.get(r.Uleb())
+	if a == nil {
+		return none
+	}
+	out := none
+	for _, sp := range a.attrs {
+		if sp.form == dwbuf.FormRefAddr {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// unitOf returns the unit holding the DIE at absolute offset off: cu, or a
+// view of the unit a DW_FORM_ref_addr reference leads to (GCC's -flto
+// takes names, parameters and types from the early debug units), enough
+// to read its DIEs.
+func (cu *CU) unitOf(off uint64) (*CU, error) {
+	if off >= cu.hdr.off && off < cu.hdr.end {
+		return cu, nil
+	}
+	units, err := cu.f.unitHeaders()
+	if err != nil {
+		return nil, err
+	}
+	i := sort.Search(len(units), func(i int) bool { return units[i].end > off })
+	if i == len(units) || off < units[i].dieOff {
+		return nil, fmt.Errorf("%s: %w: DIE reference %#x outside every unit", cu.f.Path, ErrBadDWARF, off)
+	}
+	if cu.foreign == nil {
+		cu.foreign = map[uint64]*CU{}
+	}
+	o := cu.foreign[units[i].off]
+	if o == nil {
+		u := units[i]
+		o = &CU{Index: i, Base: u.off, AddrSize: int(u.AddrSize), f: cu.f, hdr: u, foreign: cu.foreign}
+		cu.foreign[u.off] = o
+	}
+	return o, nil
 }
 
 func (cu *CU) relative(off uint64) (dwarf.Offset, error) {
@@ -85,9 +169,16 @@ func (cu *CU) entryAt(off uint64) (*dwarf.Reader, *dwarf.Entry, error) {
 	return r, e, nil
 }
 
-// DIE reads the entry at absolute offset off, which must lie in the unit.
+// DIE reads the entry at absolute offset off, in the unit or, following a
+// DW_FORM_ref_addr reference, in another.
 func (cu *CU) DIE(off uint64) (e *dwarf.Entry, err error) {
 	defer cu.recoverInto(&err)
+	if o, err := cu.unitOf(off); err != nil || o != cu {
+		if err != nil {
+			return nil, err
+		}
+		return o.DIE(off)
+	}
 	_, e, err = cu.entryAt(off)
 	if err != nil {
 		return nil, err
@@ -98,6 +189,12 @@ func (cu *CU) DIE(off uint64) (e *dwarf.Entry, err error) {
 // Children returns the direct children of the entry at off, in order.
 func (cu *CU) Children(off uint64) (out []*dwarf.Entry, err error) {
 	defer cu.recoverInto(&err)
+	if o, err := cu.unitOf(off); err != nil || o != cu {
+		if err != nil {
+			return nil, err
+		}
+		return o.Children(off)
+	}
 	r, e, err := cu.entryAt(off)
 	if err != nil {
 		return nil, err

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/gprobe/gprobe/internal/dwbuf"
+	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
 )
 
@@ -293,14 +295,26 @@ type scanner struct {
 	u          *unitHeader
 	tab        abbrevTable
 	strOffBase uint64
+
+	// foreign holds, by unit offset, scanners of the other units that
+	// DW_FORM_ref_addr references lead to (GCC's -flto puts the code in
+	// an <artificial> unit whose DIEs take names and declarations from the
+	// units of the early debug information); nil for a unit that failed.
+	foreign map[uint64]*scanner
+	// unit holds the unit DIE's attributes of a foreign unit, for its
+	// declaration files.
+	unit  unitAttrs
+	files []string // a foreign unit's file names, read on first use
 }
 
 // dieAttrs are the attributes the scanner keeps for one DIE.
 type dieAttrs struct {
 	nameForm, linkForm uint32
 	name, link         uint64 // form-specific value (string offset, index or position)
-	origin, spec       uint64 // absolute DIE offsets, 0 if absent
-	sibling            uint64 // absolute, 0 if absent
+	origin, spec       uint64 // absolute .debug_info offsets, 0 if absent
+	sibling            uint64 // position in the unit buffer, 0 if absent
+	declFile, declLine uint64
+	hasDeclFile        bool
 	declaration        bool
 	inline             bool
 	code               bool // low_pc, entry_pc or ranges
@@ -352,32 +366,9 @@ func (s *scanner) eachDef(u *unitHeader, fn func(d *dieAttrs, dieOff int)) error
 	if u.unitType != utCompile && u.unitType != utPartial {
 		return nil
 	}
-	s.u, s.strOffBase = u, 0
-	if err := s.tab.parse(s.f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
-		return fmt.Errorf("%s: unit at %#x: %w", s.f.Path, u.off, err)
-	}
-	var err error
-	if s.info, err = s.f.readSection(".debug_info", u.off, u.end, s.info); err != nil {
+	r, cu, err := s.enter(u)
+	if err != nil || cu == nil {
 		return err
-	}
-	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
-	code := r.Uleb()
-	if code == 0 {
-		return nil
-	}
-	cu := s.tab.get(code)
-	if cu == nil {
-		return s.bad(r.Pos, "unknown abbrev code %d", code)
-	}
-	// Read the unit DIE for DW_AT_str_offsets_base.
-	for _, a := range cu.attrs {
-		v := s.value(&r, a)
-		if a.attr == atStrOffsetsBase {
-			s.strOffBase = v
-		}
-	}
-	if r.Err() != nil {
-		return s.bad(r.Pos, "truncated unit DIE")
 	}
 	if !cu.children {
 		return nil
@@ -418,6 +409,82 @@ func (s *scanner) eachDef(u *unitHeader, fn func(d *dieAttrs, dieOff int)) error
 			return nil
 		}
 	}
+}
+
+// enter reads unit u's abbreviations, bytes and unit DIE, and returns a
+// cursor after the unit DIE with its abbreviation (nil for an empty unit).
+func (s *scanner) enter(u *unitHeader) (dwbuf.Cursor, *abbrev, error) {
+	s.u, s.strOffBase = u, 0
+	if err := s.tab.parse(s.f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
+		return dwbuf.Cursor{}, nil, fmt.Errorf("%s: unit at %#x: %w", s.f.Path, u.off, err)
+	}
+	var err error
+	if s.info, err = s.f.readSection(".debug_info", u.off, u.end, s.info); err != nil {
+		return dwbuf.Cursor{}, nil, err
+	}
+	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
+	code := r.Uleb()
+	if code == 0 {
+		return r, nil, nil
+	}
+	cu := s.tab.get(code)
+	if cu == nil {
+		return r, nil, s.bad(r.Pos, "unknown abbrev code %d", code)
+	}
+	// The unit DIE gives DW_AT_str_offsets_base (and, for a foreign
+	// unit, its line table).
+	s.unit, _, _ = s.unitAttributes(&r, cu)
+	if r.Err() != nil {
+		return r, nil, s.bad(r.Pos, "truncated unit DIE")
+	}
+	return r, cu, nil
+}
+
+// at returns the scanner of the unit holding the DIE at absolute offset
+// off (s itself, or a foreign unit's) and a cursor on the DIE, or false
+// when no unit holds it.
+func (s *scanner) at(off uint64) (*scanner, dwbuf.Cursor, bool) {
+	o := s
+	if off < s.u.dieOff || off >= s.u.end {
+		units, err := s.f.unitHeaders()
+		if err != nil {
+			return nil, dwbuf.Cursor{}, false
+		}
+		i := sort.Search(len(units), func(i int) bool { return units[i].end > off })
+		if i == len(units) || off < units[i].dieOff {
+			return nil, dwbuf.Cursor{}, false
+		}
+		if s.foreign == nil {
+			s.foreign = map[uint64]*scanner{}
+		}
+		var ok bool
+		if o, ok = s.foreign[units[i].off]; !ok {
+			o = s.f.newScanner()
+			o.foreign = s.foreign
+			if _, cu, err := o.enter(&units[i]); err != nil || cu == nil {
+				o = nil
+			}
+			s.foreign[units[i].off] = o
+		}
+		if o == nil {
+			return nil, dwbuf.Cursor{}, false
+		}
+	}
+	return o, dwbuf.Cursor{Data: o.info, Pos: int(off - o.u.off), Big: o.big}, true
+}
+
+// declFileName is the name of entry i of the unit's line-table files (a
+// foreign unit's: its declaration files), or "".
+func (s *scanner) declFileName(i uint64) string {
+	if s.files == nil && s.unit.hasStmt {
+		secs := lines.Sections{Line: s.f.Section(".debug_line"), Str: s.f.Section(".debug_str"),
+			LineStr: s.f.Section(".debug_line_str"), Order: s.f.Order}
+		s.files, _ = lines.ReadFiles(secs, s.unit.stmtList, s.unit.compDir, int(s.u.AddrSize))
+	}
+	if i >= uint64(len(s.files)) {
+		return ""
+	}
+	return s.files[i]
 }
 
 func (s *scanner) bad(pos int, format string, args ...any) error {
@@ -491,7 +558,13 @@ func (s *scanner) readAttrs(r *dwbuf.Cursor, a *abbrev, d *dieAttrs) {
 		case atSpecification:
 			d.spec = s.ref(form, v)
 		case atSibling:
-			d.sibling = s.ref(form, v)
+			if o := s.ref(form, v); o > s.u.off {
+				d.sibling = o - s.u.off
+			}
+		case atDeclFile:
+			d.declFile, d.hasDeclFile = v, true
+		case atDeclLine:
+			d.declLine = v
 		case atDeclaration:
 			d.declaration = form == dwbuf.FormFlagPresent || v != 0
 		case atInline:
@@ -502,16 +575,14 @@ func (s *scanner) readAttrs(r *dwbuf.Cursor, a *abbrev, d *dieAttrs) {
 	}
 }
 
-// ref converts a reference to a position in the current unit buffer, or 0
-// when it points outside the unit.
+// ref converts a reference to an absolute .debug_info offset (a
+// DW_FORM_ref_addr is one already, into any unit), or 0.
 func (s *scanner) ref(form uint32, v uint64) uint64 {
 	switch form {
 	case dwbuf.FormRef1, dwbuf.FormRef2, dwbuf.FormRef4, dwbuf.FormRef8, dwbuf.FormRefUdata:
-		return v
+		return s.u.off + v
 	case dwbuf.FormRefAddr:
-		if v >= s.u.off && v < s.u.end {
-			return v - s.u.off
-		}
+		return v
 	}
 	return 0
 }
@@ -583,16 +654,16 @@ func (s *scanner) matches(d *dieAttrs, match NameMatcher, depth int) bool {
 	if target == 0 {
 		target = d.spec
 	}
-	if target == 0 || target < s.u.dieOff-s.u.off || target >= uint64(len(s.info)) {
+	o, r, ok := s.at(target)
+	if !ok {
 		return false
 	}
-	r := dwbuf.Cursor{Data: s.info, Pos: int(target), Big: s.big}
-	a := s.tab.get(r.Uleb())
+	a := o.tab.get(r.Uleb())
 	if a == nil || r.Err() != nil {
 		return false
 	}
 	var od dieAttrs
-	s.readAttrs(&r, a, &od)
+	o.readAttrs(&r, a, &od)
 	if r.Err() != nil {
 		return false
 	}
@@ -603,5 +674,5 @@ func (s *scanner) matches(d *dieAttrs, match NameMatcher, depth int) bool {
 	if d.linkForm != 0 {
 		od.linkForm = 0
 	}
-	return s.matches(&od, match, depth+1)
+	return o.matches(&od, match, depth+1)
 }

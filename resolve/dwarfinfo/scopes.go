@@ -64,7 +64,7 @@ type scopeAttrs struct {
 	declFile, declLine   int64
 	callFile, callLine   int64
 	hasDeclFile          bool
-	origin, spec         uint64 // positions in the unit buffer, 0 if none
+	origin, spec         uint64 // absolute .debug_info offsets, 0 if none
 	sibling              uint64
 	declaration, inline  bool
 	lowPC, highPC        uint64
@@ -313,10 +313,10 @@ func (d *scopeDecoder) scope(kind lines.ScopeKind, pos uint64, at *scopeAttrs) (
 		sc.Ranges = rs
 	}
 	if at.origin != 0 {
-		sc.Origin = u.off + at.origin
+		sc.Origin = at.origin
 		d.origins = append(d.origins, originLink{s: sc, target: sc.Origin})
 	} else if at.spec != 0 {
-		d.origins = append(d.origins, originLink{s: sc, target: u.off + at.spec, isSpec: true})
+		d.origins = append(d.origins, originLink{s: sc, target: at.spec, isSpec: true})
 	}
 	return sc, nil
 }
@@ -435,7 +435,9 @@ func (d *scopeDecoder) integrate() {
 		}
 		o := d.cu.Scopes[l.target]
 		if o == nil {
-			return
+			if o = d.foreignScope(l.target, depth); o == nil {
+				return
+			}
 		}
 		walk(o, depth+1)
 		if s.Name == "" {
@@ -457,4 +459,72 @@ func (d *scopeDecoder) integrate() {
 	for _, l := range d.origins {
 		walk(l.s, 0)
 	}
+}
+
+// foreignScope is the declaration part (names, declaration file and line,
+// integrated through its own origins) of a DIE that a reference leads to
+// outside the unit, as libdw's dwarf_attr_integrate follows
+// DW_FORM_ref_addr; its declaration file is numbered in this unit's files
+// (added to them when the unit's line table does not name it), since
+// libdw names it from the unit holding the attribute. Nil when no unit
+// holds the DIE.
+func (d *scopeDecoder) foreignScope(off uint64, depth int) *lines.Scope {
+	o, r, ok := d.s.at(off)
+	if !ok {
+		return nil
+	}
+	a := o.tab.get(r.Uleb())
+	if a == nil || r.Err() != nil {
+		return nil
+	}
+	var at dieAttrs
+	o.readAttrs(&r, a, &at)
+	if r.Err() != nil {
+		return nil
+	}
+	sc := &lines.Scope{Offset: off, DeclFile: -1, DeclLine: int(at.declLine)}
+	if at.nameForm != 0 {
+		sc.Name = string(o.strBytes(at.nameForm, at.name))
+	}
+	if at.linkForm != 0 {
+		sc.Linkage = string(o.strBytes(at.linkForm, at.link))
+	}
+	if at.hasDeclFile {
+		sc.DeclFile = d.fileIndex(o.declFileName(at.declFile))
+	}
+	if target := at.origin; (target != 0 || at.spec != 0) && depth < 16 {
+		if target == 0 {
+			target = at.spec
+		}
+		if p := d.foreignScope(target, depth+1); p != nil {
+			if sc.Name == "" {
+				sc.Name = p.Name
+			}
+			if sc.Linkage == "" {
+				sc.Linkage = p.Linkage
+			}
+			if sc.DeclFile < 0 {
+				sc.DeclFile = p.DeclFile
+			}
+			if sc.DeclLine == 0 {
+				sc.DeclLine = p.DeclLine
+			}
+		}
+	}
+	return sc
+}
+
+// fileIndex numbers file name in the unit's files, adding it when absent.
+func (d *scopeDecoder) fileIndex(name string) int {
+	if name == "" {
+		return -1
+	}
+	lu := d.cu.Lines
+	for i, f := range lu.Files {
+		if i > 0 && f == name {
+			return i
+		}
+	}
+	lu.Files = append(lu.Files, name)
+	return len(lu.Files) - 1
 }

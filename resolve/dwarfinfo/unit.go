@@ -28,6 +28,13 @@ type CU struct {
 	addrBase, loclistsBase uint64
 	data                   *dwarf.Data // lazily, see unitData
 	dataErr                error
+	// tab is the unit's abbreviations (read when an entry has references)
+	// and hasRefAddr whether any uses DW_FORM_ref_addr.
+	tab                 abbrevTable
+	tabRead, hasRefAddr bool
+	// foreign holds the units DW_FORM_ref_addr references lead to, by
+	// offset, shared by all of them.
+	foreign map[uint64]*CU
 }
 
 // Unit decodes unit idx (an index from [File.FindFuncs]). Units are not
