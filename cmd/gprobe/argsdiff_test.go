@@ -381,12 +381,13 @@ func TestPerfDiffArgsUser(t *testing.T) {
 		}
 	}
 	builds = append(builds, build{"aarch64-linux-gnu-gcc", "-O2", "-gdwarf-5"}, build{"aarch64-linux-gnu-gcc", "-O0", "-gdwarf-4"},
-		build{"clang", "-O0", "-gdwarf-4"}, build{"clang", "-O2", "-gdwarf-5"})
+		build{"clang", "-O0", "-gdwarf-4"}, build{"clang", "-O2", "-gdwarf-5"},
+		build{"gcc", "-O2 -flto", "-gdwarf-4"}, build{"gcc", "-O2 -flto", "-gdwarf-5"})
 	for i, b := range builds {
 		b := b
-		name := fmt.Sprintf("%s%s%s", strings.TrimSuffix(b.cc, "-linux-gnu-gcc"), b.opt, b.dwarf)
+		name := strings.ReplaceAll(fmt.Sprintf("%s%s%s", strings.TrimSuffix(b.cc, "-linux-gnu-gcc"), b.opt, b.dwarf), " ", "")
 		t.Run(name, func(t *testing.T) {
-			bin := testenv.BuildC(t, b.cc, "testdata/uprobe/vars.c", "vars"+name, b.opt, b.dwarf)
+			bin := testenv.BuildC(t, b.cc, "testdata/uprobe/vars.c", "vars"+name, append(strings.Fields(b.opt), b.dwarf)...)
 			stats := &diffStats{}
 			c := &checker{t: t, perf: perf, image: bin, user: true, stats: stats}
 			base := []string{"-x", bin, "-s", "testdata/uprobe"}
@@ -422,7 +423,10 @@ func TestPerfDiffArgsUser(t *testing.T) {
 				}
 			}
 			sort.Strings(notes)
-			if len(notes) == 0 && !strings.Contains(name, "arm64") {
+			// The spec generator's DWARF oracle (argSpecsFor) does not follow
+			// GCC -flto's abstract origins into the early debug units, so
+			// it reaches no struct flags there.
+			if len(notes) == 0 && !strings.Contains(name, "arm64") && !strings.Contains(name, "flto") {
 				t.Error("no bitfield case was generated: the generator is not reaching struct flags")
 			}
 		})

@@ -553,7 +553,7 @@ func TestPerfDiffFixtures(t *testing.T) {
 
 // TestPerfDiffUserBinaries compiles a C program (x86-64 with GCC and
 // clang at -O0/-O2 with DWARF 4 and 5, all PIE as the toolchains default,
-// a GCC non-PIE build, clang with LTO, arm64 at -O2) and compares
+// a GCC non-PIE build, GCC and clang with LTO, arm64 at -O2) and compares
 // -x answers.
 func TestPerfDiffUserBinaries(t *testing.T) {
 	perf := testenv.RequirePerf(t)
@@ -576,7 +576,8 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 	builds = append(builds, build{"aarch64-linux-gnu-gcc", "prog-arm64-O2-gdwarf-5", []string{"-O2", "-gdwarf-5"}},
 		build{"clang", "prog-clang-O2-flto-gdwarf-5", []string{"-O2", "-flto", "-gdwarf-5"}},
 		build{"gcc", "prog-O2-no-pie", []string{"-O2", "-g", "-no-pie"}},
-	)
+		build{"gcc", "prog-O2-flto-gdwarf-4", []string{"-O2", "-flto", "-gdwarf-4"}},
+		build{"gcc", "prog-O2-flto-gdwarf-5", []string{"-O2", "-flto", "-gdwarf-5"}})
 	for i, b := range builds {
 		b := b
 		t.Run(b.name, func(t *testing.T) {
