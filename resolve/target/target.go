@@ -1,6 +1,6 @@
 // Package target finds and opens what gprobe probes: a user binary (-x), a
 // vmlinux (-k, or the running kernel's debuginfo where distributions put
-// it, in perf's order), a kernel module (-m, by path or by name, with its
+// it, in perf's order; or a saved copy of a kernel's BTF), a kernel module (-m, by path or by name, with its
 // separate debug file), or, when there is no vmlinux with DWARF, the running
 // kernel's BTF. It also maps installed probes back to probe points (perf
 // -l), opening each image once.
@@ -27,7 +27,7 @@ import (
 // used, in that order. With none, the running kernel's debuginfo is looked
 // for (FindKernelDebuginfo).
 type Options struct {
-	Vmlinux string // -k
+	Vmlinux string // -k: a vmlinux, or a raw BTF file (a saved /sys/kernel/btf/vmlinux)
 	Exec    string // -x
 	Module  string // -m: a .ko path or a module name
 	// BTF lets the running kernel's BTF (/sys/kernel/btf/vmlinux) stand in
@@ -86,6 +86,15 @@ func open(o Options) (*Target, error) {
 			return nil, fmt.Errorf("Failed to find the path for the kernel: No such file or directory (tried %s)", strings.Join(tried, ", "))
 		}
 	}
+	if btfinfo.IsRawBTF(path) {
+		// A saved /sys/kernel/btf/vmlinux: function entry probes and their
+		// arguments resolve from it, as from the running kernel's.
+		spec, err := btfinfo.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid file: %s: %w", path, err)
+		}
+		return &Target{btf: spec, Path: path}, nil
+	}
 	f, err := dwarfinfo.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -108,6 +117,14 @@ func RealPath(p string) string {
 	}
 	return abs
 }
+
+// HasDWARF reports whether the target has DWARF: source lines, locals and
+// inline instances resolve only then (else symbols and BTF answer).
+func (t *Target) HasDWARF() bool { return t.file != nil && t.file.HasDWARF() }
+
+// HasSymbols reports whether the target is an image with a symbol table
+// (BTF alone names functions, not the symbols that hold them).
+func (t *Target) HasSymbols() bool { return t.file != nil }
 
 // Close releases the image.
 func (t *Target) Close() {
