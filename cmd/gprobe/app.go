@@ -141,7 +141,7 @@ func shortName(n string) string {
 
 func isSubcommand(s string) bool {
 	switch s {
-	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "help":
+	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "check", "help":
 		return true
 	}
 	return false
@@ -166,7 +166,7 @@ func (a *app) cliApp() *cli.App {
 	return &cli.App{
 		Name:                      "gprobe",
 		Usage:                     "define probe points through DWARF, perf probe compatible",
-		UsageText:                 "gprobe [options] PROBEDEF | -L LINE | -D PROBEDEF | -F | add | record | analyze",
+		UsageText:                 "gprobe [options] PROBEDEF | -L LINE | -D PROBEDEF | -F | add | record | analyze | check",
 		UseShortOptionHandling:    true,
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
@@ -189,6 +189,7 @@ func (a *app) cliApp() *cli.App {
 			a.varsCommand(),
 			a.recordCommand(),
 			a.analyzeCommand(),
+			a.checkCommand(),
 		},
 	}
 }
