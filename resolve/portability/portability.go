@@ -175,8 +175,10 @@ func Check(points []Point, kernels []string, opts Options) (*Report, error) {
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first kernel, in the order given, that failed
+		}
 	}
 	rep := &Report{Kernels: kernels}
 	for p := range points {
