@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -141,6 +142,8 @@ func TestCheckAgreesWithPerf(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	t.Logf("%d cells: definitions as perf -D gives them on the same image %d, as perf gives them on the -dbg image at the function's own symbol (BTF only, where perf reads no BTF) %d",
+		len(rep.Results), v.sameImage.Load(), v.dbgImage.Load())
 	if got := rep.Unresolved(); !slices.Equal(got, []string{"nosuch_function"}) {
 		t.Errorf("Unresolved() = %q, want nosuch_function", got)
 	}
@@ -151,6 +154,9 @@ type verifier struct {
 	t    *testing.T
 	perf *testenv.Perf
 	syms map[string]*symtab // by -dbg vmlinux
+	// Cells whose definitions are perf's on the same image (both failing
+	// included), and those checked against perf on the -dbg image.
+	sameImage, dbgImage atomic.Int64
 }
 
 // perfDefs runs perf probe -D on image and returns its definitions, and
@@ -183,7 +189,9 @@ func (v *verifier) definitions(c Result, f form) {
 		}
 		if c.Sites != len(defs) || !slices.Equal(c.Definitions, defs) {
 			t.Errorf("%s on %s: gprobe %q, perf -D on %s %q", c.Spec, c.Kernel, c.Definitions, image, defs)
+			return
 		}
+		v.sameImage.Add(1)
 	case f.kind != "dwarf" && strings.Contains(stderr, "has no debug information") && c.Sites > 0:
 		// perf 6.1 reads no BTF: on the same kernel with DWARF, perf's
 		// definitions at the function's own symbol (BTF has no inline
@@ -202,11 +210,15 @@ func (v *verifier) definitions(c Result, f form) {
 		}
 		if got := st.rebase(c.Definitions); !slices.Equal(got, own) {
 			t.Errorf("%s on %s: gprobe %q (as %q), perf -D on %s at %s itself %q", c.Spec, c.Kernel, c.Definitions, got, f.dbg, fn, own)
+			return
 		}
+		v.dbgImage.Add(1)
 	default:
 		if c.Sites != 0 {
 			t.Errorf("%s on %s: gprobe resolved %q, perf -D on %s failed:\n%s", c.Spec, c.Kernel, c.Definitions, image, stderr)
+			return
 		}
+		v.sameImage.Add(1)
 	}
 }
 
