@@ -39,10 +39,20 @@ func newDatSource(f *tracefmt.File) *datSource {
 	}
 	s.info.Format = fmt.Sprintf("trace.dat v%d (%s)", f.Version, comp)
 	s.info.Truncated = f.Truncated
-	s.info.StatsLost = statsLost(f.CPUStats)
+	s.info.StatsOverrun, s.info.StatsDropped = statsLost(f.CPUStats)
+	s.info.LossCounted = len(f.CPUStats) > 0
 	if m := f.Gprobe; m != nil {
 		s.info.Probes = m.Probes
 		s.tgids = m.TGIDs()
+		// gprobe record counts from the start of the recording, not of
+		// the instance, and knows the probes' misses.
+		s.info.StatsOverrun, s.info.StatsDropped = int64(m.Lost.Overrun), int64(m.Lost.Dropped)
+		s.info.ProbeMissed = int64(m.Lost.ProbeMissed)
+		s.info.LossCounted = true
+	}
+	s.info.StatsLost = s.info.StatsOverrun + s.info.StatsDropped
+	if u := strings.Fields(f.Uname); len(u) > 1 {
+		s.info.Host = u[1]
 	}
 	return s
 }
@@ -143,36 +153,50 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 	lastPID, lastComm, lastTGID := -1, "", 0
 	for h.Len() > 0 {
 		st := (*h)[0]
-		r := &st.cur[st.i]
-		st.i++
-		ev = trace.Event{TS: r.ts, CPU: int(r.cpu), PID: int(r.pid)}
-		if r.lost {
-			ev.Kind, ev.Count = trace.Lost, r.count
-			if r.count < 0 {
-				s.info.LostUnknown++
-			} else {
-				s.info.Lost += r.count
+		// The earliest head among the other streams bounds the run this
+		// one delivers without touching the heap: CPUs hand over in runs.
+		var other *stream
+		if h.Len() > 1 {
+			other = (*h)[1]
+			if h.Len() > 2 && h.Less(2, 1) {
+				other = (*h)[2]
 			}
-		} else {
-			s.info.Events++
-			ev.Data, ev.Order, ev.Format = r.data, s.f.Order, r.f
-			if r.f != nil {
-				ev.System, ev.Name = r.f.System, r.f.Name
-			} else {
-				ev.Name = fmt.Sprintf("event_%d", r.id)
-			}
-			if ev.PID != lastPID {
-				lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.tgids[ev.PID]
-			}
-			ev.Comm, ev.TGID = lastComm, lastTGID
 		}
-		if err := fn(&ev); err != nil {
-			return err
-		}
-		if advance(st) {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
+		for {
+			r := &st.cur[st.i]
+			st.i++
+			ev = trace.Event{TS: r.ts, CPU: int(r.cpu), PID: int(r.pid)}
+			if r.lost {
+				ev.Kind, ev.Count = trace.Lost, r.count
+				if r.count < 0 {
+					s.info.LostUnknown++
+				} else {
+					s.info.Lost += r.count
+				}
+			} else {
+				s.info.Events++
+				ev.Data, ev.Order, ev.Format = r.data, s.f.Order, r.f
+				if r.f != nil {
+					ev.System, ev.Name = r.f.System, r.f.Name
+				} else {
+					ev.Name = fmt.Sprintf("event_%d", r.id)
+				}
+				if ev.PID != lastPID {
+					lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.tgids[ev.PID]
+				}
+				ev.Comm, ev.TGID = lastComm, lastTGID
+			}
+			if err := fn(&ev); err != nil {
+				return err
+			}
+			if !advance(st) {
+				heap.Pop(h)
+				break
+			}
+			if other != nil && before(other, st) {
+				heap.Fix(h, 0)
+				break
+			}
 		}
 	}
 	for _, t := range texts {
@@ -323,13 +347,17 @@ func (s *datSource) decodeCPU(pages *tracefmt.Pages, cpu int, out chan<- batch, 
 
 type mergeHeap []*stream
 
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
-	a, b := &h[i].cur[h[i].i], &h[j].cur[h[j].i]
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return before(h[i], h[j]) }
+
+// before orders streams by their next record: timestamp, then stream
+// order (deterministic output for equal timestamps).
+func before(x, y *stream) bool {
+	a, b := &x.cur[x.i], &y.cur[y.i]
 	if a.ts != b.ts {
 		return a.ts < b.ts
 	}
-	return h[i].order < h[j].order
+	return x.order < y.order
 }
 func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
@@ -342,8 +370,7 @@ func (h *mergeHeap) Pop() any {
 
 // statsLost sums the "overrun" and "dropped events" counters of the
 // per-CPU stats trace-cmd stores (CPUSTAT options).
-func statsLost(stats []string) int64 {
-	var n int64
+func statsLost(stats []string) (overrun, dropped int64) {
 	for _, st := range stats {
 		for _, line := range strings.Split(st, "\n") {
 			k, v, ok := strings.Cut(line, ":")
@@ -351,9 +378,13 @@ func statsLost(stats []string) int64 {
 				continue
 			}
 			if c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && c > 0 {
-				n += c
+				if k == "overrun" {
+					overrun += c
+				} else {
+					dropped += c
+				}
 			}
 		}
 	}
-	return n
+	return overrun, dropped
 }

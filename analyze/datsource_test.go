@@ -8,7 +8,7 @@ func TestStatsLost(t *testing.T) {
 		"\nBuffer: x\n\n",
 		"CPU: 1\nentries: 0\noverrun: 0\ncommit overrun: 9\ndropped events: 0\n",
 	}
-	if n := statsLost(stats); n != 9 {
-		t.Errorf("statsLost = %d, want 7 overrun + 2 dropped", n)
+	if o, d := statsLost(stats); o != 7 || d != 2 {
+		t.Errorf("statsLost = %d overrun, %d dropped, want 7 overrun + 2 dropped", o, d)
 	}
 }

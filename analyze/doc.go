@@ -1,6 +1,7 @@
 // Package analyze opens recordings (trace.dat v6/v7 from gprobe record or
 // trace-cmd, and ftrace text) as one time-ordered event stream, and runs
-// the latency and refcount-leak analyses over it in one pass. It never
+// the latency and refcount-leak analyses over it in one pass; several
+// recordings are analysed one after the other into a Total. It never
 // talks to tracefs and never imports resolve.
 //
 // The trace.dat container, its ring-buffer pages and the event formats are

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/analyze"
+	recordings "github.com/gprobe/gprobe/analyze/internal/golden"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/internal/tracefmt"
 )
@@ -15,7 +16,7 @@ import (
 // smallInput keeps only refprog's event formats, so that fuzz seeds stay
 // small.
 func smallInput(t testing.TB) *recorded {
-	in := readRecorded(t, goldenPath(t, "v7-none.dat.zst"))
+	in := readRecorded(t, recordings.Path(t, "v7-none.dat.zst"))
 	in.Systems = slices.DeleteFunc(in.Systems, func(s tracefmt.System) bool { return !strings.HasPrefix(s.Name, "gpa_") })
 	return in
 }

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/gprobe/gprobe/analyze"
+	recordings "github.com/gprobe/gprobe/analyze/internal/golden"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -23,33 +22,6 @@ import (
 
 // golden is what testdata/golden/gen.sh recorded.
 var golden = refprog{calls: 30, objs: 10, leaked: 3, dbl: 2}
-
-var goldenFiles = []string{"v7-zstd.dat", "v7-none.dat.zst", "v6.dat.zst", "gprobe.dat.zst", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
-
-// goldenPath returns a readable path for a golden file, inflating .zst
-// copies into a temporary directory.
-func goldenPath(t testing.TB, name string) string {
-	t.Helper()
-	src := filepath.Join("testdata", "golden", name)
-	if !strings.HasSuffix(name, ".zst") {
-		return src
-	}
-	z, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zstd.NewReader(nil)
-	defer d.Close()
-	raw, err := d.DecodeAll(z, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(t.TempDir(), strings.TrimSuffix(name, ".zst"))
-	if err := os.WriteFile(dst, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 func jsonOf(t *testing.T, rep *report.Report) []byte {
 	var b bytes.Buffer
@@ -62,12 +34,12 @@ func jsonOf(t *testing.T, rep *report.Report) []byte {
 // TestGolden checks the exact counts on the committed recordings and
 // compares the whole JSON report with the committed one.
 func TestGolden(t *testing.T) {
-	for _, name := range goldenFiles {
+	for _, name := range recordings.Files {
 		t.Run(name, func(t *testing.T) {
-			rep := analyzeFile(t, goldenPath(t, name))
+			rep := analyzeFile(t, recordings.Path(t, name))
 			golden.check(t, rep)
 			got := jsonOf(t, rep)
-			want := filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".zst")+".json")
+			want := filepath.Join(recordings.Dir(), strings.TrimSuffix(name, ".zst")+".json")
 			if *testenv.Update {
 				if err := os.WriteFile(want, got, 0o644); err != nil {
 					t.Fatal(err)
@@ -87,7 +59,7 @@ func TestGolden(t *testing.T) {
 
 // TestJSONSchema checks the keys scripts rely on.
 func TestJSONSchema(t *testing.T) {
-	rep := analyzeFile(t, goldenPath(t, "v7-zstd.dat"))
+	rep := analyzeFile(t, recordings.Path(t, "v7-zstd.dat"))
 	var m map[string]any
 	if err := json.Unmarshal(jsonOf(t, rep), &m); err != nil {
 		t.Fatal(err)
@@ -157,6 +129,14 @@ func readRecorded(t testing.TB, path string) *recorded {
 		fmt.Fprintf(&cl, "%d %s\n", pid, comm)
 	}
 	r.Cmdlines = []byte(cl.String())
+	// What the reports tell of the recording itself: its host and the
+	// kernel's loss counters.
+	if f.Uname != "" {
+		r.Options = append(r.Options, tracefmt.Option{ID: tracefmt.OptionUname, Data: tracefmt.CString(f.Uname)})
+	}
+	for _, st := range f.CPUStats {
+		r.Options = append(r.Options, tracefmt.Option{ID: tracefmt.OptionCPUStat, Data: []byte(st)})
+	}
 	for bi := range f.Buffers {
 		b := &f.Buffers[bi]
 		if len(b.CPUs) == 0 {
@@ -214,8 +194,8 @@ func traceCmdHasZlib(t testing.TB) bool {
 // zstd, and expects the same report from each. trace-cmd reads the files
 // it can read, as a check on the writer.
 func TestWrittenVariants(t *testing.T) {
-	in := readRecorded(t, goldenPath(t, "v7-none.dat.zst"))
-	base := analyzeFile(t, goldenPath(t, "v7-zstd.dat"))
+	in := readRecorded(t, recordings.Path(t, "v7-none.dat.zst"))
+	base := analyzeFile(t, recordings.Path(t, "v7-zstd.dat"))
 	dir := t.TempDir()
 	variants := map[string][]byte{
 		// the top-level buffer rather than a named instance
@@ -265,8 +245,8 @@ func runAll(src trace.Source) (int64, error) {
 // TestTruncated cuts every golden recording at many points: the reader
 // never panics, reads what is sound, and says when data was cut.
 func TestTruncated(t *testing.T) {
-	for _, name := range goldenFiles {
-		raw, err := os.ReadFile(goldenPath(t, name))
+	for _, name := range recordings.Files {
+		raw, err := os.ReadFile(recordings.Path(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +330,7 @@ func TestRandomInput(t *testing.T) {
 // TestGprobeMetadata: gprobe record's own option gives the probe
 // definitions (used to pair probes) and the thread-to-process map.
 func TestGprobeMetadata(t *testing.T) {
-	rec, err := analyze.Open(goldenPath(t, "gprobe.dat.zst"))
+	rec, err := analyze.Open(recordings.Path(t, "gprobe.dat.zst"))
 	if err != nil {
 		t.Fatal(err)
 	}

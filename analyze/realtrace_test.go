@@ -2,7 +2,10 @@ package analyze_test
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,8 +60,9 @@ func cleanupTracefs(t *testing.T, tag string) {
 	})
 }
 
-// recording runs testdata/prog/record.sh and returns its output directory.
-func recording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB string) string {
+// recording runs testdata/prog/record.sh and returns its output directory;
+// with datOnly it writes only v7-zstd.dat and gprobe.dat.
+func recording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB string, datOnly bool) string {
 	t.Helper()
 	needTools(t)
 	tag := fmt.Sprintf("%s%d", name, os.Getpid())
@@ -72,11 +76,57 @@ func recording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB st
 	gprobe := testenv.Gprobe(t)
 	cmd := exec.Command("sh", args...)
 	cmd.Env = append(os.Environ(), "GPROBE="+gprobe)
+	if datOnly {
+		cmd.Env = append(cmd.Env, "DAT_ONLY=1")
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "extract.log"))
 		rlog, _ := os.ReadFile(filepath.Join(dir, "record.log"))
 		t.Fatalf("record.sh: %v\n%s\n%s\n%s", err, out, log, rlog)
+	}
+	return dir
+}
+
+// cachedRecording is recording with datOnly, kept under the test cache
+// (keyed by the program, record.sh, the kernel and the arguments): a
+// million real events take a minute to record.
+func cachedRecording(t *testing.T, name string, calls, objs, leaked, dbl int, bufKB string) string {
+	t.Helper()
+	prog, err1 := os.ReadFile("testdata/prog/refprog.c")
+	script, err2 := os.ReadFile("testdata/prog/record.sh")
+	release, err3 := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	root := testenv.Scratch("analyze")
+	if root == "" {
+		return recording(t, name, calls, objs, leaked, dbl, bufKB, true)
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprint(string(prog), string(script), string(release), calls, objs, leaked, dbl, bufKB)))
+	dir := filepath.Join(root, fmt.Sprintf("%x", sum[:12]))
+	if _, err := os.Stat(filepath.Join(dir, "gprobe.dat")); err == nil {
+		return dir
+	}
+	made := recording(t, name, calls, objs, leaked, dbl, bufKB, true)
+	if log, _ := os.ReadFile(filepath.Join(made, "record.log")); !strings.Contains(string(log), "no events lost") {
+		return made // a busy machine lost events: let the test say so, do not keep it
+	}
+	tmp, err := os.MkdirTemp(root, ".rec-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"v7-zstd.dat", "gprobe.dat"} {
+		b, err := os.ReadFile(filepath.Join(made, f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, f), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp) // another test process kept the same recording
 	}
 	return dir
 }
@@ -123,7 +173,7 @@ func traceCmdCount(t *testing.T, path string) int {
 // and the kernel produce.
 func TestRealRecordings(t *testing.T) {
 	const calls, objs, leaked, dbl = 301, 41, 7, 5
-	dir := recording(t, "real", calls, objs, leaked, dbl, "")
+	dir := recording(t, "real", calls, objs, leaked, dbl, "", false)
 
 	files := []string{"v7-zstd.dat", "v7-none.dat", "v6.dat", "gprobe.dat", "trace.txt", "trace-tgid.txt", "trace-noirq.txt", "trace-lat.txt", "trace-pipe.txt", "report.txt"}
 	if _, err := os.Stat(filepath.Join(dir, "v7-zlib.dat")); err == nil {
@@ -141,6 +191,92 @@ func TestRealRecordings(t *testing.T) {
 				if n := traceCmdCount(t, path); n != w.events() {
 					t.Errorf("trace-cmd report prints %d events, want %d", n, w.events())
 				}
+			}
+		})
+	}
+	// All of them in one pass: each file's report is the one it has
+	// alone, the total their sum.
+	t.Run("all", func(t *testing.T) {
+		var paths []string
+		for _, name := range files {
+			paths = append(paths, filepath.Join(dir, name))
+		}
+		spec := refSpec
+		n := 0
+		total, err := analyze.RunFiles(paths, analyze.Config{Refcount: &spec}, func(a *analyze.Analysis) error {
+			w.check(t, a.Report())
+			n++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := total.Report()
+		k := len(paths)
+		rc := r.Refcount
+		if n != k || r.Recordings != k || r.Events != int64(k*w.events()) || r.LostEvents != 0 || r.Latency[0].Count != uint64(k*w.work()) ||
+			rc.Objects != k*w.objs || rc.Outstanding != k*w.leaked || rc.Underflows != k*w.dbl || rc.UnmatchedPuts != 0 {
+			t.Errorf("total over %d files (%d reported): %d events, %d lost, %d calls, refcount %+v", k, n, r.Events, r.LostEvents, r.Latency[0].Count, *rc)
+		}
+	})
+}
+
+// TestLargeRecordingBoundedJSON records a leak hunt of the size users
+// reported (850,000 events: 150,000 calls, 150,000 objects of which
+// 50,000 stay referenced) and checks that the default JSON report stays
+// under 100 KB with exact totals, that JSON lines stream every object, and
+// that trace-cmd's v7 zstd file and gprobe record's agree.
+func TestLargeRecordingBoundedJSON(t *testing.T) {
+	const calls, objs, leaked = 75000, 150000, 50000
+	dir := cachedRecording(t, "large", calls, objs, leaked, 0, "65536")
+	w := refprog{calls: calls, objs: objs, leaked: leaked}
+	gprobe := testenv.Gprobe(t)
+	for _, name := range []string{"v7-zstd.dat", "gprobe.dat"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			out, err := exec.Command(gprobe, "analyze", "--json", "--refcount", "get=obj_get,put=obj_put", path).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) >= 100_000 {
+				t.Errorf("JSON report is %d bytes, want under 100 KB", len(out))
+			}
+			var r struct {
+				Events     int
+				LostEvents int  `json:"lost_events"`
+				Uncertain  bool `json:"lost_events_uncertain"`
+				Latency    []struct{ Count int }
+				Refcount   struct {
+					Objects, Outstanding, Underflows int
+					LeakSites                        int `json:"leak_sites"`
+					Leaks                            []struct{ Count int }
+					Sites                            []struct{ Objects int }
+				}
+			}
+			if err := json.Unmarshal(out, &r); err != nil {
+				t.Fatal(err)
+			}
+			rc := r.Refcount
+			if r.Events != w.events() || r.LostEvents != 0 || r.Uncertain || len(r.Latency) != 1 || r.Latency[0].Count != w.work() ||
+				rc.Objects != objs || rc.Outstanding != leaked || rc.Underflows != 0 || rc.LeakSites != 2 || len(rc.Leaks) != 20 ||
+				len(rc.Sites) != 2 || rc.Sites[0].Objects+rc.Sites[1].Objects != leaked {
+				t.Errorf("%d bytes of JSON: %+v", len(out), r)
+			}
+			cmd := exec.Command(gprobe, "analyze", "--json-lines", "--refcount", "get=obj_get,put=obj_put", path)
+			pipe, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(pipe)
+			sc.Buffer(nil, 1<<20)
+			lines := 0
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), `{"type":"leak"`) {
+					lines++
+				}
+			}
+			if err := cmd.Wait(); err != nil || lines != leaked {
+				t.Errorf("json lines: %v, %d leak lines, want %d", err, lines, leaked)
 			}
 		})
 	}
@@ -274,5 +410,27 @@ func checkLatency(t *testing.T, rep *report.Report, work int) {
 	}
 	if sum != l.Count || l.Histogram[0].LowNs > l.MinNs || l.Histogram[len(l.Histogram)-1].HighNs <= l.MaxNs {
 		t.Errorf("histogram %+v does not cover the %d calls in [%d, %d]", l.Histogram, l.Count, l.MinNs, l.MaxNs)
+	}
+}
+
+// TestOverrunCounted records into a ring buffer far too small for the run,
+// read only once the run is over (trace-cmd extract), so the kernel
+// overwrites most events: the report's lost_events is the buffer's overrun
+// count (the pages mark none of it), and with the events read it accounts
+// for every event the program made: the count is exact, not uncertain.
+func TestOverrunCounted(t *testing.T) {
+	const calls, objs, leaked = 5000, 5000, 100
+	dir := recording(t, "overrun", calls, objs, leaked, 0, "64", true)
+	w := refprog{calls: calls, objs: objs, leaked: leaked}
+	rep := analyzeFile(t, filepath.Join(dir, "v7-zstd.dat"))
+	l := rep.Lost
+	if l.BufferOverrun == 0 || rep.LostEvents != max(l.Markers, l.BufferOverrun)+l.BufferDropped+l.ProbeMissed || rep.LostEvents != rep.StatsLost {
+		t.Errorf("lost_events %d, parts %+v, kernel stats %d", rep.LostEvents, l, rep.StatsLost)
+	}
+	if rep.Events+rep.LostEvents != int64(w.events()) {
+		t.Errorf("%d events read + %d lost, the program made %d", rep.Events, rep.LostEvents, w.events())
+	}
+	if rep.LostUncertain {
+		t.Errorf("the kernel counted every loss, yet the count is marked uncertain")
 	}
 }

@@ -34,6 +34,13 @@ func textARM64(b []byte) (text string) {
 	if len(b) != 4 {
 		return "(bad)"
 	}
+	// arm64asm does not know the pointer-authenticating returns.
+	switch binary.LittleEndian.Uint32(b) {
+	case arm64RetAA:
+		return "retaa"
+	case arm64RetAB:
+		return "retab"
+	}
 	defer func() {
 		if recover() != nil {
 			text = fmt.Sprintf(".inst 0x%08x", binary.LittleEndian.Uint32(b))

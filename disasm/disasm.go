@@ -1,12 +1,14 @@
-// Package disasm finds instruction boundaries in machine code, and is
-// gprobe's one description of each architecture it supports (Arch): the ELF
-// machine, the names the kernel and perf use for it and its registers, and
-// the registers of its C calling convention.
+// Package disasm finds instruction boundaries in machine code and the
+// instructions by which a function leaves (Exits), and is gprobe's one
+// description of each architecture it supports (Arch): the ELF machine, the
+// names the kernel and perf use for it and its registers, and the registers
+// of its C calling convention.
 //
 // It exists so that a probe offset can be checked before it is handed to the
-// kernel, which refuses a kprobe that does not start an instruction. The
-// package does not guess: where it cannot decode bytes with certainty it says
-// so, and the caller decides what to do.
+// kernel, which refuses a kprobe that does not start an instruction, and so
+// that a function's returns can be probed where they happen. The package
+// does not guess: where it cannot decode bytes with certainty it says so,
+// and the caller decides what to do.
 //
 // Nothing in this package panics on any input.
 package disasm

@@ -20,8 +20,8 @@ var ErrBadEvent = errors.New("bad event")
 // event is one tracefs event selected for recording.
 type event struct {
 	System, Name string
-	// Definition is the event's line in kprobe_events or uprobe_events
-	// for probe events, "" for static tracepoints.
+	// Definition is the event's line in kprobe_events, uprobe_events or
+	// dynamic_events for probe events, "" for static tracepoints.
 	Definition string
 }
 

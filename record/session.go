@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/tracefmt"
 	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
+	"github.com/gprobe/gprobe/record/follow"
 )
 
 // ErrConfig reports contradictory or invalid session settings.
@@ -281,11 +281,11 @@ func (s *session) run(cmdPath string) error {
 	}
 	for {
 		select {
-		case err := <-done:
+		case <-done:
 			s.tracingOff()
 			s.clearProgress()
 			if cmd != nil {
-				s.meta.ExitCode = exitCode(cmd, err)
+				s.meta.ExitCode = follow.ExitCode(cmd)
 			}
 			return nil
 		case sig := <-s.cfg.Signals:
@@ -298,16 +298,7 @@ func (s *session) run(cmdPath string) error {
 				}
 				return nil
 			}
-			// As perf record: the command is asked to end, and waited for
-			// (a second signal kills it).
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-done:
-				s.meta.ExitCode = exitCode(cmd, err)
-			case <-s.cfg.Signals:
-				_ = cmd.Process.Kill()
-				s.meta.ExitCode = exitCode(cmd, <-done)
-			}
+			s.meta.ExitCode = follow.End(cmd, done, s.cfg.Signals)
 			return nil
 		case <-tick:
 			s.progress()
@@ -316,13 +307,12 @@ func (s *session) run(cmdPath string) error {
 }
 
 // startCommand runs the command under the instance's pid filter from its
-// first event on, its own execve included, as trace-cmd's forked child
-// does by writing its pid before exec:
+// first event on, its own execve included (follow.Start):
 //
 //  1. set_event_pid holds the thread that forks (event-fork then adds the
 //     child the moment it is created) and tracing is turned on;
-//  2. the child is started under ptrace, so it stops right after its
-//     execve, before the command's first instruction;
+//  2. the child stops right after its execve, before the command's first
+//     instruction;
 //  3. set_event_pid is rewritten to hold the command only, and the command
 //     is let go.
 //
@@ -330,83 +320,41 @@ func (s *session) run(cmdPath string) error {
 // the Go runtime clones from it) between 1 and 3, recorded under gprobe's
 // name, as trace-cmd's own are.
 func (s *session) startCommand(cmdPath string) (*exec.Cmd, error) {
-	// The filter names this thread, and ptrace requests must come from the
-	// thread that started the child.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cmd := exec.Command(cmdPath, s.cfg.Command[1:]...)
-	cmd.Args[0] = s.cfg.Command[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
-	if cmd.Stdin == nil {
-		cmd.Stdin = os.Stdin
-	}
-	if cmd.Stdout == nil {
-		cmd.Stdout = os.Stdout
-	}
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	if !s.cfg.All {
-		if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {
-			return nil, err
+	cmd := follow.Command(cmdPath, s.cfg.Command, s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr)
+	beforeFork := func(tid int) error {
+		if !s.cfg.All {
+			if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {
+				return err
+			}
+			if err := s.inst.WriteFile("set_event_pid", strconv.Itoa(tid)); err != nil {
+				return err
+			}
 		}
-		if err := s.inst.WriteFile("set_event_pid", strconv.Itoa(unix.Gettid())); err != nil {
-			return nil, err
+		s.started = time.Now()
+		return s.inst.WriteFile("tracing_on", "1")
+	}
+	stopped := func(pid int) error {
+		s.meta.PID = pid
+		if s.cfg.All {
+			return nil
 		}
-	}
-	s.started = time.Now()
-	if err := s.inst.WriteFile("tracing_on", "1"); err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", s.cfg.Command[0], err)
-	}
-	pid := cmd.Process.Pid
-	fail := func(err error) (*exec.Cmd, error) {
-		_ = cmd.Process.Kill()
-		_ = unix.PtraceDetach(pid)
-		_ = cmd.Wait()
-		return nil, err
-	}
-	var ws unix.WaitStatus
-	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
-		return fail(fmt.Errorf("wait for %s to start: %w", s.cfg.Command[0], err))
-	}
-	if !ws.Stopped() {
-		return fail(fmt.Errorf("%s did not start (status %v)", s.cfg.Command[0], ws))
-	}
-	s.meta.PID = pid
-	if !s.cfg.All {
 		// Opening set_event_pid with O_TRUNC lifts the filter until the
 		// write sets the new list (long enough to catch other tasks'
 		// events), so tracing is paused meanwhile; the command, stopped,
 		// misses nothing. The list becomes the command alone: gprobe's
 		// thread and any thread the Go runtime cloned from it leave.
 		if err := s.inst.WriteFile("tracing_on", "0"); err != nil {
-			return fail(err)
+			return err
 		}
 		if err := s.inst.WriteFile("set_event_pid", strconv.Itoa(pid)); err != nil {
-			return fail(err)
+			return err
 		}
-		if err := s.inst.WriteFile("tracing_on", "1"); err != nil {
-			return fail(err)
-		}
+		return s.inst.WriteFile("tracing_on", "1")
 	}
-	if err := unix.PtraceDetach(pid); err != nil {
-		return fail(fmt.Errorf("release %s: %w", s.cfg.Command[0], err))
+	if err := follow.Start(cmd, beforeFork, stopped); err != nil {
+		return nil, err
 	}
 	return cmd, nil
-}
-
-func exitCode(cmd *exec.Cmd, err error) int {
-	if cmd.ProcessState == nil {
-		return 1
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return cmd.ProcessState.ExitCode()
 }
 
 // waitPID returns when process pid has exited.

@@ -87,6 +87,22 @@ type Options struct {
 	// Arch is the target architecture when there is no image; the zero
 	// value means the running machine's.
 	Arch disasm.Arch
+	// ReturnInsn resolves FUNC%return into plain probes on each of the
+	// function's return instructions and tail calls instead of a return
+	// probe (see Exits); any other spec is an error.
+	ReturnInsn bool
+	// TargetFeatures, when set, are the features of the kernel the probes
+	// are for (a vmlinux's own README), which decide what perf 6.1 cannot
+	// write: fprobes, tracepoint probes, entry values at return, BTF
+	// arguments. perf's kprobe text follows Features (perf reads the
+	// running kernel's README even for another kernel's vmlinux).
+	TargetFeatures *probedef.Features
+	// KernelBTFArgs writes the arguments of fprobes, tprobes and entry
+	// values at return in the kernel's BTF syntax (count, file->f_pos,
+	// $arg*), which the kernel resolves through its own BTF, instead of
+	// fetches on $argN. They are still resolved here, to refuse what the
+	// kernel could not find.
+	KernelBTFArgs bool
 }
 
 // Resolver resolves probe specs against one image: a kernel (vmlinux) or a
@@ -101,6 +117,8 @@ type Resolver struct {
 
 	btf    *btfinfo.Spec // the image's .BTF, loaded on first use
 	btfErr error
+
+	staticCalls map[uint64]bool // a kernel's static call sites, read on first use
 }
 
 // New returns a resolver for f. user selects uprobes (-x).
@@ -172,10 +190,16 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err := checkRetval(p); err != nil {
 		return nil, err
 	}
+	if r.opts.ReturnInsn {
+		return r.returnInsnProbes(p)
+	}
 	var err error
 	pp := p.Point
 	if pp.IsAbs {
 		return nil, errorf(ErrUnsupported, "Absolute address probes are not supported yet.")
+	}
+	if pp.Return && !r.user && withVar(p.Args) {
+		return r.returnWithEntryValues(p)
 	}
 	if r.f == nil || !r.f.HasDWARF() && withVar(p.Args) && r.hasBTF() {
 		return r.btfProbes(p)
@@ -501,6 +525,7 @@ func topInline(s *lines.Scope, addr uint64) *lines.Scope {
 // finder carries perf's probe_finder state across units.
 type finder struct {
 	r         *Resolver
+	entryOnly bool // at a function's entry: locals are refused
 	pp        *spec.Point
 	args      []spec.Arg     // the probe's arguments, converted at each address
 	vars      *varsCollector // -V: collect variables instead of trace points
@@ -995,6 +1020,12 @@ func newEventName(base string, ret bool, used map[string]bool) (string, error) {
 			return "", errorf(ErrInvalid, "Too many events are on the same function.")
 		}
 	}
+	return checkEventName(name)
+}
+
+// checkEventName returns name, or perf's error when the kernel would not
+// take it as an event name.
+func checkEventName(name string) (string, error) {
 	if len(name) >= probedef.MaxEventNameLen {
 		return "", errorf(ErrInvalid, "Event name %q is too long (the kernel allows %d characters).", name, probedef.MaxEventNameLen-1)
 	}

@@ -859,6 +859,9 @@ func (c *scopeCtx) findVariable(a *spec.Arg, skipEmpty bool) (*traceArg, error) 
 	if err != nil {
 		return nil, err
 	}
+	if vr != nil && c.f.entryOnly && isLocal(vr) {
+		return nil, errLocalAtEntry(a.Var, c.sp.Name)
+	}
 	if vr == nil {
 		if vr, err = c.findVariableAt(c.cu.Lines.Offset, a.Var, 0); err != nil {
 			return nil, err

@@ -1,46 +1,139 @@
 #!/bin/sh
-# bench-analyze.sh: gprobe analyze (latency + refcount) against
-# `trace-cmd report` printing the same recording, side by side.
+# bench-analyze.sh: the full analysis (latency and refcount together, text
+# and --json) of gprobe analyze against `trace-cmd report -i FILE` printing
+# the same recording, in one run, for recordings from 1k to 10M events and
+# 100 to 1M objects still referenced at the end.
 #
-# It records refprog through real uprobes (analyze/testdata/prog/record.sh,
-# needs root and tracefs): CALLS calls of work (entry + return probes) and
-# OBJECTS objects through obj_get/obj_put, about 850,000 events by default,
-# extracted by trace-cmd as a v7 zstd file. Then it times each tool RUNS
-# times and prints the best times and their ratio.
-#   scripts/bench-analyze.sh [CALLS OBJECTS RUNS]
+#   scripts/bench-analyze.sh [RUNS [EVENTS:LIVE ...]]
+#
+# RUNS=0 only makes the recordings.
+# Each recording is refprog (analyze/testdata/prog) run through real
+# uprobes by analyze/testdata/prog/record.sh (needs root and tracefs):
+# LIVE objects leak (3 events each), the other events are half calls of a
+# recursive function (entry and return probes), half objects whose
+# references balance (4 events each). record.sh writes the events twice:
+# trace-cmd extract's v7 zstd file (v7-zstd.dat) and gprobe record's v6
+# file (gprobe.dat). Recordings take minutes for the largest sizes, so they
+# are kept under $BENCH_CACHE (default /var/cache/gprobe/bench), keyed by
+# the program, record.sh and the running kernel; a recording that lost
+# events or has the wrong count is refused.
+#
+# Every tool runs RUNS times (default 3) on each file; the table gives the
+# best wall and CPU (user + system) seconds and the largest resident set,
+# the size of the JSON report, then trace-cmd's figure divided by
+# gprobe's (the worse of text and --json): above 1 means gprobe is faster
+# or smaller.
 set -eu
 cd "$(dirname "$0")/.."
-command -v /usr/bin/time > /dev/null || { echo "bench-analyze.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-calls=${1:-200000} objs=${2:-12500} runs=${3:-3}
+for t in python3 trace-cmd gcc bc sha256sum; do
+	command -v $t > /dev/null || { echo "bench-analyze.sh: needs $t" >&2; exit 1; }
+done
+runs=${1:-3}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- 1k:100 10k:100 10k:1k 100k:100 100k:10k 850k:50k 1M:100 1M:100k 10M:100 10M:1M
+cache=${BENCH_CACHE:-/var/cache/gprobe/bench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/gprobe" ./cmd/gprobe
-sh analyze/testdata/prog/record.sh "$tmp/bench" "$calls" "$objs" 100 50 65536
-dat=$tmp/bench/v7-zstd.dat
-events=$("$tmp/gprobe" analyze --json "$dat" | sed -n 's/^  "events": \([0-9]*\),/\1/p')
-lost=$("$tmp/gprobe" analyze --json "$dat" | sed -n 's/^  "lost_events": \([0-9]*\),/\1/p')
-echo "recording: $events events ($lost lost), $(stat -c %s "$dat") bytes, trace-cmd v7 zstd"
+prog=analyze/testdata/prog
+key=$(cat $prog/refprog.c $prog/record.sh | sha256sum | cut -c1-12)-$(uname -r)
+spec=get=obj_get,put=obj_put
 
-# best of N: wall-clock seconds and CPU seconds (user + system), each
-# the minimum over the runs (the machine may be shared), and the largest
-# resident set.
-best() {
-	bw="" bc="" rss=0
-	for i in $(seq "$runs"); do
-		/usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > /dev/null
-		read -r w u s m < "$tmp/time"
-		[ "$m" -gt "$rss" ] && rss=$m
-		c=$(echo "$u + $s" | bc)
-		if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc)" = 1 ]; then bw=$w; fi
-		if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc)" = 1 ]; then bc=$c; fi
-	done
-	echo "$bw $bc $rss"
+num() { # 10k -> 10000, 1M -> 1000000
+	case $1 in
+	*k) echo $((${1%k} * 1000)) ;;
+	*M) echo $((${1%M} * 1000000)) ;;
+	*) echo "$1" ;;
+	esac
 }
-set -- $(best "$tmp/gprobe" analyze --refcount get=obj_get,put=obj_put "$dat")
-gw=$1 gc=$2 gm=$3
-set -- $(best trace-cmd report "$dat")
-rw=$1 rc=$2 rm=$3
-printf '%-38s %8s %8s %10s\n' "" "wall s" "cpu s" "max RSS kB"
-printf '%-38s %8.3f %8.3f %10d\n' "gprobe analyze (latency + refcount)" "$gw" "$gc" "$gm"
-printf '%-38s %8.3f %8.3f %10d\n' "trace-cmd report (print only)" "$rw" "$rc" "$rm"
-printf 'ratio: gprobe analyze is %.1fx faster (wall), %.1fx (cpu)\n' "$(echo "$rw / $gw" | bc -l)" "$(echo "$rc / $gc" | bc -l)"
+
+# recording EVENTS LIVE: the cached directory holding both files.
+recording() {
+	events=$(num "$1") live=$(num "$2")
+	rest=$((events - 3 * live))
+	[ "$rest" -ge 0 ] || { echo "bench-analyze.sh: $1 events cannot hold $2 leaked objects" >&2; exit 1; }
+	balanced=$((rest / 8)) calls=$((rest / 8))
+	dir=$cache/$key/$calls-$((live + balanced))-$live
+	if [ ! -f "$dir/ok" ]; then
+		mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+		rm -rf "$dir"
+		mkdir -p "$(dirname "$dir")"
+		# The ring buffer must hold every event for trace-cmd extract:
+		# about 41 bytes each, on one CPU in the worst case.
+		bufkb=$((events / 20 + 4096))
+		GPROBE=$tmp/gprobe DAT_ONLY=1 sh $prog/record.sh "$dir" $calls $((live + balanced)) $live 0 $bufkb >&2
+		want=$(( (calls / 3) * 12 + (calls % 3 > 0 ? 2 : 0) + (calls % 3 > 1 ? 4 : 0) + 3 * live + 4 * balanced))
+		for f in v7-zstd.dat gprobe.dat; do
+			"$tmp/gprobe" analyze --json "$dir/$f" > "$tmp/check.json"
+			got=$(sed -n 's/^  "events": \([0-9]*\),/\1/p' "$tmp/check.json")
+			lost=$(sed -n 's/^  "lost_events": \([0-9]*\),/\1/p' "$tmp/check.json")
+			if [ "$got" != "$want" ] || [ "$lost" != 0 ]; then
+				echo "bench-analyze.sh: $dir/$f has $got events ($lost lost), want $want" >&2
+				exit 1
+			fi
+		done
+		echo "$want" > "$dir/ok"
+	fi
+	echo "$dir"
+}
+
+# best CMD...: the best wall and CPU (user + system) seconds of $runs runs
+# and the largest resident set in MiB, measured to the microsecond
+# (getrusage of the child), output discarded.
+best() {
+	python3 - "$runs" "$@" <<-'EOF'
+	import resource, subprocess, sys, time
+	runs, cmd = int(sys.argv[1]), sys.argv[2:]
+	wall = cpu = float("inf")
+	rss = 0
+	for _ in range(runs):
+	    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+	    t = time.monotonic()
+	    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+	    w = time.monotonic() - t
+	    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+	    wall = min(wall, w)
+	    cpu = min(cpu, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+	    rss = max(rss, after.ru_maxrss)  # the largest child so far (KiB)
+	print(f"{wall:.3f} {cpu:.3f} {rss // 1024}")
+	EOF
+}
+
+ratio() { # ratio A B [A2 B2]: the smaller of A/B and A2/B2
+	r=$(echo "scale=1; $1 / $2" | bc)
+	if [ $# -gt 2 ]; then
+		r2=$(echo "scale=1; $3 / $4" | bc)
+		[ "$(echo "$r2 < $r" | bc)" = 1 ] && r=$r2
+	fi
+	echo "$r"
+}
+
+nz() { # bc divides by zero on a 0.00 timing
+	if [ "$(echo "$1 == 0" | bc)" = 1 ]; then echo 0.01; else echo "$1"; fi
+}
+
+if [ "$runs" = 0 ]; then
+	for size in "$@"; do recording "${size%:*}" "${size#*:}"; done
+	exit 0
+fi
+echo "gprobe analyze --refcount $spec (text, then --json) against trace-cmd report -i; best of $runs; $(date -u +%Y-%m-%d), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+printf '%8s %8s %-6s %5s | %-22s | %-22s | %-29s | %s\n' "" "" "" "" "trace-cmd report" "gprobe analyze" "gprobe analyze --json" "trace-cmd / gprobe"
+printf '%8s %8s %-6s %5s | %6s %6s %8s | %6s %6s %8s | %6s %6s %8s %6s | %5s %5s %5s\n' events live file MB wall cpu MiB wall cpu MiB wall cpu MiB JSON-KB wall cpu mem
+for size in "$@"; do
+	dir=$(recording "${size%:*}" "${size#*:}")
+	events=$(cat "$dir/ok")
+	for f in v7-zstd.dat gprobe.dat; do
+		mb=$(($(stat -c %s "$dir/$f") / 1048576))
+		set -- $(best trace-cmd report -i "$dir/$f")
+		tw=$1 tc=$2 tm=$3
+		set -- $(best "$tmp/gprobe" analyze --refcount $spec "$dir/$f")
+		gw=$(nz $1) gc=$(nz $2) gm=$3
+		set -- $(best "$tmp/gprobe" analyze --json --refcount $spec "$dir/$f")
+		jw=$(nz $1) jc=$(nz $2) jm=$3
+		jb=$("$tmp/gprobe" analyze --json --refcount $spec "$dir/$f" | wc -c)
+		jkb=$((jb / 1024))
+		printf '%8d %8s %-6s %5d | %6.2f %6.2f %8d | %6.3f %6.3f %8d | %6.3f %6.3f %8d %6d | %5s %5s %5s\n' \
+			"$events" "${size#*:}" "${f%%.dat}" "$mb" "$tw" "$tc" "$tm" "$gw" "$gc" "$gm" "$jw" "$jc" "$jm" "$jkb" \
+			"$(ratio "$tw" "$gw" "$tw" "$jw")" "$(ratio "$tc" "$gc" "$tc" "$jc")" "$(ratio "$tm" "$gm" "$tm" "$jm")"
+	done
+done

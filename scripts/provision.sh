@@ -6,6 +6,7 @@
 #   scripts/provision.sh packages   # Debian packages only
 #   scripts/provision.sh kernel     # kernel artifacts (and modules) only
 #   scripts/provision.sh modules    # the module (.ko) subset only
+#   scripts/provision.sh debs       # the -dbg packages debuginfod serves in tests
 #
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe). For each of the two
 # kernels it holds the extracted -dbg vmlinux (DWARF 5; 590 MB for 6.1),
@@ -26,7 +27,10 @@ packages() {
 	local want=(linux-perf trace-cmd qemu-system-x86 busybox-static
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
 		dwarves cpio xz-utils zstd file kmod time bc
-		gcc libc6-dev)
+		gcc libc6-dev
+		debuginfod elfutils libarchive-tools
+		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go)
+		g++)
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,13 +43,15 @@ packages() {
 }
 
 # fetch DEB... downloads the named packages (name or name=version) into
-# $CACHE/debs unless a file of that package is there.
+# $CACHE/debs unless a file of that package (and version) is there.
 fetch() {
 	mkdir -p "$CACHE/debs"
 	( cd "$CACHE/debs"
 	  for spec in "$@"; do
-		p=${spec%%=*}
-		ls "$p"_*.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$spec"; }
+		p=${spec%%=*} v=
+		[ "$p" = "$spec" ] || v=${spec#*=}
+		v=${v//:/%3a}
+		ls "$p"_"${v:-*}"_*.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$spec"; }
 	  done )
 }
 
@@ -175,10 +181,17 @@ modules() {
 	fi
 }
 
+# debs downloads the -dbg packages the debuginfod tests serve besides the
+# kernel's: libc6-dbg of the installed libc6 (the same build-id).
+debs() {
+	fetch "libc6-dbg=$(dpkg-query -W -f='${Version}' libc6)"
+}
+
 case "${1:-all}" in
 	packages) packages ;;
 	kernel) kernel; modules ;;
 	modules) modules ;;
-	all) packages; kernel; modules ;;
-	*) echo "usage: $0 [packages|kernel|modules|all]" >&2; exit 2 ;;
+	debs) debs ;;
+	all) packages; kernel; modules; debs ;;
+	*) echo "usage: $0 [packages|kernel|modules|debs|all]" >&2; exit 2 ;;
 esac

@@ -123,6 +123,7 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 	}
 	if strings.HasPrefix(s, "#") {
 		if m := entRE.FindStringSubmatch(s); m != nil {
+			t.info.LossCounted = true
 			in, _ := strconv.ParseInt(m[1], 10, 64)
 			wr, _ := strconv.ParseInt(m[2], 10, 64)
 			if wr > in {

@@ -42,6 +42,18 @@ func (q *quantiles) add(v uint64) {
 	q.n++
 }
 
+func (q *quantiles) merge(o *quantiles) {
+	if len(o.counts) > len(q.counts) {
+		n := make([]uint64, len(o.counts))
+		copy(n, q.counts)
+		q.counts = n
+	}
+	for i, c := range o.counts {
+		q.counts[i] += c
+	}
+	q.n += o.n
+}
+
 // quantile returns the value at fraction p (0..1): the smallest recorded
 // bucket whose cumulative count reaches ceil(p*n), reported as the
 // bucket's midpoint clamped to [min, max].

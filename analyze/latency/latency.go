@@ -4,9 +4,11 @@
 //
 // Pairing is by function identity, not raw instruction pointer: the
 // return event's name ("FUNC__return" for FUNC, perf's convention; "r_X"
-// for "p_X", the kernel's automatic names), a probe definition naming the
-// same target, or else the return's __probe_func equal to an entry's
-// __probe_ip in the same process. Each thread keeps a stack per function,
+// for "p_X", the kernel's automatic names; "FUNC__retinsn" and
+// "FUNC__tailcall", gprobe's plain probes on a function's return
+// instructions and tail calls, as emit/probe names them), a probe
+// definition naming the same target, or else the return's __probe_func
+// equal to an entry's __probe_ip in the same process. Each thread keeps a stack per function,
 // so recursion pairs each return with the innermost open call.
 package latency
 
@@ -16,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
@@ -25,7 +28,7 @@ type Options struct {
 	// By splits each function's statistics by "comm" or "pid"; "" keeps one
 	// row per function.
 	By string
-	// Definitions are probe definition lines (uprobe_events/kprobe_events
+	// Definitions are probe definition lines (uprobe_events/kprobe_events/dynamic_events
 	// syntax); an entry and a return probe on the same target pair up.
 	Definitions []string
 }
@@ -132,6 +135,8 @@ type Analyzer struct {
 	statID    []*stats             // by function index, when not grouping
 	uncertain map[int]bool         // function indexes with calls open at a loss
 	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
+	dropped   map[[2]string]uint64 // open calls forgotten by dropUnpaired, by (function, group)
+	finished  bool
 }
 
 // New returns an empty analyzer.
@@ -139,7 +144,8 @@ func New(opts Options) *Analyzer {
 	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, open: map[int]int{}, fns: map[string]*fnInfo{},
 		fnIDs: map[string]int{}, uncertain: map[int]bool{},
 		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
-		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{}}
+		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{},
+		dropped: map[[2]string]uint64{}}
 	for _, d := range opts.Definitions {
 		a.addDefinition(d)
 	}
@@ -147,11 +153,12 @@ func New(opts Options) *Analyzer {
 }
 
 // addDefinition reads a probe definition line (emit/probedef, the one
-// reader of them): named events remember their place, so that an entry and
-// a return probe on the same place pair up. Lines that are not named probe
-// definitions are ignored.
+// reader of them, with every feature it knows: a kernel accepted the line):
+// named events remember their place, so that an entry and a return probe
+// on the same place pair up (a kprobe and a kretprobe, an fprobe's entry
+// and exit). Lines that are not named probe definitions are ignored.
 func (a *Analyzer) addDefinition(line string) {
-	p, err := probedef.Parse(line, &probedef.Options{NoStat: true, AnyRegister: true})
+	p, err := probedef.Parse(line, &probedef.Options{NoStat: true, AnyRegister: true, Features: &probedef.KnownFeatures})
 	if err != nil || p.Event == "" {
 		return
 	}
@@ -167,7 +174,12 @@ func fullName(e *trace.Event) string {
 	return e.System + ":" + e.Name
 }
 
+// isReturn tells a return event: a return probe's, or a plain probe's on
+// a return instruction or tail call (which has __probe_ip like an entry).
 func isReturn(e *trace.Event) bool {
+	if exit, _ := probe.EventExit(e.Name); exit != probe.NoExit {
+		return true
+	}
 	return strings.HasSuffix(e.Name, "__return") || e.Has("__probe_func")
 }
 
@@ -248,9 +260,36 @@ func (a *Analyzer) Event(e *trace.Event) {
 		}
 	}
 	st := a.stack(threadKey{e.PID, c.fn})
+	if len(*st) >= maxUnpaired && a.fns[a.fnNames[c.fn]].retEvent == "" {
+		a.dropUnpaired(e.PID, c.fn, st)
+	}
 	*st = append(*st, frame{ts: e.TS, comm: e.Comm})
 	if a.OnCall != nil { // a map update per event costs only those who ask
 		a.open[e.PID]++
+	}
+}
+
+// maxUnpaired bounds the open calls kept per thread of a function no
+// return event has been seen for: an entry probe without a return probe
+// (obj_get, kmalloc) would otherwise keep every event it ever saw.
+const maxUnpaired = 1024
+
+// dropUnpaired forgets the older half of a thread's open calls of a
+// function without returns so far; they count as entries without return
+// if a return shows up later.
+func (a *Analyzer) dropUnpaired(pid, fn int, st *[]frame) {
+	half := len(*st) / 2
+	if a.opts.By == "" {
+		a.dropped[[2]string{a.fnNames[fn], ""}] += uint64(half)
+	} else {
+		for _, f := range (*st)[:half] {
+			a.dropped[[2]string{a.fnNames[fn], a.group(pid, f.comm)}]++
+		}
+	}
+	n := copy(*st, (*st)[half:])
+	*st = (*st)[:n]
+	if a.OnCall != nil {
+		a.open[pid] -= half
 	}
 }
 
@@ -284,6 +323,9 @@ func (a *Analyzer) partner(e *trace.Event, full string) string {
 	}
 	if rest, ok := strings.CutPrefix(e.Name, "r_"); ok {
 		cands = append(cands, "p_"+rest)
+	}
+	if exit, base := probe.EventExit(e.Name); exit != probe.NoExit {
+		cands = append(cands, base)
 	}
 	if t, ok := a.defs[e.Name]; ok && a.defRet[e.Name] {
 		for ev, t2 := range a.defs {
@@ -407,11 +449,14 @@ func (a *Analyzer) stat(fn, group string) *stats {
 	return s
 }
 
-// Results closes the analysis: open calls become unmatched entries, and
-// returns never placed count as unmatched returns of their own row. Rows
-// are sorted by function then group. Functions that never had a return
-// event are not reported: they are not entry/return pairs.
-func (a *Analyzer) Results() []Result {
+// finish closes the analysis, once: returns seen before their function
+// was known and calls still open find their rows, and rows of functions
+// with calls open at a loss are marked uncertain.
+func (a *Analyzer) finish() {
+	if a.finished {
+		return
+	}
+	a.finished = true
 	// A return seen before any entry of its function still belongs to
 	// that function when its name says so.
 	for k, n := range a.unplaced {
@@ -444,6 +489,66 @@ func (a *Analyzer) Results() []Result {
 			a.stat(fn, a.group(k.pid, f.comm)).res.UnmatchedEntries++
 		}
 	}
+	for k, n := range a.dropped {
+		if paired[k[0]] {
+			a.stat(k[0], k[1]).res.UnmatchedEntries += n
+		}
+	}
+	for k, s := range a.stats {
+		if id, ok := a.fnIDs[k[0]]; ok && a.uncertain[id] {
+			s.res.Uncertain = true
+		}
+	}
+}
+
+// Merge adds the rows of b, whose events are all fed, to a (an analyzer
+// that sees no events itself: the total of several recordings). Rows of
+// the same function name and group add up, their percentiles come from
+// the merged histograms.
+func (a *Analyzer) Merge(b *Analyzer) {
+	b.finish()
+	for k, s := range b.stats {
+		info := b.fns[k[0]]
+		mine, ok := a.fns[info.name]
+		if !ok {
+			mine = &fnInfo{name: info.name, entryEvent: info.entryEvent}
+			a.fns[info.name] = mine
+		}
+		if mine.retEvent == "" {
+			mine.retEvent = info.retEvent
+		}
+		a.stat(info.name, k[1]).merge(s)
+	}
+	for k, n := range b.unplaced {
+		a.unplaced[k] += n
+	}
+}
+
+func (s *stats) merge(o *stats) {
+	r, x := &s.res, &o.res
+	if x.Count > 0 {
+		if r.Count == 0 || x.MinNs < r.MinNs {
+			r.MinNs = x.MinNs
+		}
+		r.MaxNs = max(r.MaxNs, x.MaxNs)
+	}
+	r.Count += x.Count
+	r.UnmatchedEntries += x.UnmatchedEntries
+	r.UnmatchedReturns += x.UnmatchedReturns
+	r.Uncertain = r.Uncertain || x.Uncertain
+	s.sum += o.sum
+	s.q.merge(&o.q)
+	for i, c := range o.h {
+		s.h[i] += c
+	}
+}
+
+// Results closes the analysis: open calls become unmatched entries, and
+// returns never placed count as unmatched returns of their own row. Rows
+// are sorted by function then group. Functions that never had a return
+// event are not reported: they are not entry/return pairs.
+func (a *Analyzer) Results() []Result {
+	a.finish()
 	var out []Result
 	for k, s := range a.stats {
 		info := a.fns[k[0]]
@@ -457,9 +562,6 @@ func (a *Analyzer) Results() []Result {
 			r.P999Ns = s.q.quantile(0.999, r.MinNs, r.MaxNs)
 		}
 		r.Histogram = s.h.buckets()
-		if id, ok := a.fnIDs[k[0]]; ok && a.uncertain[id] {
-			r.Uncertain = true
-		}
 		out = append(out, r)
 	}
 	for k, n := range a.unplaced {
@@ -467,6 +569,9 @@ func (a *Analyzer) Results() []Result {
 		name := ev
 		if i := strings.LastIndexByte(name, ':'); i >= 0 {
 			name = name[i+1:]
+		}
+		if exit, base := probe.EventExit(name); exit != probe.NoExit {
+			name = base
 		}
 		name = strings.TrimSuffix(name, "__return")
 		out = append(out, Result{Function: name, Group: k[1], ReturnEvent: ev, UnmatchedReturns: n, Histogram: []Bucket{}})

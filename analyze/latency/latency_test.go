@@ -187,3 +187,135 @@ func TestLostEventsMakeOpenCallsUncertain(t *testing.T) {
 		t.Errorf("g had no open call at the loss: %+v", g)
 	}
 }
+
+// Plain probes on a function's return instructions and tail calls
+// (gprobe --ret-insn) have __probe_ip like entries; their names, as
+// emit/probe makes them, say they are returns of the entry they pair with.
+func TestReturnInstructionEvents(t *testing.T) {
+	a := New(Options{Definitions: []string{
+		"p:g/vfs_read vfs_read+0",
+		"p:g/vfs_read__retinsn vfs_read+236 %ax",
+		"p:g/getname__retinsn getname+58 %ax",
+		"p:g/getname__tailcall getname+75",
+	}})
+	for _, e := range []*trace.Event{
+		entry("vfs_read", 1, 10, "vfs_read+0x0/0x120"),
+		entry("vfs_read__retinsn", 1, 14, "vfs_read+0xec/0x120"),
+		entry("getname", 1, 20, "getname+0x0/0x60"),
+		entry("getname", 2, 21, "getname+0x0/0x60"),
+		entry("getname__tailcall", 1, 29, "getname+0x4b/0x60"),
+		entry("getname__retinsn_1", 2, 33, "getname+0x3a/0x60"),  // a suffixed name (-f)
+		entry("vfs_read__retinsn", 3, 40, "vfs_read+0xec/0x120"), // no entry seen
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	v := one(t, rs, "vfs_read")
+	if v.Count != 1 || v.MinNs != 4 || v.UnmatchedReturns != 1 || v.ReturnEvent != "g:vfs_read__retinsn" {
+		t.Errorf("vfs_read %+v", v)
+	}
+	g := one(t, rs, "getname")
+	if g.Count != 2 || g.MinNs != 9 || g.MaxNs != 12 || g.UnmatchedEntries != 0 || g.UnmatchedReturns != 0 {
+		t.Errorf("getname %+v", g)
+	}
+	if len(rs) != 2 {
+		t.Errorf("rows %+v", rs)
+	}
+}
+
+// TestFprobePairs: an fprobe's entry and exit pair up like a kprobe and a
+// kretprobe, by their definitions (the kernel's default names
+// FUNC__entry/FUNC__exit) or by __probe_func == __probe_ip.
+func TestFprobePairs(t *testing.T) {
+	a := New(Options{Definitions: []string{
+		"f:fprobes/vfs_read__entry vfs_read count=count",
+		"f4:fprobes/vfs_read__exit vfs_read%return arg1=$retval",
+		"t:tracepoints/sched_process_exec sched_process_exec",
+		"e:eprobes/sys_enter_openat syscalls.sys_enter_openat arg1=$filename:ustring",
+	}})
+	for _, e := range []*trace.Event{
+		entry("vfs_read__entry", 1, 10, "0x900"),
+		ret("vfs_read__exit", 1, 25, "0x123"), // paired by the definitions
+		entry("probe_entry", 2, 30, "0x500"),
+		ret("probe_exit", 2, 34, "0x500"), // paired by address
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	if r := one(t, rs, "vfs_read__entry"); r.Count != 1 || r.MinNs != 15 || r.ReturnEvent != "g:vfs_read__exit" {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "probe_entry"); r.Count != 1 || r.MinNs != 4 {
+		t.Errorf("%+v", r)
+	}
+}
+
+// TestEntryOnlyProbeStaysBounded: an entry probe without a return probe
+// (obj_get) does not keep every event; when a return does show up late,
+// the calls forgotten count as entries without return.
+func TestEntryOnlyProbeStaysBounded(t *testing.T) {
+	a := New(Options{})
+	for i := uint64(0); i < 100000; i++ {
+		a.Event(entry("h", 1, i, "0x30"))
+	}
+	if n := len(*a.stacks[threadKey{1, a.fnIDs["g:h"]}]); n > maxUnpaired {
+		t.Errorf("%d open calls kept for an entry-only probe", n)
+	}
+	if rs := a.Results(); len(rs) != 0 {
+		t.Errorf("entry-only probe reported: %+v", rs)
+	}
+	b := New(Options{})
+	for i := uint64(0); i < 5000; i++ {
+		b.Event(entry("f", 1, i, "0x10"))
+	}
+	b.Event(ret("f__return", 1, 6000, "0x10"))
+	if f := one(t, b.Results(), "f"); f.Count != 1 || f.UnmatchedEntries != 4999 || f.MinNs != 1001 {
+		t.Errorf("f %+v", f)
+	}
+}
+
+// TestMerge: the total of two analyzers is the analysis of both streams'
+// calls: counts, extremes, percentiles and histograms add up, and the
+// uncertain mark and unplaced returns carry over.
+func TestMerge(t *testing.T) {
+	durs := [][]uint64{{10, 20, 30}, {1000, 5, 40000}}
+	var all []uint64
+	total := New(Options{})
+	for i, ds := range durs {
+		a := New(Options{})
+		ts := uint64(1)
+		for _, d := range ds {
+			a.Event(entry("f", 1, ts, "0x10"))
+			a.Event(ret("f__return", 1, ts+d, "0x10"))
+			ts += d + 1
+			all = append(all, d)
+		}
+		if i == 1 {
+			a.Event(entry("f", 1, ts, "0x10"))
+			a.Event(&trace.Event{Kind: trace.Lost, TS: ts + 1, Count: 1})
+			a.Event(ret("k__return", 2, ts+2, "0x99"))
+		}
+		a.Results() // a per-file report first: merging after it changes nothing
+		total.Merge(a)
+	}
+	one := New(Options{})
+	ts := uint64(1)
+	for _, d := range all {
+		one.Event(entry("f", 1, ts, "0x10"))
+		one.Event(ret("f__return", 1, ts+d, "0x10"))
+		ts += d + 1
+	}
+	want := one.Results()[0]
+	rs := total.Results()
+	got := rs[0]
+	if got.Function != "f" || got.Count != want.Count || got.MinNs != want.MinNs || got.MaxNs != want.MaxNs || got.MeanNs != want.MeanNs ||
+		got.P50Ns != want.P50Ns || got.P99Ns != want.P99Ns || len(got.Histogram) != len(want.Histogram) {
+		t.Errorf("total %+v\nwant  %+v", got, want)
+	}
+	if got.UnmatchedEntries != 1 || !got.Uncertain {
+		t.Errorf("open call at the loss: %+v", got)
+	}
+	if len(rs) != 2 || rs[1].Function != "k" || rs[1].UnmatchedReturns != 1 {
+		t.Errorf("unplaced return: %+v", rs)
+	}
+}

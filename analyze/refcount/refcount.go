@@ -75,104 +75,143 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
-type role uint8
+// Role is what an event does to an object's references.
+type Role uint8
 
 const (
-	roleNone role = iota
-	roleGet
-	rolePut
-	roleNew
-	roleFree
+	RoleNone Role = iota // not an event of the spec
+	RoleGet              // takes a reference
+	RolePut              // drops a reference
+	RoleNew              // creates the object (its first reference; a new life at a live address)
+	RoleFree             // destroys the object
 )
 
-// Step is one event in an object's history.
-type Step struct {
-	TS    uint64 `json:"ts"`
-	Event string `json:"event"`
-	Count int64  `json:"count"` // reference count after the event
-	PID   int    `json:"pid"`
-	Comm  string `json:"comm,omitempty"`
-}
-
-// Object is one life of one key.
-type Object struct {
-	Key       string `json:"key"`
-	Count     int64  `json:"count"`
-	FirstTS   uint64 `json:"first_ts"`
-	LastTS    uint64 `json:"last_ts"`
-	Site      string `json:"site"`
-	Uncertain bool   `json:"uncertain,omitempty"`
-	History   []Step `json:"history,omitempty"`
-
-	key     objKey
-	dead    bool
-	hist    []Step // ring
-	hn      int
-	lastPut uint64
-}
-
-func (o *Object) record(s Step, max int) {
-	if len(o.hist) < max {
-		o.hist = append(o.hist, s)
-	} else {
-		o.hist[o.hn%max] = s
+// Role returns e's role under the spec (new, free, get, put take
+// precedence in that order) and the name of the field holding the
+// object's key (Key, else e's first argument; "" when e has none).
+func (s Spec) Role(e *trace.Event) (Role, string) {
+	r := RoleNone
+	switch {
+	case matches(s.New, e):
+		r = RoleNew
+	case matches(s.Free, e):
+		r = RoleFree
+	case matches(s.Get, e):
+		r = RoleGet
+	case matches(s.Put, e):
+		r = RolePut
 	}
-	o.hn++
-}
-
-func (o *Object) history() []Step {
-	if o.hn <= len(o.hist) {
-		return append([]Step(nil), o.hist...)
+	key := s.Key
+	if key == "" {
+		if args := e.ArgNames(); len(args) > 0 {
+			key = args[0]
+		}
 	}
-	i := o.hn % len(o.hist)
-	return append(append([]Step(nil), o.hist[i:]...), o.hist[:i]...)
-}
-
-// Site counts outstanding objects per first-reference site.
-type Site struct {
-	Site    string `json:"site"`
-	Objects int    `json:"objects"`
-}
-
-// Report is the result.
-type Report struct {
-	Objects       int      `json:"objects"`
-	Outstanding   int      `json:"outstanding"`
-	Underflows    int      `json:"underflows"`
-	UseAfterPut   int      `json:"use_after_put"`
-	Reused        int      `json:"reused"`
-	UnmatchedPuts int      `json:"unmatched_puts"`
-	Uncertain     int      `json:"uncertain"`
-	Leaks         []Object `json:"leaks"`
-	Sites         []Site   `json:"sites"`
-	// Problem objects (capped at MaxListed each).
-	UnderflowObjects   []Object `json:"underflow_objects"`
-	UseAfterPutObjects []Object `json:"use_after_put_objects"`
-	ReusedObjects      []Object `json:"reused_objects"`
+	return r, key
 }
 
 // Options tune the analyzer.
 type Options struct {
-	History    int // events kept per object (default 8)
+	History    int // events kept per object (default 8; fewer when they do not fit in the object's ring)
 	Quarantine int // released objects remembered for double-put detection (default 1<<20)
-	MaxListed  int // problem objects listed per kind (default 100)
+	// MaxListed bounds each list of the report (default 100): the oldest
+	// outstanding objects, the sites with the most of them, and the first
+	// objects of each kind of problem. Counts are always exact.
+	MaxListed int
 }
 
-// Analyzer consumes events in time order.
+// Analyzer consumes events in time order. Its state is the live and
+// quarantined objects, about 80 bytes each, and the listed problem
+// objects.
 type Analyzer struct {
 	spec    Spec
 	opts    Options
 	classes trace.TypeCache[*class]
-	live    map[objKey]*Object
-	dead    map[objKey]*Object
-	order   []objKey // quarantine FIFO
-	qhead   int
-	loss    []uint64
-	last    uint64
-	rep     Report
+	slab    slab
+	ix      index
+	fifo    ring // released objects, oldest first
+	deaths  uint32
+	// Events queued for the next flush.
+	batch  [batchSize]pending
+	queued int
+	seen   uint64 // latest timestamp fed
+	sink   uint32 // keeps flush's loads
+	// Interned names: event names, threads, string keys and sites.
+	events    []string
+	threads   []thread
+	threadIDs map[thread]uint32
+	lastTh    thread
+	lastThID  uint32
+	strs      map[string]uint32
+	strList   []string
+	sites     []siteKey
+	siteIDs   map[siteKey]uint32
+	lastSite  siteKey
+	lastSID   uint32
+
+	loss []uint64
+	last uint64
 	// lostAnywhere: events were lost at unknown times.
 	lostAnywhere bool
+	counts       Report // the counters; lists are built by Report
+	underflow    []Object
+	useAfterPut  []Object
+	reused       []Object
 }
+
+// released is a quarantine entry: the slot, the serial of the release
+// and the key's hash (to load its index line ahead).
+type released struct {
+	slot, death uint32
+	h           uint64
+}
+
+// ring is a FIFO that grows as needed up to the size it is told.
+type ring struct {
+	buf        []released
+	head, size int
+}
+
+func (r *ring) len() int { return r.size }
+
+// at is the i-th oldest entry.
+func (r *ring) at(i int) released { return r.buf[(r.head+i)%len(r.buf)] }
+
+// push appends x; the ring never holds more than limit entries at once.
+func (r *ring) push(x released, limit int) {
+	if r.size == len(r.buf) {
+		n := hugeSlice[released](min(max(64, 2*len(r.buf)), limit))
+		for i := 0; i < r.size; i++ {
+			n[i] = r.at(i)
+		}
+		r.buf, r.head = n, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = x
+	r.size++
+}
+
+func (r *ring) pop() released {
+	x := r.buf[r.head]
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return x
+}
+
+type thread struct {
+	pid  int
+	comm string
+}
+
+// siteKey is where a first reference was taken: the event and the value
+// of its site argument (field: 0 none, else 1 + index in siteFields).
+type siteKey struct {
+	event uint32
+	field uint8
+	val   uint64
+}
+
+// siteFields are the arguments that name a call site, in order of preference.
+var siteFields = [...]string{"site", "call_site", "caller"}
 
 // New returns an analyzer for spec.
 func New(spec Spec, opts Options) *Analyzer {
@@ -185,7 +224,8 @@ func New(spec Spec, opts Options) *Analyzer {
 	if opts.MaxListed <= 0 {
 		opts.MaxListed = 100
 	}
-	return &Analyzer{spec: spec, opts: opts, live: map[objKey]*Object{}, dead: map[objKey]*Object{}}
+	return &Analyzer{spec: spec, opts: opts, threadIDs: map[thread]uint32{}, strs: map[string]uint32{},
+		siteIDs: map[siteKey]uint32{}, lastThID: ^uint32(0), lastSID: ^uint32(0)}
 }
 
 func matches(specs []string, e *trace.Event) bool {
@@ -206,73 +246,57 @@ func matches(specs []string, e *trace.Event) bool {
 
 // class caches, per event type, the role and where the key is.
 type class struct {
-	role     role
+	role     Role
+	event    uint32          // interned name
 	keyField *eventfmt.Field // binary events
 	keyName  string
 	ipField  *eventfmt.Field
+	// siteFields of binary events, by index in siteFields (nil: absent).
+	siteFields [len(siteFields)]*eventfmt.Field
 }
 
 func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }
 
 func (a *Analyzer) derive(e *trace.Event) *class {
-	c := &class{}
-	switch {
-	case matches(a.spec.New, e):
-		c.role = roleNew
-	case matches(a.spec.Free, e):
-		c.role = roleFree
-	case matches(a.spec.Get, e):
-		c.role = roleGet
-	case matches(a.spec.Put, e):
-		c.role = rolePut
-	}
-	c.keyName = a.spec.Key
-	if c.keyName == "" {
-		if args := e.ArgNames(); len(args) > 0 {
-			c.keyName = args[0]
-		}
-	}
+	c := &class{event: uint32(len(a.events))}
+	a.events = append(a.events, e.Name)
+	c.role, c.keyName = a.spec.Role(e)
 	if e.Format != nil {
 		c.keyField = e.Format.Field(c.keyName)
 		c.ipField = e.Format.Field("__probe_ip")
+		for i, f := range siteFields {
+			c.siteFields[i] = e.Format.Field(f)
+		}
 	}
 	return c
 }
 
-// objKey identifies an object: its address, or its printed key when not
-// numeric, and for user-space probes the process (addresses are per
-// process).
-type objKey struct {
-	proc int
-	addr uint64
-	str  string
-}
-
-func (k objKey) String() string {
-	s := k.str
-	if s == "" {
-		s = "0x" + strconv.FormatUint(k.addr, 16)
-	}
-	if k.proc != 0 {
-		return strconv.Itoa(k.proc) + ":" + s
-	}
-	return s
-}
-
-func (a *Analyzer) key(e *trace.Event, c *class) (objKey, bool) {
-	var k objKey
+func (a *Analyzer) key(e *trace.Event, c *class) (key, bool) {
+	var k key
 	var ok bool
+	var str string
 	if c.keyField != nil {
 		if k.addr, ok = c.keyField.Uint(e.Data, e.Order); !ok {
-			k.str, ok = c.keyField.String(e.Data, e.Order)
+			str, ok = c.keyField.String(e.Data, e.Order)
+			k.tag = strKey
 		}
 	} else if e.Format == nil && c.keyName != "" {
 		if k.addr, ok = e.Uint(c.keyName); !ok {
-			k.str, ok = e.Value(c.keyName)
+			str, ok = e.Value(c.keyName)
+			k.tag = strKey
 		}
 	}
 	if !ok {
 		return k, false
+	}
+	if k.tag == strKey {
+		id, seen := a.strs[str]
+		if !seen {
+			id = uint32(len(a.strList))
+			a.strs[str] = id
+			a.strList = append(a.strList, str)
+		}
+		k.addr = uint64(id)
 	}
 	var ip uint64
 	var ipOK bool
@@ -282,128 +306,272 @@ func (a *Analyzer) key(e *trace.Event, c *class) (objKey, bool) {
 		ip, ipOK = e.Uint("__probe_ip")
 	}
 	if ipOK && ip < 1<<47 {
-		k.proc = e.Process()
+		k.tag |= uint32(e.Process()) &^ strKey
 	}
 	return k, true
 }
 
-// site names where a reference was taken: the event, and the call site
-// when the probe records one (an argument named site, call_site or caller).
-func (a *Analyzer) site(e *trace.Event) string {
-	s := e.Name
-	for _, f := range []string{"site", "call_site", "caller"} {
-		if v, ok := e.Uint(f); ok {
-			return s + " " + f + "=0x" + strconv.FormatUint(v, 16)
-		}
+// keyString renders a key: "0xADDR" or the string key, after "PROC:" for
+// user-space keys.
+func (a *Analyzer) keyString(k key) string {
+	var s string
+	if k.tag&strKey != 0 {
+		s = a.strList[k.addr]
+	} else {
+		s = "0x" + strconv.FormatUint(k.addr, 16)
+	}
+	if p := k.tag &^ strKey; p != 0 {
+		return strconv.Itoa(int(p)) + ":" + s
 	}
 	return s
 }
 
+// siteOf is where a reference was taken: the event, and the call site
+// when the probe records one (an argument named site, call_site or caller).
+func (a *Analyzer) siteOf(e *trace.Event, c *class) siteKey {
+	sk := siteKey{event: c.event}
+	for i, name := range siteFields {
+		var v uint64
+		var ok bool
+		if e.Format != nil {
+			if f := c.siteFields[i]; f != nil {
+				v, ok = f.Uint(e.Data, e.Order)
+			}
+		} else {
+			v, ok = e.Uint(name)
+		}
+		if ok {
+			sk.field, sk.val = uint8(i+1), v
+			break
+		}
+	}
+	return sk
+}
+
+// internSite numbers a site; consecutive births mostly share one.
+func (a *Analyzer) internSite(sk siteKey) uint32 {
+	if sk == a.lastSite && a.lastSID != ^uint32(0) {
+		return a.lastSID
+	}
+	id, ok := a.siteIDs[sk]
+	if !ok {
+		id = uint32(len(a.sites))
+		a.siteIDs[sk] = id
+		a.sites = append(a.sites, sk)
+	}
+	a.lastSite, a.lastSID = sk, id
+	return id
+}
+
+func (a *Analyzer) siteString(id uint32) string {
+	sk := a.sites[id]
+	s := a.events[sk.event]
+	if sk.field != 0 {
+		s += " " + siteFields[sk.field-1] + "=0x" + strconv.FormatUint(sk.val, 16)
+	}
+	return s
+}
+
+// thread interns the event's thread and command.
+func (a *Analyzer) thread(e *trace.Event) uint32 {
+	t := thread{e.PID, e.Comm}
+	if t == a.lastTh && a.lastThID != ^uint32(0) {
+		return a.lastThID
+	}
+	id, ok := a.threadIDs[t]
+	if !ok {
+		id = uint32(len(a.threads))
+		a.threadIDs[t] = id
+		a.threads = append(a.threads, t)
+	}
+	a.lastTh, a.lastThID = t, id
+	return id
+}
+
+// batchSize is how many events are queued before they are applied: the
+// index lines and objects a batch needs are loaded together first, so
+// that their cache misses overlap instead of following one another.
+const batchSize = 64
+
+// pending is a queued event: what Event extracted from it.
+type pending struct {
+	ts   uint64
+	k    key
+	h    uint64 // hashKey(k)
+	c    *class
+	th   uint32
+	site siteKey
+	lost bool
+}
+
 // Event feeds one event.
 func (a *Analyzer) Event(e *trace.Event) {
-	if e.TS > a.last {
-		a.last = e.TS
+	if e.TS > a.seen {
+		a.seen = e.TS
 	}
+	p := &a.batch[a.queued]
 	if e.Kind == trace.Lost {
-		a.loss = append(a.loss, e.TS)
-		return
-	}
-	c := a.classOf(e)
-	r := c.role
-	if r == roleNone {
-		return
-	}
-	k, ok := a.key(e, c)
-	if !ok {
-		return
-	}
-	o := a.live[k]
-	switch r {
-	case roleGet, roleNew:
-		switch {
-		case o != nil && r == roleNew:
-			// Allocated again while still referenced: the old life's
-			// final put was missed or the object leaked.
-			a.rep.Reused++
-			a.list(&a.rep.ReusedObjects, o)
-			o = a.born(k, e)
-		case o != nil:
-			o.Count++
-		default:
-			if d := a.dead[k]; d != nil && r == roleGet && len(a.spec.New) > 0 {
-				// The object was released and not allocated again.
-				a.rep.UseAfterPut++
-				delete(a.dead, k)
-				d.dead = false
-				d.Count = 1
-				a.list(&a.rep.UseAfterPutObjects, d)
-				a.live[k] = d
-				o = d
-			} else {
-				if d != nil {
-					a.rep.Reused++
-					delete(a.dead, k)
-				}
-				o = a.born(k, e)
-			}
-		}
-	case rolePut, roleFree:
-		if o == nil {
-			d := a.dead[k]
-			if d == nil {
-				a.rep.UnmatchedPuts++
-				return
-			}
-			d.Count--
-			d.LastTS = e.TS
-			d.record(Step{TS: e.TS, Event: e.Name, Count: d.Count, PID: e.PID, Comm: e.Comm}, a.opts.History)
-			a.rep.Underflows++
-			a.list(&a.rep.UnderflowObjects, d)
+		*p = pending{ts: e.TS, lost: true}
+	} else {
+		c := a.classOf(e)
+		if c.role == RoleNone {
 			return
 		}
-		o.Count--
-		if o.Count <= 0 {
-			o.dead = true
-			delete(a.live, k)
-			a.quarantine(k, o)
+		k, ok := a.key(e, c)
+		if !ok {
+			return
+		}
+		*p = pending{ts: e.TS, k: k, h: hashKey(k), c: c, th: a.thread(e)}
+		if c.role == RoleGet || c.role == RoleNew {
+			p.site = a.siteOf(e, c)
 		}
 	}
-	o.LastTS = e.TS
-	o.record(Step{TS: e.TS, Event: e.Name, Count: o.Count, PID: e.PID, Comm: e.Comm}, a.opts.History)
+	a.queued++
+	if a.queued == batchSize {
+		a.flush()
+	}
 }
 
-func (a *Analyzer) born(k objKey, e *trace.Event) *Object {
-	o := &Object{key: k, Count: 1, FirstTS: e.TS, Site: a.site(e), hist: make([]Step, 0, a.opts.History)}
-	a.live[k] = o
-	a.rep.Objects++
-	return o
-}
-
-func (a *Analyzer) quarantine(k objKey, o *Object) {
-	a.dead[k] = o
-	a.order = append(a.order, k)
-	if len(a.order)-a.qhead > a.opts.Quarantine {
-		old := a.order[a.qhead]
-		a.qhead++
-		if d := a.dead[old]; d != nil && d.dead {
-			delete(a.dead, old)
+// flush applies the queued events.
+func (a *Analyzer) flush() {
+	b := a.batch[:a.queued]
+	a.queued = 0
+	if len(a.ix.e) > 0 {
+		// Touch what the batch will need; the loads do not depend on one
+		// another, so the processor overlaps their misses.
+		var sink uint32
+		for i := range b {
+			if !b[i].lost {
+				sink += a.ix.e[b[i].h&a.ix.mask].h
+			}
 		}
-		if a.qhead > len(a.order)/2 {
-			a.order = append([]objKey(nil), a.order[a.qhead:]...)
-			a.qhead = 0
+		for i := range b {
+			if !b[i].lost {
+				if slot, ok := a.ix.find(&a.slab, b[i].k); ok {
+					sink += uint32(a.slab.at(slot).count)
+				}
+			}
+		}
+		// The oldest released objects the batch may make the quarantine
+		// forget.
+		for i := 0; i < a.fifo.len() && i < a.fifo.len()-a.opts.Quarantine+len(b); i++ {
+			q := a.fifo.at(i)
+			sink += a.ix.e[q.h&a.ix.mask].h + uint32(a.slab.at(q.slot).count)
+		}
+		a.sink = sink
+	}
+	for i := range b {
+		a.apply(&b[i])
+	}
+	if a.seen > a.last {
+		a.last = a.seen
+	}
+}
+
+// apply runs one event against the objects.
+func (a *Analyzer) apply(p *pending) {
+	if p.ts > a.last {
+		a.last = p.ts
+	}
+	if p.lost {
+		a.loss = append(a.loss, p.ts)
+		return
+	}
+	c, r := p.c, p.c.role
+	slot, found := a.ix.find(&a.slab, p.k)
+	var o *obj
+	if found {
+		o = a.slab.at(slot)
+	}
+	live := found && o.flags&dead == 0
+	switch r {
+	case RoleGet, RoleNew:
+		switch {
+		case live && r == RoleNew:
+			// Allocated again while still referenced: the old life's
+			// final put was missed or the object leaked.
+			a.counts.Reused++
+			a.list(&a.reused, o)
+			a.born(o, p)
+		case live:
+			o.count++
+		case found && r == RoleGet && len(a.spec.New) > 0:
+			// The object was released and not allocated again.
+			a.counts.UseAfterPut++
+			o.flags &^= dead
+			o.count = 1
+			a.list(&a.useAfterPut, o)
+		case found:
+			a.counts.Reused++
+			a.born(o, p)
+		default:
+			slot = a.slab.alloc()
+			o = a.slab.at(slot)
+			o.addr, o.tag = p.k.addr, p.k.tag
+			a.ix.insert(p.h, slot)
+			a.born(o, p)
+		}
+	case RolePut, RoleFree:
+		if !found {
+			a.counts.UnmatchedPuts++
+			return
+		}
+		o.count--
+		if !live {
+			o.record(p.ts, c.event, p.th, o.count, a.opts.History)
+			a.counts.Underflows++
+			a.list(&a.underflow, o)
+			return
+		}
+		if o.count <= 0 {
+			a.release(slot, o, p.h)
+		}
+	}
+	o.record(p.ts, c.event, p.th, o.count, a.opts.History)
+}
+
+// born starts a new life in o's slot (the key is set).
+func (a *Analyzer) born(o *obj, p *pending) {
+	o.first, o.count, o.site = p.ts, 1, a.internSite(p.site)
+	o.flags, o.hlen, o.steps = inUse, 0, 0
+	a.counts.Objects++
+}
+
+// release quarantines a released object; the oldest beyond the
+// quarantine's size are forgotten.
+func (a *Analyzer) release(slot uint32, o *obj, h uint64) {
+	o.flags |= dead
+	a.deaths++
+	o.death = a.deaths
+	a.fifo.push(released{slot, o.death, h}, a.opts.Quarantine+1)
+	if a.fifo.len() > a.opts.Quarantine {
+		old := a.fifo.pop()
+		// Only the latest release of a slot frees it: the object may
+		// have been used again, or released again, since.
+		if d := a.slab.at(old.slot); d.flags&dead != 0 && d.death == old.death {
+			a.ix.remove(&a.slab, d.key(), old.h)
+			a.slab.release(old.slot)
 		}
 	}
 }
 
 // list snapshots o into a problem list (bounded).
-func (a *Analyzer) list(l *[]Object, o *Object) {
+func (a *Analyzer) list(l *[]Object, o *obj) {
 	if len(*l) < a.opts.MaxListed {
-		c := *o
-		c.Key = o.key.String()
-		c.History = o.history()
-		c.Uncertain = a.lossIn(o.FirstTS, a.last)
+		c := a.object(o)
+		c.Uncertain = a.lossIn(o.first, a.last)
 		*l = append(*l, c)
 	}
+}
+
+// object renders o.
+func (a *Analyzer) object(o *obj) Object {
+	out := Object{Key: a.keyString(o.key()), Count: int64(o.count), FirstTS: o.first, LastTS: o.last, Site: a.siteString(o.site)}
+	for _, s := range o.history() {
+		t := a.threads[s.thread]
+		out.History = append(out.History, Step{TS: s.ts, Event: a.events[s.event], Count: int64(s.count), PID: t.pid, Comm: t.comm})
+	}
+	return out
 }
 
 // lossIn reports whether a loss marker lies in [from, to].
@@ -418,54 +586,17 @@ func (a *Analyzer) lossIn(from, to uint64) bool {
 // LostSomewhere records that events were lost at unknown times (the
 // kernel's counters say so, the stream does not say where): every verdict
 // becomes uncertain.
-func (a *Analyzer) LostSomewhere() { a.lostAnywhere = true }
+func (a *Analyzer) LostSomewhere() {
+	a.flush()
+	a.lostAnywhere = true
+}
 
-// Report closes the analysis.
-func (a *Analyzer) Report() Report {
-	rep := a.rep
-	sites := map[string]int{}
-	for _, o := range a.live {
-		if o.Count <= 0 {
-			continue
-		}
-		c := *o
-		c.Key = o.key.String()
-		c.History = o.history()
-		c.Uncertain = a.lossIn(o.FirstTS, a.last)
-		if c.Uncertain {
-			rep.Uncertain++
-		}
-		rep.Leaks = append(rep.Leaks, c)
-		sites[o.Site]++
-	}
-	rep.Outstanding = len(rep.Leaks)
-	sort.Slice(rep.Leaks, func(i, j int) bool {
-		if rep.Leaks[i].FirstTS != rep.Leaks[j].FirstTS {
-			return rep.Leaks[i].FirstTS < rep.Leaks[j].FirstTS
-		}
-		return rep.Leaks[i].Key < rep.Leaks[j].Key
-	})
-	for s, n := range sites {
-		rep.Sites = append(rep.Sites, Site{Site: s, Objects: n})
-	}
-	sort.Slice(rep.Sites, func(i, j int) bool {
-		if rep.Sites[i].Objects != rep.Sites[j].Objects {
-			return rep.Sites[i].Objects > rep.Sites[j].Objects
-		}
-		return rep.Sites[i].Site < rep.Sites[j].Site
-	})
-	for _, l := range []*[]Object{&rep.UnderflowObjects, &rep.UseAfterPutObjects, &rep.ReusedObjects} {
-		for i := range *l {
-			if (*l)[i].Uncertain {
-				rep.Uncertain++
-			}
+// outstanding calls fn with the slot of every object still referenced.
+func (a *Analyzer) outstanding(fn func(slot uint32, o *obj)) {
+	a.flush()
+	for i := uint32(0); i < a.slab.n; i++ {
+		if o := a.slab.at(i); o.flags&(inUse|dead) == inUse && o.count > 0 {
+			fn(i, o)
 		}
 	}
-	if rep.Leaks == nil {
-		rep.Leaks = []Object{}
-	}
-	if rep.Sites == nil {
-		rep.Sites = []Site{}
-	}
-	return rep
 }

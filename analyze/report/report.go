@@ -3,7 +3,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,14 +11,24 @@ import (
 
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/refcount"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // Report is everything one analysis found. The JSON keys are the schema
-// scripts rely on.
+// scripts rely on (docs/analyze.md).
 type Report struct {
-	Format         string           `json:"format"`
-	Events         int64            `json:"events"`
+	// File and Host name the recording in a report over several; a
+	// total counts its Recordings.
+	File       string `json:"file,omitempty"`
+	Host       string `json:"host,omitempty"`
+	Recordings int    `json:"recordings,omitempty"`
+	Format     string `json:"format"`
+	Events     int64  `json:"events"`
+	// LostEvents is the best known count of events lost (Lost has the
+	// parts); LostUncertain says it may be low.
 	LostEvents     int64            `json:"lost_events"`
+	LostUncertain  bool             `json:"lost_events_uncertain"`
+	Lost           Loss             `json:"lost"`
 	LostUnknown    int              `json:"lost_markers_without_count"`
 	StatsLost      int64            `json:"kernel_stats_lost"`
 	Truncated      bool             `json:"truncated"`
@@ -27,16 +36,50 @@ type Report struct {
 	Latency        []latency.Result `json:"latency"`
 	Refcount       *refcount.Report `json:"refcount"`
 	RefcountSpec   string           `json:"refcount_spec,omitempty"`
+	// AllObjects asks the writers for every outstanding object (streamed
+	// with refcount.Report.EachLeak), not only the listed ones.
+	AllObjects bool `json:"-"`
 }
 
-// JSON writes r as indented JSON.
-func JSON(w io.Writer, r *Report) error {
-	if r.Latency == nil {
-		r.Latency = []latency.Result{}
+// Loss is where the count of lost events comes from.
+type Loss struct {
+	// Markers: lost events the stream marks where they happened (page
+	// headers of trace.dat, LOST lines and the entries-written header of
+	// text); MarkersWithoutCount: marks whose count is unknown.
+	Markers             int64 `json:"markers"`
+	MarkersWithoutCount int   `json:"markers_without_count"`
+	// BufferOverrun and BufferDropped: the kernel's per-CPU ring-buffer
+	// stats (overwritten, refused), which say how many but not when.
+	BufferOverrun int64 `json:"buffer_overrun"`
+	BufferDropped int64 `json:"buffer_dropped"`
+	// ProbeMissed: probe hits the kernel could not record (kprobe_profile).
+	ProbeMissed int64 `json:"probe_missed"`
+}
+
+// Best is the best known number of lost events: the markers and the
+// buffer's overrun count the same events (the larger is the better
+// count), dropped events and probe misses come on top.
+func (l Loss) Best() int64 { return max(l.Markers, l.BufferOverrun) + l.BufferDropped + l.ProbeMissed }
+
+// AddInfo adds what a reader learned about a recording: its format (the
+// first one's), event and loss counts and flags.
+func (r *Report) AddInfo(i trace.Info) {
+	if r.Format == "" {
+		r.Format = i.Format
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	r.Events += i.Events
+	l := Loss{Markers: i.Lost, MarkersWithoutCount: i.LostUnknown, BufferOverrun: i.StatsOverrun, BufferDropped: i.StatsDropped, ProbeMissed: i.ProbeMissed}
+	r.LostEvents += l.Best()
+	r.LostUncertain = r.LostUncertain || i.LostUnknown > 0 || i.Truncated || !i.LossCounted
+	r.Lost.Markers += l.Markers
+	r.Lost.MarkersWithoutCount += l.MarkersWithoutCount
+	r.Lost.BufferOverrun += l.BufferOverrun
+	r.Lost.BufferDropped += l.BufferDropped
+	r.Lost.ProbeMissed += l.ProbeMissed
+	r.LostUnknown += i.LostUnknown
+	r.StatsLost += i.StatsLost
+	r.Truncated = r.Truncated || i.Truncated
+	r.TextTimestamps = r.TextTimestamps || i.TextTimestamps
 }
 
 // Unit is a time unit for text output.
@@ -78,6 +121,13 @@ func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
 		fmt.Fprintf(w, " (+%d loss markers without a count)", r.LostUnknown)
 	}
 	fmt.Fprintf(w, ", %s\n", state)
+	if l := r.Lost; r.LostEvents > 0 {
+		fmt.Fprintf(w, "lost events: %d marked in the stream, %d overwritten and %d dropped by the ring buffer, %d probe misses\n",
+			l.Markers, l.BufferOverrun, l.BufferDropped, l.ProbeMissed)
+	}
+	if r.LostUncertain {
+		fmt.Fprintln(w, "note: the count of lost events may be low (loss marks without a count, a cut file, or no kernel loss counters in the recording)")
+	}
 	if r.Refcount != nil && r.Refcount.Uncertain > 0 {
 		fmt.Fprintf(w, "UNCERTAIN: events were lost during the life of %d reported objects; their verdicts are marked ?\n", r.Refcount.Uncertain)
 	}
@@ -185,31 +235,49 @@ func refText(w io.Writer, r *Report, maxObjects int) {
 			fmt.Fprintf(tw, "%7d\t%s\n", s.Objects, s.Site)
 		}
 		tw.Flush()
+		if n := rc.LeakSites - len(rc.Sites); n > 0 {
+			fmt.Fprintf(w, "  ... %d more sites\n", n)
+		}
 	}
-	objs := func(title string, l []refcount.Object) {
-		if len(l) == 0 {
+	object := func(o refcount.Object) error {
+		q := ""
+		if o.Uncertain {
+			q = " ?"
+		}
+		if o.File != "" {
+			q += " file=" + o.File
+		}
+		_, err := fmt.Fprintf(w, "  %s count=%d first=%s last=%s site=%s%s\n", o.Key, o.Count, secs(o.FirstTS), secs(o.LastTS), o.Site, q)
+		for _, s := range o.History {
+			fmt.Fprintf(w, "      %s %-20s -> %d  %s-%d\n", secs(s.TS), s.Event, s.Count, s.Comm, s.PID)
+		}
+		return err
+	}
+	// total is how many objects the section has, of which l lists some.
+	objs := func(title string, l []refcount.Object, total int, more string) {
+		if total == 0 {
 			return
 		}
-		fmt.Fprintf(w, "\n%s (%d listed)\n", title, len(l))
+		fmt.Fprintf(w, "\n%s (%d listed)\n", title, total)
 		for i, o := range l {
 			if i == maxObjects {
-				fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(l)-i)
 				break
 			}
-			q := ""
-			if o.Uncertain {
-				q = " ?"
-			}
-			fmt.Fprintf(w, "  %s count=%d first=%s last=%s site=%s%s\n", o.Key, o.Count, secs(o.FirstTS), secs(o.LastTS), o.Site, q)
-			for _, s := range o.History {
-				fmt.Fprintf(w, "      %s %-20s -> %d  %s-%d\n", secs(s.TS), s.Event, s.Count, s.Comm, s.PID)
-			}
+			object(o)
+		}
+		if n := total - min(len(l), maxObjects); n > 0 {
+			fmt.Fprintf(w, "  ... %d more%s\n", n, more)
 		}
 	}
-	objs("OUTSTANDING", rc.Leaks)
-	objs("UNDERFLOW", rc.UnderflowObjects)
-	objs("USE AFTER PUT", rc.UseAfterPutObjects)
-	objs("ADDRESS REUSE", rc.ReusedObjects)
+	if r.AllObjects && rc.Outstanding > 0 {
+		fmt.Fprintf(w, "\nOUTSTANDING (%d listed)\n", rc.Outstanding)
+		rc.EachLeak(object)
+	} else {
+		objs("OUTSTANDING", rc.Leaks, rc.Outstanding, " (--all-objects lists all)")
+	}
+	objs("UNDERFLOW", rc.UnderflowObjects, len(rc.UnderflowObjects), "")
+	objs("USE AFTER PUT", rc.UseAfterPutObjects, len(rc.UseAfterPutObjects), "")
+	objs("ADDRESS REUSE", rc.ReusedObjects, len(rc.ReusedObjects), "")
 }
 
 // secs renders a nanosecond timestamp as seconds, as ftrace prints them.

@@ -138,8 +138,21 @@ type Info struct {
 	LostUnknown int    // loss markers without a count
 	Truncated   bool
 	// StatsLost is what the kernel's per-CPU stats (overrun, dropped)
-	// recorded in the file count as lost, where it is not known when.
-	StatsLost int64
+	// recorded in the file count as lost, where it is not known when:
+	// StatsOverrun (overwritten in a full buffer) plus StatsDropped
+	// (refused by a full buffer).
+	StatsLost                  int64
+	StatsOverrun, StatsDropped int64
+	// ProbeMissed counts probe hits the kernel could not record (the
+	// kprobe_profile misses gprobe record stores; uprobes have none).
+	ProbeMissed int64
+	// LossCounted: the recording carries the kernel's own loss counters
+	// (per-CPU buffer stats, or the "entries-written" header of the
+	// trace file); without them events dropped without an in-band marker
+	// go unseen.
+	LossCounted bool
+	// Host is the name of the machine that recorded, when it says.
+	Host string
 	// Probes are probe definitions the recording carries (gprobe record).
 	Probes []string
 	// TextTimestamps: timestamps came from text (microsecond resolution).
@@ -165,10 +178,12 @@ func (e *Event) Process() int {
 }
 
 // TypeCache keeps what a consumer derived once per event type: by format
-// ID for binary events (a slice index on the hot path), by system and name
-// for text events.
+// ID for binary events (a slice index on the hot path, from the lowest ID
+// seen: probe events have IDs in the thousands), by system and name for
+// text events.
 type TypeCache[T any] struct {
 	byID   []cached[T]
+	base   int
 	byName map[[2]string]T
 }
 
@@ -180,14 +195,22 @@ type cached[T any] struct {
 // Get returns the value for e's type, calling derive the first time.
 func (c *TypeCache[T]) Get(e *Event, derive func(*Event) T) T {
 	if f := e.Format; f != nil && f.ID >= 0 && f.ID < 1<<16 {
-		if f.ID < len(c.byID) && c.byID[f.ID].f == f {
-			return c.byID[f.ID].v
+		i := f.ID - c.base
+		if i >= 0 && i < len(c.byID) && c.byID[i].f == f {
+			return c.byID[i].v
 		}
 		v := derive(e)
-		for len(c.byID) <= f.ID {
+		switch {
+		case len(c.byID) == 0:
+			c.base, i = f.ID, 0
+		case i < 0:
+			c.byID = append(make([]cached[T], -i), c.byID...)
+			c.base, i = f.ID, 0
+		}
+		for len(c.byID) <= i {
 			c.byID = append(c.byID, cached[T]{})
 		}
-		c.byID[f.ID] = cached[T]{f, v}
+		c.byID[i] = cached[T]{f, v}
 		return v
 	}
 	k := [2]string{e.System, e.Name}

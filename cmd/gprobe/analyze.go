@@ -12,27 +12,32 @@ import (
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/folded"
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/analyze/perfetto"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/timeline"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
-// analyze: latency and refcount reports from a recording (issue 6).
+// analyze: latency and refcount reports from recordings.
 
 func (a *app) analyzeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "analyze",
-		Usage:     "latency and refcount reports from a recording",
-		ArgsUsage: "[FILE] (trace.dat v6/v7, ftrace text; default trace.out)",
+		Usage:     "latency and refcount reports from recordings",
+		ArgsUsage: "[FILE|DIR...] (trace.dat v6/v7, ftrace text; default trace.out; several files or a directory: a report per file and a total)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "refcount", Usage: "`get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]`: follow objects by key"},
-			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (summaries, totals and the --max-objects first objects and sites)"},
+			&cli.BoolFlag{Name: "json-lines", Usage: "print JSON lines: every outstanding object, then the report"},
+			&cli.BoolFlag{Name: "all-objects", Usage: "list every outstanding object in the text or JSON report (streamed)"},
 			&cli.StringFlag{Name: "export-timeline", Usage: "write matched calls as Chrome trace-event JSON to `FILE` (Perfetto)"},
+			&cli.StringFlag{Name: "export-perfetto", Usage: "write matched calls (and with --refcount the live objects) as a Perfetto protobuf trace to `FILE`"},
 			&cli.StringFlag{Name: "folded", Usage: "write folded stacks of matched calls, weighted by self time in ns, to `FILE` (flamegraph.pl, inferno, speedscope)"},
-			&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`"},
+			&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`; report several recordings by file|host (comma-separated, e.g. host,comm)"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
 			&cli.StringFlag{Name: "probes", Usage: "`FILE` of probe definitions (uprobe_events/kprobe_events lines) to pair entry and return probes"},
-			&cli.IntFlag{Name: "max-objects", Value: 20, Usage: "objects listed per section in the text report"},
+			&cli.IntFlag{Name: "max-objects", Value: 20, Usage: "objects and sites listed per section of the text and JSON reports"},
 		},
 		Action: func(c *cli.Context) error { return a.set(a.analyze(c)) },
 	}
@@ -47,23 +52,40 @@ func (a *app) analyzeFail(err error) int {
 }
 
 func (a *app) analyze(c *cli.Context) int {
-	if c.NArg() > 1 {
-		return a.analyzeFail(fmt.Errorf("one recording at a time (got %d)", c.NArg()))
-	}
-	path := "trace.out"
-	if c.NArg() == 1 {
-		path = c.Args().First()
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		args = []string{"trace.out"}
 	}
 	unit, err := report.ParseUnit(c.String("unit"))
 	if err != nil {
 		return a.analyzeFail(err)
 	}
-	cfg := analyze.Config{}
-	switch by := c.String("by"); by {
-	case "", "comm", "pid":
-		cfg.Latency.By = by
-	default:
-		return a.analyzeFail(fmt.Errorf("--by %q: want comm or pid", by))
+	out := report.OutputText
+	switch {
+	case c.Bool("json") && c.Bool("json-lines"):
+		return a.analyzeFail(errors.New("--json and --json-lines: choose one"))
+	case c.Bool("json"):
+		out = report.OutputJSON
+	case c.Bool("json-lines"):
+		out = report.OutputJSONLines
+	}
+	max := c.Int("max-objects")
+	if max <= 0 {
+		return a.analyzeFail(fmt.Errorf("--max-objects %d: want at least 1", max))
+	}
+	cfg := analyze.Config{MaxListed: max}
+	parts := ""
+	if by := c.String("by"); by != "" {
+		for _, b := range strings.Split(by, ",") {
+			switch {
+			case (b == "comm" || b == "pid") && cfg.Latency.By == "":
+				cfg.Latency.By = b
+			case (b == "file" || b == "host") && parts == "":
+				parts = b
+			default:
+				return a.analyzeFail(fmt.Errorf("--by %q: want comm or pid, file or host, or one of each", by))
+			}
+		}
 	}
 	if s := c.String("refcount"); s != "" {
 		spec, err := refcount.ParseSpec(s)
@@ -79,11 +101,17 @@ func (a *app) analyze(c *cli.Context) int {
 		}
 		cfg.Latency.Definitions = strings.Split(string(b), "\n")
 	}
-	rec, err := analyze.Open(path)
+	paths, err := analyze.Inputs(args)
 	if err != nil {
 		return a.analyzeFail(err)
 	}
-	defer rec.Close()
+	many := len(args) > 1 || len(paths) != 1 || paths[0] != args[0] || parts != ""
+	if parts == "" {
+		parts = "file"
+	}
+	if many && parts == "host" && c.Bool("all-objects") && out != report.OutputJSONLines {
+		return a.analyzeFail(errors.New("--all-objects lists the objects of each recording: use --by file or --json-lines"))
+	}
 	var tl *timeline.Writer
 	var tlFile *os.File
 	if p := c.String("export-timeline"); p != "" {
@@ -93,6 +121,21 @@ func (a *app) analyze(c *cli.Context) int {
 		}
 		defer tlFile.Close()
 		tl = timeline.New(tlFile)
+	}
+	var pf *perfetto.Writer
+	var pfFile *os.File
+	wrap := func(src trace.Source) trace.Source { return src }
+	if p := c.String("export-perfetto"); p != "" {
+		if many {
+			return a.analyzeFail(errors.New("--export-perfetto writes one recording's calls: give one file"))
+		}
+		pfFile, err = os.Create(p)
+		if err != nil {
+			return a.analyzeFail(err)
+		}
+		defer pfFile.Close()
+		pf = perfetto.New(pfFile, perfetto.Options{Refcount: cfg.Refcount, RefSpec: cfg.RefSpec})
+		wrap = pf.Source
 	}
 	var fb *folded.Builder
 	var fbFile *os.File
@@ -104,22 +147,47 @@ func (a *app) analyze(c *cli.Context) int {
 		defer fbFile.Close()
 		fb = folded.New()
 	}
-	if tl != nil || fb != nil {
+	if tl != nil || fb != nil || pf != nil {
 		cfg.OnCall = func(call latency.Call) {
 			if tl != nil {
 				tl.Call(call)
+			}
+			if pf != nil {
+				pf.Call(call)
 			}
 			if fb != nil {
 				fb.Call(call)
 			}
 		}
 	}
-	rep, err := analyze.Run(rec, cfg)
+	write := func(r *report.Report) error {
+		r.AllObjects = c.Bool("all-objects")
+		switch out {
+		case report.OutputJSON:
+			return report.JSON(a.stdout, r)
+		case report.OutputJSONLines:
+			return report.JSONLines(a.stdout, r, "report")
+		}
+		return report.Text(a.stdout, r, unit, max)
+	}
+	if many {
+		err = a.analyzeMany(paths, cfg, out, parts, unit, max, c.Bool("all-objects"))
+	} else {
+		err = analyzeOne(paths[0], cfg, wrap, write)
+	}
 	if err != nil {
-		return a.analyzeFail(fmt.Errorf("%s: %w", path, err))
+		return a.analyzeFail(err)
 	}
 	if tl != nil {
 		if err := tl.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+	}
+	if pf != nil {
+		if err := pf.Close(); err != nil {
+			return a.analyzeFail(err)
+		}
+		if err := pfFile.Close(); err != nil {
 			return a.analyzeFail(err)
 		}
 	}
@@ -131,13 +199,51 @@ func (a *app) analyze(c *cli.Context) int {
 			return a.analyzeFail(err)
 		}
 	}
-	if c.Bool("json") {
-		err = report.JSON(a.stdout, rep)
-	} else {
-		err = report.Text(a.stdout, rep, unit, c.Int("max-objects"))
-	}
-	if err != nil {
-		return a.analyzeFail(err)
-	}
 	return exitOK
+}
+
+// analyzeOne reports one recording, read through wrap (which may watch
+// the events, as the Perfetto writer does).
+func analyzeOne(path string, cfg analyze.Config, wrap func(trace.Source) trace.Source, write func(*report.Report) error) error {
+	rec, err := analyze.Open(path)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	an, err := analyze.Analyze(wrap(rec), cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return write(an.Report())
+}
+
+// analyzeMany reports each recording (or host) and the total, in one pass
+// over the files.
+func (a *app) analyzeMany(paths []string, cfg analyze.Config, out report.Output, parts string, unit report.Unit, max int, all bool) error {
+	m := report.NewMany(a.stdout, out, parts+"s", unit, max)
+	hosts := map[string]*analyze.Total{}
+	var order []string
+	total, err := analyze.RunFiles(paths, cfg, func(an *analyze.Analysis) error {
+		if parts == "host" {
+			h, ok := hosts[an.Host]
+			if !ok {
+				h = analyze.NewTotal(cfg)
+				hosts[an.Host] = h
+				order = append(order, an.Host)
+			}
+			h.Add(an)
+		}
+		r := an.Report()
+		r.AllObjects = all
+		return m.Recording(r)
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range order {
+		if err := m.Host(hosts[h].Report()); err != nil {
+			return err
+		}
+	}
+	return m.Total(total.Report())
 }

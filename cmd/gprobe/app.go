@@ -1,19 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gprobe/gprobe/emit/bootparam"
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -56,7 +61,7 @@ var valueFlags = map[string]bool{
 	"k": true, "vmlinux": true, "s": true, "source": true, "x": true, "exec": true,
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
-	"max-probes": true, "filter": true,
+	"max-probes": true, "filter": true, "event": true, "format": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -141,7 +146,7 @@ func shortName(n string) string {
 
 func isSubcommand(s string) bool {
 	switch s {
-	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "check", "help":
+	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "latency", "check", "help":
 		return true
 	}
 	return false
@@ -152,7 +157,7 @@ func (a *app) main(args []string) int {
 		return st
 	}
 	cliApp := a.cliApp()
-	if err := cliApp.Run(args); err != nil {
+	if err := cliApp.Run(interspersed(args)); err != nil {
 		if a.status == exitOK {
 			fmt.Fprintf(a.stderr, " Error: %v\n", err)
 			fmt.Fprint(a.stderr, usageText)
@@ -189,6 +194,8 @@ func (a *app) cliApp() *cli.App {
 			a.varsCommand(),
 			a.recordCommand(),
 			a.analyzeCommand(),
+			a.latencyCommand(),
+			a.exportCommand(),
 			a.checkCommand(),
 		},
 	}
@@ -210,15 +217,17 @@ func rootFlags() []cli.Flag {
 	return append(append(targetFlags(),
 		&cli.StringFlag{Name: "line", Aliases: []string{"L"}, Usage: "show probe-able source lines of `FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]`"},
 		&cli.StringSliceFlag{Name: "definition", Aliases: []string{"D"}, Usage: "print the probe event `DEFINITION`(s) instead of installing"},
-		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event (issue 4)"},
-		&cli.StringSliceFlag{Name: "del", Aliases: []string{"d"}, Usage: "delete probe events (issue 4)"},
-		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list probe events (issue 4)"},
-		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}, Usage: "show accessible variables at a `PROBEPOINT` (issue 3)"},
+		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event"},
+		&cli.StringSliceFlag{Name: "del", Aliases: []string{"d"}, Usage: "delete probe events"},
+		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list probe events"},
+		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}, Usage: "show accessible variables at a `PROBEPOINT`"},
 		&cli.BoolFlag{Name: "funcs", Aliases: []string{"F"}, Usage: "list functions"},
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-	), varsFlags()...)
+		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
+		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
+	), append(varsFlags(), dynamicFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -234,6 +243,12 @@ func (a *app) notYet(what string) int {
 
 func (a *app) rootAction(c *cli.Context) error {
 	switch {
+	case c.Bool("boot") && !c.IsSet("definition"):
+		return a.set(a.usageError("--boot prints definitions: use it with -D"))
+	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
+		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.IsSet("line") && boolean(c, "ret-insn"):
+		return a.set(a.showExits(c, c.String("line")))
 	case c.IsSet("line"):
 		return a.set(a.showLines(c, c.String("line")))
 	case c.IsSet("definition"):
@@ -250,15 +265,44 @@ func (a *app) rootAction(c *cli.Context) error {
 }
 
 // openTarget opens -x, -m or -k (or the running kernel's debuginfo where
-// distributions put it). With btf, the commands that can work from BTF
-// alone (-D, add, -V) get the running kernel's /sys/kernel/btf/vmlinux when
-// no vmlinux is found.
+// distributions put it), fetching missing debug information from the
+// debuginfod servers of DEBUGINFOD_URLS. With btf, the commands that can
+// work from BTF alone (-D, add, -V) get the running kernel's
+// /sys/kernel/btf/vmlinux when no vmlinux is found.
 func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf})
+	ctx, stop := interruptible()
+	defer stop()
+	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+		Debuginfod: a.debuginfod(c), Context: ctx})
+	if ctx.Err() != nil {
+		if err == nil {
+			t.Close()
+		}
+		return nil, errInterrupted
+	}
 	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
 	return t, err
+}
+
+// errInterrupted ends a command whose download was interrupted.
+var errInterrupted = errors.New("Interrupted.")
+
+// interruptible is a context for a debuginfod download: SIGINT or SIGTERM
+// cancel it (the partial file is removed) instead of ending gprobe at once.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// debuginfod is the client DEBUGINFOD_URLS configures (nil without
+// servers), with a progress line when stderr is a terminal.
+func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
+	d := debuginfod.FromEnv()
+	if d != nil && isTerminal(a.stderr) && !boolean(c, "quiet") {
+		d.Progress = debuginfod.ProgressLine(a.stderr)
+	}
+	return d
 }
 
 func (a *app) warnFunc(c *cli.Context) func(string) {
@@ -272,9 +316,12 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 // showDefinitions implements -D: resolve every definition first, then
 // print them all (perf prints nothing if one fails).
 func (a *app) showDefinitions(c *cli.Context, defs []string) int {
+	if dynamicMode(c) {
+		return a.showDynamic(c, defs)
+	}
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbe(d)
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
@@ -288,13 +335,20 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	}
 	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	r, err := t.Resolver(a.tune(resolve.Options{
+	opts := resolve.Options{
 		NoInlines:    boolean(c, "no-inlines"),
 		MaxProbes:    c.Int("max-probes"),
 		Features:     feat,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
-	}))
+		ReturnInsn:   boolean(c, "ret-insn"),
+	}
+	if tf, ok := t.Features(); ok {
+		// What perf 6.1 cannot write (entry values at return) follows the
+		// kernel the vmlinux is.
+		opts.TargetFeatures = &tf
+	}
+	r, err := t.Resolver(a.tune(opts))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
@@ -318,6 +372,15 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 			}
 			return exitEINVAL
 		}
+	}
+	if boolean(c, "boot") {
+		param, err := bootparam.CommandLine(all)
+		if err != nil {
+			a.errf(c, "%v\n  Error: Failed to add events.\n", err)
+			return exitEINVAL
+		}
+		fmt.Fprintln(a.stdout, param)
+		return exitOK
 	}
 	for _, p := range all {
 		fmt.Fprintln(a.stdout, p.String())
@@ -353,13 +416,22 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	return a.resolveFailedOn(c, nil, err, trailer)
 }
 
+// unfetched says, before a failed resolution's message, what each
+// debuginfod server answered when asked in vain for t's debug information.
+func (a *app) unfetched(c *cli.Context, t *target.Target) {
+	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
+		fmt.Fprintln(a.stderr, t.FetchErr)
+	}
+}
+
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
-// was looked for.
+// was looked for (see also unfetched).
 func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
 	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
 		fmt.Fprintln(a.stderr, t.NoDebuginfo)
 	}
+	a.unfetched(c, t)
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -372,6 +444,11 @@ func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trail
 		}
 		fmt.Fprintln(a.stderr, trailer)
 	}
+	return resolveStatus(err)
+}
+
+// resolveStatus is perf's exit status for a resolution error.
+func resolveStatus(err error) int {
 	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
 		return exitEINVAL
 	}
@@ -403,9 +480,12 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	}
 	l, err := r.LineRange(lr)
 	if err != nil {
+		a.unfetched(c, t)
 		return a.resolveFailed(c, err, trailer)
 	}
-	path, err := lines.SourcePath(l.Path, l.CompDir, str(c, "source"))
+	ctx, stop := interruptible()
+	path, err := t.SourcePath(ctx, l, str(c, "source"))
+	stop()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)

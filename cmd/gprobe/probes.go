@@ -18,7 +18,7 @@ import (
 	"github.com/gprobe/gprobe/resolve/target"
 )
 
-// Installing, listing and deleting probe events (issue 4), with perf probe
+// Installing, listing and deleting probe events, with perf probe
 // 6.1's behaviour and messages. The hint after "Added new event(s):" is
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
@@ -50,13 +50,13 @@ func (a *app) addCommand() *cli.Command {
 		Name:      "add",
 		Usage:     "add probe events to tracefs (same as -a); raw p:/r: definitions and --from FILE install lines printed by -D",
 		ArgsUsage: "PROBEDEF... | 'p:GROUP/EVENT PLACE [ARG...]'...",
-		Flags: append(targetFlags(),
+		Flags: append(append(targetFlags(),
 			&cli.StringFlag{Name: "from", Usage: "install the definitions in `FILE` (one kprobe_events/uprobe_events line each, as -D prints them; - for stdin)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
 			&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-			&cli.IntFlag{Name: "maxactive", Usage: "kernel return probes get `N` instances for concurrent calls (r<N>:, 1 to 4096; perf 6.1 has no option for it)"},
-		),
+			&cli.IntFlag{Name: "maxactive", Usage: "kernel return probes get `N` instances for concurrent calls (r<N>:, f<N>:, 1 to 4096; perf 6.1 has no option for it)"},
+		), dynamicFlags()...),
 		Action: func(c *cli.Context) error {
 			defs := c.Args().Slice()
 			if c.String("from") == "" && len(defs) == 0 {
@@ -116,12 +116,13 @@ func (a *app) rootProbes(c *cli.Context) int {
 	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
 }
 
-// rawDef tells a kprobe_events/uprobe_events line ("p:GRP/EV PLACE ...",
-// "r:EV PLACE", "r16:...") from a perf PROBEDEF. A PROBEDEF's first word
-// never looks like that unless it names a function "p" or "r" with a line
-// number ("p:10"), which stays a PROBEDEF.
-var rawDef = regexp.MustCompile(`^[pr][0-9]*:[^=\s]*\s`)
-var funcLine = regexp.MustCompile(`^[pr]:[0-9]+\s`)
+// rawDef tells a definition line ("p:GRP/EV PLACE ...", "r:EV PLACE",
+// "r16:...", "f:EV FUNC", "f8:EV FUNC%return", "t:EV TRACEPOINT",
+// "e:EV SYSTEM.EVENT") from a perf PROBEDEF. A PROBEDEF's first word never
+// looks like that unless it names a function "p", "r", "f", "t" or "e" with
+// a line number ("p:10"), which stays a PROBEDEF.
+var rawDef = regexp.MustCompile(`^([prf][0-9]*|[te]):[^=\s]*\s`)
+var funcLine = regexp.MustCompile(`^[prfte]:[0-9]+\s`)
 
 func isRawDef(s string) bool {
 	s = strings.TrimSpace(s) + " "
@@ -145,7 +146,7 @@ func exitErrno(err error) int {
 	switch {
 	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, install.ErrHiddenAddresses):
 		return 256 - int(syscall.EACCES)
-	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes),
+	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
 		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
 		return exitENOENT
 	case errors.Is(err, tracefs.ErrExist):
@@ -167,12 +168,17 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		raw  []string
 	}
 	var items []item
+	var dynamic []string // --fprobe, --tracepoint, --event definitions
 	for _, d := range defs {
 		if isRawDef(d) {
 			items = append(items, item{raw: []string{d}})
 			continue
 		}
-		p, err := spec.ParseProbe(d)
+		if dynamicMode(c) {
+			dynamic = append(dynamic, d)
+			continue
+		}
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
 		if err != nil {
 			if option == "" { // bare PROBEDEF: perf's "Command Parse Error"
 				var se *spec.SyntaxError
@@ -207,7 +213,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		}
 		items = append(items, item{raw: lines})
 	}
-	opts := install.Options{Force: boolean(c, "force"), Features: feat}
+	opts := install.Options{Force: boolean(c, "force"), Features: feat, BTF: target.RunningBTF(), EventFields: fs.EventFields}
 	if c.IsSet("maxactive") {
 		opts.MaxActive = c.Int("maxactive")
 	}
@@ -233,7 +239,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		i--
 		rs, err := install.RawRequests(fs, lines, opts)
 		if err != nil {
-			if errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) {
+			if errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) || errors.Is(err, tracefs.ErrNoKind) {
 				a.errf(c, "%v\n", err) // one line says it all
 			} else {
 				a.errf(c, "%v\n%s\n", err, addTrailer)
@@ -246,6 +252,13 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		if st := a.resolveRequests(c, specs, resolved, opts); st != exitOK {
 			return st
 		}
+	}
+	if len(dynamic) > 0 {
+		rs, st := a.resolveDynamic(c, dynamic, addTrailer)
+		if st != exitOK {
+			return st
+		}
+		reqs = append(reqs, rs...)
 	}
 	// The kernel must have the events file for each kind used.
 	for _, r := range reqs {
@@ -296,6 +309,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		Features:     opts.Features,
 		Warn:         a.warnFunc(c),
 		SourcePrefix: str(c, "source"),
+		ReturnInsn:   boolean(c, "ret-insn"),
 	}))
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
@@ -304,6 +318,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	for i, q := range specs {
 		ps, err := r.Probes(q)
 		if err != nil {
+			a.unfetched(c, t)
 			return a.resolveFailed(c, err, addTrailer)
 		}
 		reqs[i].Probes = ps

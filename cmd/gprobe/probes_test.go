@@ -482,6 +482,13 @@ func TestRawDefinitionOrProbedef(t *testing.T) {
 		"vfs_read:3 count":                false,
 		"p:probe/x":                       true, // raw, then refused: "No probe place"
 		"probe:vfs_read=vfs_read $retval": false,
+		"f:probe/vfs_read vfs_read count": true,
+		"f8:x vfs_read%return $retval":    true,
+		"t:probe/kfree kfree $arg*":       true,
+		"e:probe/openat syscalls.sys_enter_openat $filename:ustring": true,
+		"e:10 x":            false, // function e, line 10
+		"t8:x kfree":        false, // no maxactive on t:
+		"f:grp/ev=vfs_read": false,
 	} {
 		if got := isRawDef(s); got != raw {
 			t.Errorf("isRawDef(%q) = %v", s, got)

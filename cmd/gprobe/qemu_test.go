@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
@@ -81,6 +82,9 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing fou
 		Script:  script,
 		Files:   rec.withFiles(map[string][]byte{"/root/probes.defs": []byte(defs.String()), "/etc/hello": []byte(hello)}),
 		Collect: append([]string{"/tmp/trace.raw", "/tmp/trace.add", "/tmp/trace.btf"}, rec.collect...),
+		// Many steps in one boot; a loaded 2-core machine's TCG guest has
+		// taken more than qemu.DefaultTimeout.
+		Timeout: 4 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/gprobe/gprobe/record"
 )
 
-// record: capture probe events into trace.out (issue 5).
+// record: capture probe events into trace.out.
 
 func (a *app) recordCommand() *cli.Command {
 	return &cli.Command{

@@ -94,6 +94,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		} else {
 			err = &resolve.Error{Msg: err.Error() + "\n" + msg, Err: err}
 		}
+		a.unfetched(c, t)
 		return a.resolveFailed(c, err, trailer)
 	}
 	var b strings.Builder

@@ -86,6 +86,12 @@ type Options struct {
 	// Symbols checks kernel symbols and addresses against the running
 	// kernel; nil reads /proc/kallsyms (once per process).
 	Symbols *Kallsyms
+	// BTF is the target kernel's BTF (probedef.BTF), for checking BTF
+	// arguments of raw lines; nil checks their syntax only.
+	BTF probedef.BTF
+	// EventFields lists the fields of a trace event of the target kernel,
+	// for eprobes (tracefs.FS.EventFields); nil checks their syntax only.
+	EventFields func(probe.EventID) ([]string, bool)
 }
 
 // Plan names every probe of reqs against the installed events, as perf's
@@ -107,8 +113,17 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 	for _, k := range probe.Kinds {
 		taken[k] = map[string]bool{}
 	}
+	// A name taken in kprobe_events (or uprobe_events) is taken there; the
+	// kinds of dynamic_events share their names with every event.
+	take := func(k probe.Kind, name string) {
+		for _, other := range probe.Kinds {
+			if other == k || other.Dynamic() || k.Dynamic() {
+				taken[other][name] = true
+			}
+		}
+	}
 	for _, e := range installed {
-		taken[e.Kind][e.Name] = true
+		take(e.Kind, e.Name)
 	}
 	var plan []Event
 	for _, r := range reqs {
@@ -140,7 +155,7 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 		}
 		for k, ns := range created {
 			for _, n := range ns {
-				taken[k][n] = true
+				take(k, n)
 			}
 		}
 	}
@@ -155,10 +170,11 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 	return plan, nil
 }
 
-// setMaxActive gives every return probe of reqs maxactive n (r<N>:, how
-// many calls a kretprobe can follow at once; the kernel's default is about
-// 2 per CPU, and missed returns only show in kprobe_profile). It overrides
-// an r<N> written in a raw definition. uretprobes have no such setting.
+// setMaxActive gives every return probe of reqs maxactive n (r<N>: or
+// f<N>:, how many calls a kretprobe or an fprobe's exit can follow at once;
+// the kernel's default is about 2 per CPU, and missed returns only show in
+// kprobe_profile). It overrides an r<N> or f<N> written in a raw
+// definition. uretprobes have no such setting.
 func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 	if err := ValidMaxActive(n); err != nil {
 		return fmt.Errorf("%w: %w", err, probedef.ErrSyntax)
@@ -174,7 +190,7 @@ func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 				continue
 			}
 			if p.Kind == probe.Uprobe {
-				return fmt.Errorf("--maxactive is for kernel return probes; %s is a uprobe: %w", p.Target, probedef.ErrSyntax)
+				return fmt.Errorf("--maxactive is for kernel return probes; %s is a uprobe: %w", p.Place(), probedef.ErrSyntax)
 			}
 			p.MaxActive = n
 			set++
@@ -193,13 +209,14 @@ var runningKallsyms = sync.OnceValue(RunningKallsyms)
 // symbol must exist and be unique), and for an absolute kernel address, its
 // text range. It returns the probe the line defines.
 func Check(line string, opts Options) (*probe.Probe, error) {
-	po := &probedef.Options{Features: &opts.Features}
+	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields}
 	ks := opts.Symbols
 	if ks == nil {
 		ks = runningKallsyms()
 	}
-	kernel := probedef.KindOf(line) == probe.Kprobe
-	if ks != nil && kernel {
+	kind := probedef.KindOf(line)
+	kernel := kind == probe.Kprobe
+	if ks != nil && (kernel || kind == probe.Fprobe) {
 		po.Symbols = ks.Count
 	}
 	p, err := probedef.Parse(line, po)
@@ -207,7 +224,7 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 		return nil, err
 	}
 	if ks != nil && kernel && p.Target.Symbol == "" {
-		if err := ks.CheckAddress(p.Target.Address, KptrRestrict()); err != nil {
+		if err := ks.CheckAddress(p.Target.Address, kptrRestrict()); err != nil {
 			return nil, err
 		}
 	}
@@ -351,7 +368,8 @@ func Line(group, event, point, module string, args []string) string {
 type PointFinder func(p *probe.Probe) string
 
 // Describe is perf -l's line for one installed probe: its point found by
-// find, the module it is in, and its arguments' field names.
+// find (fprobes, tprobes and eprobes name their function, tracepoint or
+// event themselves), the module it is in, and its arguments' field names.
 func Describe(p *probe.Probe, find PointFinder) string {
 	module := p.Target.Module
 	if p.Kind == probe.Uprobe {
@@ -361,7 +379,25 @@ func Describe(p *probe.Probe, find PointFinder) string {
 	for i := range p.Args {
 		args = append(args, p.ArgName(i))
 	}
-	return Line(p.GroupOrDefault(), p.Event, find(p), module, args)
+	return Line(p.GroupOrDefault(), p.Event, Point(p, find), module, args)
+}
+
+// Point is the probe point a user would write for p: find's answer for
+// kprobes and uprobes; FUNC or FUNC%return for an fprobe, "tracepoint
+// NAME" for a tprobe, "event SYSTEM/EVENT" for an eprobe.
+func Point(p *probe.Probe, find PointFinder) string {
+	switch p.Kind {
+	case probe.Fprobe:
+		if p.Return {
+			return p.Target.Symbol + "%return"
+		}
+		return p.Target.Symbol
+	case probe.Tprobe:
+		return "tracepoint " + p.Target.Symbol
+	case probe.Eprobe:
+		return "event " + p.Target.Event.System + "/" + p.Target.Event.Name
+	}
+	return find(p)
 }
 
 // Added is perf's line for a just-added event: the user's probe point and
@@ -392,10 +428,18 @@ func Matching(installed []tracefs.Event, k probe.Kind, match func(group, event s
 // Delete removes the event, disabling it first (the kernel refuses to delete
 // an enabled event with EBUSY).
 func Delete(fs *tracefs.FS, k probe.Kind, group, event string) error {
-	if on, err := fs.Enabled(group, event); err == nil && on {
+	on, err := fs.Enabled(group, event)
+	if err == nil && on {
 		if err := fs.Enable(group, event, false); err != nil {
 			return fmt.Errorf("disabling %s:%s: %w", group, event, err)
 		}
 	}
-	return fs.Delete(k, group, event)
+	derr := fs.Delete(k, group, event)
+	if errors.Is(err, tracefs.ErrNotFound) && errors.Is(derr, tracefs.ErrBusy) {
+		// Linux 6.1 creates the events of kprobe_event= while a workqueue
+		// sets up tracefs: the first may get no directory, yet it is
+		// enabled and traces.
+		return fmt.Errorf("%w; it has no events/%s/%s directory to disable it through (the first event of a 6.1 kernel's kprobe_event= boot parameter may have none): echo 0 > events/enable disables it", derr, group, event)
+	}
+	return derr
 }

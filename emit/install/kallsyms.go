@@ -111,9 +111,6 @@ func (k *Kallsyms) CheckAddress(addr uint64, restrict string) error {
 	return nil
 }
 
-// KallsymsSymbols is ReadKallsyms(r).Count.
-func KallsymsSymbols(r io.Reader) func(string) int { return ReadKallsyms(r).Count }
-
 // RunningKallsyms reads /proc/kallsyms, or returns nil when it cannot be
 // read (the symbol checks are then left to the kernel).
 func RunningKallsyms() *Kallsyms {
@@ -125,8 +122,8 @@ func RunningKallsyms() *Kallsyms {
 	return ReadKallsyms(f)
 }
 
-// KptrRestrict is /proc/sys/kernel/kptr_restrict ("?" if unreadable).
-func KptrRestrict() string {
+// kptrRestrict is /proc/sys/kernel/kptr_restrict ("?" if unreadable).
+func kptrRestrict() string {
 	b, err := os.ReadFile("/proc/sys/kernel/kptr_restrict")
 	if err != nil {
 		return "?"

@@ -7,9 +7,9 @@ import (
 )
 
 func TestKallsymsSymbols(t *testing.T) {
-	n := KallsymsSymbols(strings.NewReader("ffffffff81000000 T _text\n" +
+	n := ReadKallsyms(strings.NewReader("ffffffff81000000 T _text\n" +
 		"ffffffff81234560 t name_show\nffffffff81234999 t name_show\n" +
-		"ffffffffc0001000 t ext4_sync_fs\t[ext4]\nffffffff82000000 D jiffies\n"))
+		"ffffffffc0001000 t ext4_sync_fs\t[ext4]\nffffffff82000000 D jiffies\n")).Count
 	for sym, want := range map[string]int{"name_show": 2, "_text": 1, "ext4_sync_fs": 1, "jiffies": 1, "nosuch": 0} {
 		if got := n(sym); got != want {
 			t.Errorf("%s: %d, want %d", sym, got, want)

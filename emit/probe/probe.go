@@ -33,54 +33,72 @@ const (
 	Kprobe Kind = iota
 	// Uprobe is a user-space probe on PATH:OFFSET (p:, r:): uprobe_events.
 	Uprobe
+	// Fprobe is a function entry or exit probe (f:, FUNC or FUNC%return)
+	// built on ftrace: dynamic_events.
+	Fprobe
+	// Tprobe is a probe on a tracepoint's arguments (t:, TRACEPOINT):
+	// dynamic_events.
+	Tprobe
+	// Eprobe is an event probe (e:, SYSTEM.EVENT) reading the fields of
+	// another trace event when it fires: dynamic_events.
+	Eprobe
 )
 
 // Kinds lists every Kind, in the order tools list events.
-var Kinds = []Kind{Kprobe, Uprobe}
+var Kinds = []Kind{Kprobe, Uprobe, Fprobe, Tprobe, Eprobe}
 
-func (k Kind) String() string {
-	if k == Uprobe {
-		return "uprobe"
-	}
-	return "kprobe"
+// kindInfo is what the kernel's code says about each kind: its events
+// file, its error_log subsystem (trace_probe_log_init) and the group it
+// gives an event defined without one.
+var kindInfo = [...]struct{ name, file, subsystem, group string }{
+	Kprobe: {"kprobe", "kprobe_events", "trace_kprobe", "kprobes"},
+	Uprobe: {"uprobe", "uprobe_events", "trace_uprobe", "uprobes"},
+	Fprobe: {"fprobe", "dynamic_events", "trace_fprobe", "fprobes"},
+	Tprobe: {"tprobe", "dynamic_events", "trace_fprobe", "tracepoints"},
+	Eprobe: {"eprobe", "dynamic_events", "event_probe", "eprobes"},
 }
+
+func (k Kind) info() struct{ name, file, subsystem, group string } {
+	if int(k) < len(kindInfo) {
+		return kindInfo[k]
+	}
+	return kindInfo[Kprobe]
+}
+
+func (k Kind) String() string { return k.info().name }
 
 // File is the tracefs file that takes this kind's definitions.
-func (k Kind) File() string {
-	if k == Uprobe {
-		return "uprobe_events"
-	}
-	return "kprobe_events"
-}
+func (k Kind) File() string { return k.info().file }
 
 // Subsystem is the prefix of this kind's error_log entries.
-func (k Kind) Subsystem() string {
-	if k == Uprobe {
-		return "trace_uprobe"
-	}
-	return "trace_kprobe"
-}
+func (k Kind) Subsystem() string { return k.info().subsystem }
 
 // DefaultGroup is the group the kernel gives an event defined without one.
-func (k Kind) DefaultGroup() string {
-	if k == Uprobe {
-		return "uprobes"
-	}
-	return "kprobes"
-}
+func (k Kind) DefaultGroup() string { return k.info().group }
 
-// Probe is one trace event definition: one address, one line of
-// kprobe_events or uprobe_events.
+// Dynamic reports whether the kind is written to dynamic_events only (it
+// has no events file of its own).
+func (k Kind) Dynamic() bool { return k.File() == "dynamic_events" }
+
+// Probe is one trace event definition: one line of kprobe_events,
+// uprobe_events or dynamic_events.
 type Probe struct {
 	Kind Kind
 	// Group and Event name the event; either may be empty in a line written
 	// by hand ("p vfs_read", "p:myev vfs_read"): the kernel then supplies
 	// them (GroupOrDefault).
 	Group, Event string
-	Return       bool // a return probe (r:, or a place written with %return)
-	MaxActive    int  // r<N>; 0 = kernel default (perf never prints it)
-	Target       Location
-	Args         []FetchArg
+	// Return is a return probe: r:, a place written with %return, or an
+	// fprobe on FUNC%return. On kernels that offer it, $argN and BTF
+	// parameter names on a return probe are the values the arguments had
+	// at the function's entry.
+	Return    bool
+	MaxActive int // r<N> or f<N> on a return probe; 0 = kernel default (perf never prints it)
+	Target    Location
+	Args      []FetchArg
+	// Filter is an eprobe's filter on the attached event (the words after
+	// "if", joined by single spaces); "" when there is none.
+	Filter string
 }
 
 // GroupOrDefault is Group, or the group the kernel gives the event.
@@ -92,32 +110,84 @@ func (p *Probe) GroupOrDefault() string {
 }
 
 // ArgName is the field name the kernel gives the i-th (0-based) argument:
-// its NAME, or arg<i+1>.
+// its NAME; else, for a BTF parameter name without members, that name
+// (kernels with BTF arguments name the field after it); else arg<i+1>.
 func (p *Probe) ArgName(i int) string {
-	if n := p.Args[i].Name; n != "" {
-		return n
+	a := p.Args[i]
+	if a.Name != "" {
+		return a.Name
+	}
+	if v, ok := a.Expr.(Var); ok && len(v.Fields) == 0 && !strings.HasPrefix(v.Name, "$") {
+		return v.Name
 	}
 	return "arg" + strconv.Itoa(i+1)
 }
 
+// Place renders where the probe sits, as the line writes it: the spelling
+// kept from a hand-written line (Location.Place), else the kind's canonical
+// form: Location.String for kprobes and uprobes, FUNC or FUNC%return for
+// fprobes, the tracepoint for tprobes, SYSTEM.EVENT for eprobes.
+func (p *Probe) Place() string {
+	if p.Target.Place != "" {
+		return p.Target.Place
+	}
+	return p.canonicalPlace()
+}
+
+func (p *Probe) canonicalPlace() string {
+	switch p.Kind {
+	case Fprobe:
+		if p.Return {
+			return p.Target.Symbol + "%return"
+		}
+		return p.Target.Symbol
+	case Tprobe:
+		return p.Target.Symbol
+	case Eprobe:
+		return p.Target.Event.String()
+	}
+	return p.Target.canonical()
+}
+
+// KeepPlace records written as the place's spelling when it differs from
+// the canonical rendering of the probe's fields; used by the parser, so
+// that a line prints back as written and a line gprobe wrote parses to a
+// Location without one.
+func (p *Probe) KeepPlace(written string) {
+	p.Target.Place = ""
+	if written != p.canonicalPlace() {
+		p.Target.Place = written
+	}
+}
+
+// EventID names a trace event: an eprobe's attached event.
+type EventID struct{ System, Name string }
+
+// String is SYSTEM.EVENT, as dynamic_events lists an eprobe's attached event.
+func (e EventID) String() string { return e.System + "." + e.Name }
+
 // Location is where a probe sits. Kernel probes use Symbol+Offset (with
 // Module for module symbols, or Address for absolute addresses); user-space
 // probes use Path+Offset, where Offset is a file offset, with an optional
-// reference counter (a USDT semaphore) at file offset RefCtr.
+// reference counter (a USDT semaphore) at file offset RefCtr. fprobes sit on
+// the function Symbol, tprobes on the tracepoint Symbol, eprobes on the
+// trace event Event.
 type Location struct {
-	Module  string // kernel module name, "" for vmlinux
-	Symbol  string // kernel symbol; "" with Address set means an absolute address
-	Address uint64 // absolute kernel address when Symbol == ""
-	Path    string // user binary (uprobes)
-	Offset  uint64 // bytes from Symbol, or file offset within Path
+	Module  string  // kernel module name, "" for vmlinux
+	Symbol  string  // kernel symbol (function, or tracepoint name); "" with Address set means an absolute address
+	Address uint64  // absolute kernel address when Symbol == ""
+	Path    string  // user binary (uprobes)
+	Offset  uint64  // bytes from Symbol, or file offset within Path
+	Event   EventID // the event an eprobe is attached to
 
 	RefCtr    uint64 // uprobe reference counter offset, when HasRefCtr
 	HasRefCtr bool
 
 	// Place is the place exactly as a hand-written line spelled it, when
 	// that differs from the rendering of the fields above ("vfs_read" for
-	// vfs_read+0, "vfs_read%return", "/bin/sh:0x1a0(0x20)"). String prints
-	// it instead of the fields; code that changes the fields clears it.
+	// vfs_read+0, "vfs_read%return", "/bin/sh:0x1a0(0x20)",
+	// "sched/sched_switch"). String and Probe.Place print it instead of the
+	// fields; code that changes the fields clears it.
 	Place string
 }
 
@@ -126,7 +196,8 @@ func (l Location) IsUprobe() bool { return l.Path != "" }
 
 // String renders the place: Place when set, else the way perf probe 6.1
 // writes it: "[MOD:]SYM+OFF" (decimal, +0 always printed), "[MOD:]0xADDR",
-// or "PATH:0xOFF[(0xREF)]".
+// or "PATH:0xOFF[(0xREF)]"; an eprobe's "SYSTEM.EVENT". (Probe.Place is the
+// place as each kind writes it.)
 func (l Location) String() string {
 	if l.Place != "" {
 		return l.Place
@@ -136,6 +207,8 @@ func (l Location) String() string {
 
 func (l Location) canonical() string {
 	switch {
+	case l.Event.System != "":
+		return l.Event.String()
 	case l.Path != "":
 		s := l.Path + ":0x" + strconv.FormatUint(l.Offset, 16)
 		if l.HasRefCtr {
@@ -152,17 +225,6 @@ func (l Location) canonical() string {
 // Canonical reports whether the place is the rendering of its fields (no
 // hand-written spelling kept).
 func (l Location) Canonical() bool { return l.Place == "" }
-
-// WithPlace returns l keeping written as its spelling when it differs from
-// the rendering of l's fields; used by the parser, so that a line prints
-// back as written and a line gprobe wrote parses to a Location without one.
-func (l Location) WithPlace(written string) Location {
-	l.Place = ""
-	if written != l.canonical() {
-		l.Place = written
-	}
-	return l
-}
 
 func modPrefix(m string) string {
 	if m == "" {
@@ -196,10 +258,22 @@ func (a FetchArg) String() string {
 }
 
 // String renders the whole definition line (without a trailing newline),
-// exactly as perf probe -D prints it.
+// exactly as perf probe -D prints it for kprobes and uprobes, and as the
+// kernel documents the other kinds: "f[N]:GROUP/EVENT FUNC[%return] ARGS",
+// "t:GROUP/EVENT TRACEPOINT ARGS", "e:GROUP/EVENT SYSTEM.EVENT ARGS [if
+// FILTER]".
 func (p Probe) String() string {
 	var b strings.Builder
 	switch {
+	case p.Kind == Fprobe:
+		b.WriteByte('f')
+		if p.Return && p.MaxActive > 0 {
+			b.WriteString(strconv.Itoa(p.MaxActive))
+		}
+	case p.Kind == Tprobe:
+		b.WriteByte('t')
+	case p.Kind == Eprobe:
+		b.WriteByte('e')
 	case p.Return && !strings.Contains(p.Target.Place, "%return"):
 		// A place written SYM%return makes a return probe of a "p" line.
 		b.WriteByte('r')
@@ -216,10 +290,13 @@ func (p Probe) String() string {
 		b.WriteString(":" + p.Event)
 	}
 	b.WriteByte(' ')
-	b.WriteString(p.Target.String())
+	b.WriteString(p.Place())
 	for _, a := range p.Args {
 		b.WriteByte(' ')
 		b.WriteString(a.String())
+	}
+	if p.Filter != "" {
+		b.WriteString(" if " + p.Filter)
 	}
 	return b.String()
 }

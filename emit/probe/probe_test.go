@@ -1,6 +1,9 @@
 package probe
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestString(t *testing.T) {
 	cases := []struct {
@@ -35,10 +38,67 @@ func TestString(t *testing.T) {
 			"p:probe/vfs_read vfs_read+0 name=+0(+40(+24(%di))):string count=%dx:x64 x=-16(%bp):s32 +u8($stack) c=$comm:string a=$arg2 i=\\-3 g=@jiffies+0:u64 h=@jiffies-8 s=$stack3"},
 		{Probe{Group: "probe", Event: "abs", Target: Location{Address: 0xffffffff81000010}},
 			"p:probe/abs 0xffffffff81000010"},
+		{Probe{Kind: Fprobe, Group: "probe", Event: "vfs_read", Target: Location{Symbol: "vfs_read"},
+			Args: []FetchArg{{Name: "f_pos", Expr: Mem{Off: 112, Inner: Arg(1)}, Type: "s64"}, {Name: "count", Expr: Arg(3), Type: "u64"}}},
+			"f:probe/vfs_read vfs_read f_pos=+112($arg1):s64 count=$arg3:u64"},
+		{Probe{Kind: Fprobe, Group: "probe", Event: "vfs_read__return", Return: true, MaxActive: 8, Target: Location{Symbol: "vfs_read"},
+			Args: []FetchArg{{Expr: Retval{}}, {Expr: Var{Name: "count"}}, {Expr: Var{Name: "file", Fields: []Member{{Name: "f_path", Arrow: true}, {Name: "dentry"}}}}, {Expr: Args{}}}},
+			"f8:probe/vfs_read__return vfs_read%return $retval count file->f_path.dentry $arg*"},
+		{Probe{Kind: Tprobe, Group: "probe", Event: "sched_process_exec", Target: Location{Symbol: "sched_process_exec"},
+			Args: []FetchArg{{Name: "comm", Expr: Mem{Off: 2976, Inner: Arg(1)}, Type: "string"}}},
+			"t:probe/sched_process_exec sched_process_exec comm=+2976($arg1):string"},
+		{Probe{Kind: Eprobe, Group: "probe", Event: "openat", Target: Location{Event: EventID{System: "syscalls", Name: "sys_enter_openat"}},
+			Args: []FetchArg{{Name: "filename", Expr: Mem{Inner: EventField("filename")}, Type: "ustring"}, {Expr: EventField("dfd")}}, Filter: "dfd == -100"},
+			"e:probe/openat syscalls.sys_enter_openat filename=+0($filename):ustring $dfd if dfd == -100"},
 	}
 	for _, c := range cases {
 		if got := c.p.String(); got != c.want {
 			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
+
+// TestParseFetchOf: eprobes read $NAME as the attached event's field, other
+// kinds as the probe's variables; BTF names and $arg* are typed; anything
+// else is kept as written.
+func TestParseFetchOf(t *testing.T) {
+	for _, c := range []struct {
+		k    Kind
+		text string
+		want Fetch
+	}{
+		{Eprobe, "$stack", EventField("stack")},
+		{Kprobe, "$stack", Stack(-1)},
+		{Eprobe, "$comm", Comm{}},
+		{Eprobe, "+0($filename)", Mem{Inner: EventField("filename")}},
+		{Fprobe, "$arg*", Args{}},
+		{Fprobe, "file->f_pos", Var{Name: "file", Fields: []Member{{Name: "f_pos", Arrow: true}}}},
+		{Kprobe, "$retval->sk", Var{Name: "$retval", Fields: []Member{{Name: "sk", Arrow: true}}}},
+		{Fprobe, "+112($arg1)", Mem{Off: 112, Inner: Arg(1)}},
+		{Fprobe, "file-.x", Raw("file-.x")},
+		{Fprobe, "$retval1", Raw("$retval1")},
+		{Eprobe, "$1x", Raw("$1x")},
+	} {
+		got := ParseFetchOf(c.k, c.text)
+		if !reflect.DeepEqual(got, c.want) || got.String() != c.text {
+			t.Errorf("%v %q: got %#v (%q), want %#v", c.k, c.text, got, got.String(), c.want)
+		}
+	}
+}
+
+// TestKinds: each kind's file, error_log subsystem and default group are
+// those of the kernel's code.
+func TestKinds(t *testing.T) {
+	want := map[Kind][3]string{
+		Kprobe: {"kprobe_events", "trace_kprobe", "kprobes"},
+		Uprobe: {"uprobe_events", "trace_uprobe", "uprobes"},
+		Fprobe: {"dynamic_events", "trace_fprobe", "fprobes"},
+		Tprobe: {"dynamic_events", "trace_fprobe", "tracepoints"},
+		Eprobe: {"dynamic_events", "event_probe", "eprobes"},
+	}
+	for _, k := range Kinds {
+		if got := [3]string{k.File(), k.Subsystem(), k.DefaultGroup()}; got != want[k] {
+			t.Errorf("%v: %v, want %v", k, got, want[k])
 		}
 	}
 }

@@ -8,9 +8,35 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
-type argFlags struct {
-	kernel, ret, fentry bool
+// argCtx is what the kernel keeps while it parses one line's arguments
+// (the probe flags TPARG_FL_*, and from Linux 6.5 the rest of
+// traceprobe_parse_context).
+type argCtx struct {
+	kernel, user, ret, fentry bool
+	fprobe, tpoint, tevent    bool
+	// funcName is the function whose BTF prototype names the parameters
+	// (a kprobe's symbol, an fprobe's function, a tprobe's stub).
+	funcName string
+	// event is an eprobe's attached event.
+	event probe.EventID
+
+	btfQueried bool
+	btfFound   bool
+	params     []BTFParam
+	retType    BTFType
+
+	// offset is ctx->offset: the argument position errors are logged at.
+	offset      int
+	lastType    BTFType
+	lastBitoffs int
+	lastBitsize int
 }
+
+// funcEntry is tparg_is_function_entry.
+func (c *argCtx) funcEntry() bool { return c.kernel && c.fentry && !c.ret && !c.user && !c.tevent }
+
+// funcReturn is tparg_is_function_return.
+func (c *argCtx) funcReturn() bool { return c.kernel && c.ret && !c.fentry && !c.user && !c.tevent }
 
 // Fetch operations, as far as the checks need to tell them apart.
 type op int
@@ -33,6 +59,8 @@ const (
 	opStMem
 	opStUmem
 	opStRaw
+	opEData
+	opTPArg
 	opModBF
 	opLoop
 	opEnd
@@ -46,6 +74,12 @@ type code struct {
 }
 
 const endPC = fetchInsnMax - 1
+
+func newCode() *code {
+	c := &code{}
+	c.ops[endPC] = opEnd
+	return c
+}
 
 // validReg is regs_query_register_offset. An architecture gprobe does not
 // know accepts any name.
@@ -64,7 +98,7 @@ var basicTypes = map[string]int{"u8": 1, "u16": 2, "u32": 4, "u64": 8, "s8": 1, 
 	"x8": 1, "x16": 2, "x32": 4, "x64": 8, "symbol": 8, "char": 1, "string": 4, "ustring": 4, "symstr": 4}
 
 // findType is find_fetch_type: the type's size, whether it is a string type,
-// or ok=false.
+// or ok=false. (A %pd/%pD type has been expanded into a string by then.)
 func (p *parser) findType(t string, user bool) (size int, str bool, ok bool) {
 	if t == "" {
 		return 8, false, true
@@ -108,8 +142,10 @@ func contains(l []string, s string) bool {
 }
 
 // parseArgBody is traceprobe_parse_probe_arg_body: body is the text after
-// NAME=, offset its position in the argument.
-func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags argFlags, size *int) *Error {
+// NAME=, ctx.offset its position in the argument.
+func (p *parser) parseArgBody(body string, ctx *argCtx, size *int) *Error {
+	modern := p.feat.modern()
+	offset := ctx.offset
 	if len(body) > MaxArgStrLen {
 		return p.fail(offset, "ARG_TOO_LONG")
 	}
@@ -143,17 +179,14 @@ func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags 
 			count = int(n)
 		}
 	}
-	a.Expr, a.Type = probe.ParseFetch(arg), body[len(arg):]
-	if a.Type != "" {
-		a.Type = a.Type[1:] // after the ':'
-	}
 	typeOff := offset
 	if hasT {
 		typeOff = offset + tOff
 	}
 	var tsize int
 	var isStr, ok bool
-	if arg == "$comm" || arg == "$COMM" || strings.HasPrefix(arg, `\"`) {
+	// An eprobe's $comm may be a field of the attached event.
+	if !ctx.tevent && (arg == "$comm" || arg == "$COMM" || strings.HasPrefix(arg, `\"`)) {
 		if count > 0 || (hasT && t != "string") {
 			return p.fail(typeOff, "NEED_STRING_TYPE")
 		}
@@ -162,7 +195,9 @@ func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags 
 			t = "string"
 		}
 	} else {
-		tsize, isStr, ok = p.findType(t, !flags.kernel)
+		tsize, isStr, ok = p.findType(t, ctx.user)
+		// "x:" names the type "", which no type is (find_fetch_type).
+		ok = ok && !(hasT && t == "")
 	}
 	if !ok {
 		return p.fail(typeOff, "BAD_TYPE")
@@ -171,14 +206,44 @@ func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags 
 	if n == 0 {
 		n = 1
 	}
-	*size += tsize * n
-	if *size > maxProbeEventSize {
-		return p.fail(offset, "EVENT_TOO_BIG")
+	if !modern {
+		*size += tsize * n
+		if *size > maxProbeEventSize {
+			return p.fail(offset, "EVENT_TOO_BIG")
+		}
 	}
 
-	c := &code{}
-	if err := p.parseFetch(arg, c, flags, offset); err != nil {
+	c := newCode()
+	ctx.lastType = nil
+	if err := p.parseFetch(arg, c, ctx); err != nil {
 		return err
+	}
+	if !modern {
+		// Linux 6.1 passes the position by value: what follows points at
+		// the argument again.
+		ctx.offset = offset
+	}
+	if modern && ctx.lastType != nil {
+		switch {
+		case !hasT:
+			tsize = btfFetchSize(ctx)
+		case strings.Contains(t, "string"):
+			if err := p.btfStringFetch(c, ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if modern {
+		*size += tsize * n
+		if *size > maxProbeEventSize {
+			return p.fail(ctx.offset, "EVENT_TOO_BIG")
+		}
+	}
+	// finalize_fetch_insn: positions are ctx.offset (moved by a
+	// dereference since Linux 6.5) plus the type's offset in the argument.
+	typeOff = ctx.offset
+	if hasT {
+		typeOff = ctx.offset + tOff
 	}
 	cur := c.ops[c.pc]
 	next := func() bool {
@@ -188,20 +253,20 @@ func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags 
 	if isStr {
 		if t == "symstr" {
 			switch cur {
-			case opReg, opStack, opRetval, opArg, opDeref:
+			case opReg, opStack, opRetval, opArg, opDeref, opTPArg:
 			default:
 				return p.fail(typeOff, "BAD_SYMSTRING")
 			}
 		} else {
 			switch cur {
-			case opDeref, opUderef, opImm, opComm, opData:
+			case opDeref, opUderef, opImm, opComm, opData, opTPArg:
 			default:
 				return p.fail(typeOff, "BAD_STRING")
 			}
 		}
-		if t == "symstr" || cur == opImm || cur == opComm || cur == opData || count > 0 {
+		if t == "symstr" || cur == opImm || cur == opComm || cur == opData || cur == opTPArg || count > 0 {
 			if !next() {
-				return p.fail(offset, "TOO_MANY_OPS")
+				return p.fail(ctx.offset, "TOO_MANY_OPS")
 			}
 		}
 		c.ops[c.pc] = opStString
@@ -211,14 +276,23 @@ func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags 
 		c.ops[c.pc] = opStUmem
 	} else {
 		if !next() {
-			return p.fail(offset, "TOO_MANY_OPS")
+			return p.fail(ctx.offset, "TOO_MANY_OPS")
 		}
 		c.ops[c.pc] = opStRaw
 	}
 	store := c.ops[c.pc]
-	if hasT && t != "" && t[0] == 'b' {
+	switch {
+	case hasT && t != "" && t[0] == 'b':
 		if !p.bitfield(t, tsize, c) {
 			return p.fail(typeOff, "BAD_BITFIELD")
+		}
+	case !hasT && modern && ctx.lastType != nil:
+		// parse_btf_bitfield: a BTF member that is not whole bytes.
+		if ctx.lastBitsize%8 != 0 || ctx.lastBitoffs != 0 {
+			if !next() {
+				return p.fail(ctx.offset, "TOO_MANY_OPS")
+			}
+			c.ops[c.pc] = opModBF
 		}
 	}
 	if count > 0 {
@@ -226,7 +300,7 @@ func (p *parser) parseArgBody(a *probe.FetchArg, body string, offset int, flags 
 			return p.fail(typeOff, "BAD_STRING")
 		}
 		if !next() {
-			return p.fail(offset, "TOO_MANY_OPS")
+			return p.fail(ctx.offset, "TOO_MANY_OPS")
 		}
 		c.ops[c.pc] = opLoop
 	}
@@ -251,15 +325,27 @@ func (p *parser) bitfield(t string, size int, c *code) bool {
 	return uint64(size*8) >= bw+bo && bw+bo >= bw
 }
 
-// parseFetch is parse_probe_arg; offs is the position of arg in the argument.
-func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Error {
+// parseFetch is parse_probe_arg; ctx.offset is the position of arg in the
+// argument.
+func (p *parser) parseFetch(arg string, c *code, ctx *argCtx) *Error {
+	modern := p.feat.modern()
+	offs := ctx.offset
 	if arg == "" {
 		return p.fail(offs, "BAD_FETCH_ARG")
 	}
 	switch arg[0] {
 	case '$':
-		return p.parseVar(arg[1:], c, flags, offs)
+		if modern {
+			return p.parseVarModern(arg, c, ctx)
+		}
+		return p.parseVar(arg[1:], c, ctx)
 	case '%':
+		if ctx.tevent || (modern && ctx.fprobe) {
+			// eprobes and fprobes do not handle registers: the kernel logs
+			// BAD_VAR, then (its parser going on with no fetch)
+			// BAD_FETCH_ARG, the entry a reader finds last.
+			return p.fail(offs, "BAD_FETCH_ARG")
+		}
 		if !p.validReg(arg[1:]) {
 			return p.fail(offs, "BAD_REG_NAME")
 		}
@@ -272,7 +358,7 @@ func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Erro
 			}
 			c.ops[c.pc] = opImm
 		case len(arg) > 1 && arg[1] == '+':
-			if flags.kernel {
+			if ctx.kernel {
 				return p.fail(offs, "FILE_ON_KPROBE")
 			}
 			if _, ok := kstrtoll(arg[2:], 0); !ok {
@@ -280,7 +366,7 @@ func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Erro
 			}
 			c.ops[c.pc] = opFoffs
 		default:
-			if !flags.kernel {
+			if !ctx.kernel {
 				return p.fail(offs, "SYM_ON_UPROBE")
 			}
 			if !goodSymbolRef(arg[1:]) {
@@ -321,6 +407,7 @@ func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Erro
 			step++
 		}
 		offs += step
+		ctx.offset = offs
 		inner := s[i+1:]
 		j := strings.LastIndexByte(inner, ')')
 		if j < 0 {
@@ -330,9 +417,10 @@ func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Erro
 			// The kernel stops at the last ')' and never reads what follows.
 			return p.fail(offs+j+1, "TRAILING_DEREF")
 		}
-		if err := p.parseFetch(inner[:j], c, flags, offs); err != nil {
+		if err := p.parseFetch(inner[:j], c, ctx); err != nil {
 			return err
 		}
+		ctx.offset = offs
 		if op := c.ops[c.pc]; op == opComm || op == opData {
 			return p.fail(offs, "COMM_CANT_DEREF")
 		}
@@ -340,6 +428,7 @@ func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Erro
 			return p.fail(offs, "TOO_MANY_OPS")
 		}
 		c.ops[c.pc] = deref
+		ctx.lastType = nil
 	case '\\':
 		if len(arg) > 1 && arg[1] == '"' {
 			s := arg[2:]
@@ -354,16 +443,26 @@ func (p *parser) parseFetch(arg string, c *code, flags argFlags, offs int) *Erro
 		}
 		c.ops[c.pc] = opImm
 	default:
+		if modern && (isAlpha(arg[0]) || arg[0] == '_') {
+			if !ctx.funcEntry() && !ctx.funcReturn() {
+				return p.fail(offs, "NOSUP_BTFARG")
+			}
+			return p.parseBTFArg(arg, c, ctx)
+		}
 		return p.fail(offs, "BAD_FETCH_ARG")
 	}
 	return nil
 }
 
-// parseVar is parse_probe_vars (v is the text after '$').
-func (p *parser) parseVar(v string, c *code, flags argFlags, offs int) *Error {
+// parseVar is Linux 6.1's parse_probe_vars (v is the text after '$').
+func (p *parser) parseVar(v string, c *code, ctx *argCtx) *Error {
+	offs := ctx.offset
 	switch {
+	case ctx.tevent:
+		// An eprobe's field, looked up once the argument is parsed.
+		c.ops[c.pc] = opTPArg
 	case v == "retval":
-		if !flags.ret {
+		if !ctx.ret {
 			return p.fail(offs, "RETVAL_ON_PROBE")
 		}
 		c.ops[c.pc] = opRetval
@@ -377,7 +476,7 @@ func (p *parser) parseVar(v string, c *code, flags argFlags, offs int) *Error {
 			if !ok {
 				return p.fail(offs, "BAD_VAR")
 			}
-			if flags.kernel && val > paramMaxStack {
+			if ctx.kernel && val > paramMaxStack {
 				return p.fail(offs, "BAD_STACK_NUM")
 			}
 			c.ops[c.pc] = opStack
@@ -386,7 +485,7 @@ func (p *parser) parseVar(v string, c *code, flags argFlags, offs int) *Error {
 		}
 	case v == "comm" || v == "COMM":
 		c.ops[c.pc] = opComm
-	case p.feat.ArgN && flags.kernel && flags.fentry && !flags.ret && strings.HasPrefix(v, "arg"):
+	case p.feat.ArgN && ctx.funcEntry() && strings.HasPrefix(v, "arg"):
 		val, ok := kstrtoull10(v[3:])
 		if !ok {
 			return p.fail(offs, "BAD_VAR")
@@ -399,6 +498,74 @@ func (p *parser) parseVar(v string, c *code, flags argFlags, offs int) *Error {
 		return p.fail(offs, "BAD_VAR")
 	}
 	return nil
+}
+
+// parseVarModern is Linux 6.12's parse_probe_vars: arg starts with '$'.
+func (p *parser) parseVarModern(arg string, c *code, ctx *argCtx) *Error {
+	offs := ctx.offset
+	v := arg[1:]
+	if ctx.tevent {
+		if ctx.hasField(p.opts, v) {
+			c.ops[c.pc] = opTPArg
+			return nil
+		}
+		if v == "comm" || v == "COMM" {
+			c.ops[c.pc] = opComm
+			return nil
+		}
+		return p.fail(offs, "BAD_VAR")
+	}
+	if strings.HasPrefix(v, "retval") {
+		if !ctx.ret {
+			return p.fail(offs, "RETVAL_ON_PROBE")
+		}
+		if !ctx.kernel || !p.feat.BTFArgs {
+			c.ops[c.pc] = opRetval
+			return nil
+		}
+		return p.parseBTFArg(arg, c, ctx)
+	}
+	if n, ok := strings.CutPrefix(v, "stack"); ok {
+		switch {
+		case n == "":
+			c.ops[c.pc] = opStackP
+			return nil
+		case isDigit(n[0]):
+			val, ok := kstrtoull10(n)
+			if !ok {
+				return p.fail(offs, "BAD_VAR")
+			}
+			if ctx.kernel && val > paramMaxStack {
+				return p.fail(offs, "BAD_STACK_NUM")
+			}
+			c.ops[c.pc] = opStack
+			return nil
+		}
+		return p.fail(offs, "BAD_VAR")
+	}
+	if v == "comm" || v == "COMM" {
+		c.ops[c.pc] = opComm
+		return nil
+	}
+	if n, ok := strings.CutPrefix(v, "arg"); ok && p.feat.ArgN {
+		val, ok := kstrtoull10(n)
+		if !ok {
+			return p.fail(offs, "BAD_VAR")
+		}
+		if val == 0 || val > paramMaxStack {
+			return p.fail(offs, "BAD_ARG_NUM")
+		}
+		switch {
+		case ctx.funcEntry():
+			c.ops[c.pc] = opArg
+		case ctx.funcReturn():
+			c.ops[c.pc] = opEData
+		default:
+			return p.fail(offs, "NOFENTRY_ARGS")
+		}
+		return nil
+	}
+	return p.fail(offs, "BAD_VAR")
 }
 
 // immediate is str_to_immediate.

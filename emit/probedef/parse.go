@@ -3,6 +3,7 @@ package probedef
 import (
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,11 +35,13 @@ var errText = map[string]string{
 	"BAD_REFCNT_SUFFIX": "Reference counter has wrong suffix",
 	"BAD_UPROBE_OFFS":   "Invalid uprobe offset",
 	"MAXACT_NO_KPROBE":  "Maxactive is not for kprobe",
+	"BAD_MAXACT_TYPE":   "Maxactive is only for function exit",
 	"BAD_MAXACT":        "Invalid maxactive number",
 	"MAXACT_TOO_BIG":    "Maxactive is too big",
 	"BAD_PROBE_ADDR":    "Invalid probed address or symbol",
 	"NON_UNIQ_SYMBOL":   "The symbol is not unique",
 	"BAD_RETPROBE":      "Retprobe address must be an function entry",
+	"BAD_TP_NAME":       "Invalid character in tracepoint name",
 	"BAD_ADDR_SUFFIX":   "Invalid probed address suffix",
 	"NO_GROUP_NAME":     "Group name is not specified",
 	"GROUP_TOO_LONG":    "Group name is too long",
@@ -48,6 +51,7 @@ var errText = map[string]string{
 	"BAD_EVENT_NAME":    "Event name must follow the same rules as C identifiers",
 	"EVENT_EXIST":       "Given group/event name is already used by another event",
 	"RETVAL_ON_PROBE":   "$retval is not available on probe",
+	"NO_RETVAL":         "This function returns 'void' type",
 	"BAD_STACK_NUM":     "Invalid stack number",
 	"BAD_ARG_NUM":       "Invalid argument number",
 	"BAD_VAR":           "Invalid $-variable specified",
@@ -81,6 +85,23 @@ var errText = map[string]string{
 	"DIFF_PROBE_TYPE":   "Probe type is different from existing probe",
 	"DIFF_ARG_TYPE":     "Argument type or name is different from existing probe",
 	"SAME_PROBE":        "There is already the exact same probe event",
+	"FAIL_REG_PROBE":    "Failed to register probe event",
+	"NO_EVENT_INFO":     "This requires both group and event name to attach",
+	"BAD_ATTACH_EVENT":  "Attached event does not exist",
+	"BAD_ATTACH_ARG":    "Attached event does not have this field",
+	"NO_EP_FILTER":      "No filter rule after 'if'",
+	"NOSUP_BTFARG":      "BTF is not available or not supported",
+	"NO_BTFARG":         "This variable is not found at this probe point",
+	"NO_BTF_ENTRY":      "No BTF entry for this probe point",
+	"NOFENTRY_ARGS":     "$arg* can be used only on function entry or exit",
+	"DOUBLE_ARGS":       "$arg* can be used only once in the parameters",
+	"ARGS_2LONG":        "$arg* failed because the argument list is too long",
+	"NO_PTR_STRCT":      "This is not a pointer to union/structure.",
+	"NOSUP_DAT_ARG":     "Non pointer structure/union argument is not supported.",
+	"BAD_HYPHEN":        "Failed to parse single hyphen. Forgot '>'?",
+	"NO_BTF_FIELD":      "This field is not found.",
+	"BAD_BTF_TID":       "Failed to get BTF type info.",
+	"BAD_TYPE4STR":      "This type does not fit for string.",
 	"EVENT_TOO_BIG":     "Event too big (too many fields?)",
 	"NEED_STRING_TYPE":  "$comm and immediate-string only accepts string type",
 	"TOO_MANY_ARGS":     "Too many arguments are specified",
@@ -89,7 +110,12 @@ var errText = map[string]string{
 	"BAD_PREFIX":       "A definition starts with p:, r: or -: (the kernel would ignore what follows the p or r)",
 	"TRAILING_DEREF":   "Text after the closing brace of a dereference (the kernel would ignore it)",
 	"NO_PLACE":         "No probe place",
-	"NOT_A_PROBE":      "Not a probe definition: lines start with p, r or -:",
+	"NOT_A_PROBE":      "Not a probe definition: lines start with p, r, f, t, e or -:",
+	"BAD_KIND_PREFIX":  "The kind letter is followed by a maxactive count (f only) or :GROUP/EVENT (the kernel would ignore anything else)",
+	"NO_FPROBES":       KindRequirement(probe.Fprobe) + "; this kernel's tracefs README does not offer them",
+	"NO_TPROBES":       KindRequirement(probe.Tprobe) + "; this kernel's tracefs README does not offer them",
+	"NO_EPROBES":       KindRequirement(probe.Eprobe) + "; this kernel's tracefs README does not offer them",
+	"NO_EP_FILTERS":    "Eprobe filters (if FILTER) need Linux " + sinceFilter + " or later; this kernel's tracefs README does not offer them",
 	"LINE_TOO_LONG":    "Line length is too long: Should be less than 4094",
 	"BAD_CHAR":         "A definition cannot contain '#' (it starts a comment)",
 	"BAD_SYMBOL":       "Invalid symbol in @SYMBOL[+|-OFFSET] (the kernel would fail to register the probe)",
@@ -119,10 +145,21 @@ func (p *parser) fail(offset int, code string) *Error {
 	return &Error{Kind: p.kind, Code: code, Text: errText[code], Command: p.cmd, Pos: pos + offset}
 }
 
-// KindOf tells which events file a line belongs to: a uprobe when its place
-// has a '/' and its last ':' is followed by a digit, as the kernel decides.
+// KindOf tells which kind of probe a line defines, as the kernel decides:
+// by its first letter (f, t, e), and for p and r a uprobe when its place has
+// a '/' and its last ':' is followed by a digit.
 func KindOf(line string) probe.Kind {
 	f := strings.Fields(line)
+	if len(f) > 0 {
+		switch f[0][0] {
+		case 'f':
+			return probe.Fprobe
+		case 't':
+			return probe.Tprobe
+		case 'e':
+			return probe.Eprobe
+		}
+	}
 	if len(f) >= 2 && isUprobePlace(f[1]) {
 		return probe.Uprobe
 	}
@@ -142,9 +179,9 @@ func isUprobePlace(s string) bool {
 // kernel's message and error position. opts may be nil (syntax for Linux
 // 6.1 on this machine's architecture, uprobe paths checked with os.Stat).
 // The Probe prints back as the line was written (single spaces between
-// words): arguments keep their text (probe.ParseFetch) and the place its
-// spelling (probe.Location.WithPlace). Deletion lines ("-:GROUP/EVENT")
-// are refused with DELETE_LINE.
+// words): arguments keep their text (probe.ParseFetchOf) and the place its
+// spelling (probe.Probe.KeepPlace). Deletion lines ("-:GROUP/EVENT") are
+// refused with DELETE_LINE.
 func Parse(line string, opts *Options) (*probe.Probe, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -162,10 +199,16 @@ func Parse(line string, opts *Options) (*probe.Probe, error) {
 		return nil, p.fail(strings.IndexByte(p.cmd, '#'), "BAD_CHAR")
 	}
 	a0 := p.argv[0]
-	if a0[0] == '-' {
+	switch {
+	case a0[0] == '-':
 		return nil, p.fail(0, "DELETE_LINE")
-	}
-	if a0[0] != 'p' && a0[0] != 'r' {
+	case a0[0] == 'f' && !p.feat.Offers(probe.Fprobe):
+		return nil, p.fail(0, "NO_FPROBES")
+	case a0[0] == 't' && !p.feat.Offers(probe.Tprobe):
+		return nil, p.fail(0, "NO_TPROBES")
+	case a0[0] == 'e' && !p.feat.Offers(probe.Eprobe):
+		return nil, p.fail(0, "NO_EPROBES")
+	case !strings.ContainsRune("prfte", rune(a0[0])):
 		return nil, p.fail(0, "NOT_A_PROBE")
 	}
 	if len(p.argv) < 2 {
@@ -174,9 +217,14 @@ func Parse(line string, opts *Options) (*probe.Probe, error) {
 	}
 	var d *probe.Probe
 	var err *Error
-	if p.kind == probe.Uprobe {
+	switch p.kind {
+	case probe.Uprobe:
 		d, err = p.parseUprobe()
-	} else {
+	case probe.Fprobe, probe.Tprobe:
+		d, err = p.parseFprobe()
+	case probe.Eprobe:
+		d, err = p.parseEprobe()
+	default:
 		d, err = p.parseKprobe()
 	}
 	if err != nil {
@@ -184,6 +232,11 @@ func Parse(line string, opts *Options) (*probe.Probe, error) {
 	}
 	if err := p.checkExisting(d); err != nil {
 		return nil, err
+	}
+	if p.kind == probe.Fprobe {
+		if err := p.checkFunction(d); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -199,23 +252,20 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 	}
 	if len(a0) > 1 && isDigit(a0[1]) {
 		if !d.Return {
+			if p.feat.modern() {
+				return nil, p.fail(1, "BAD_MAXACT_TYPE")
+			}
 			return nil, p.fail(1, "MAXACT_NO_KPROBE")
 		}
 		num := a0[1:]
 		if hasEvent {
 			num = a0[1 : evOff-1]
 		}
-		if len(num) > MaxEventNameLen-1 {
-			return nil, p.fail(1, "BAD_MAXACT")
+		v, err := p.maxActive(num)
+		if err != nil {
+			return nil, err
 		}
-		v, ok := kstrtoull(num, 0)
-		if !ok || v == 0 || v > 0xffffffff {
-			return nil, p.fail(1, "BAD_MAXACT")
-		}
-		if v > MaxKretprobeActive {
-			return nil, p.fail(1, "MAXACT_TOO_BIG")
-		}
-		d.MaxActive = int(v)
+		d.MaxActive = v
 	} else if len(a0) > 1 && a0[1] != ':' {
 		// The kernel reads only argv[0][0] and what follows a ':'.
 		return nil, p.fail(1, "BAD_PREFIX")
@@ -249,10 +299,15 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 			exists = p.opts.Symbols(sym) > 0
 		}
 		entry := off == 0 || (p.arch() == disasm.AMD64 && off == 4) // ENDBR64 on IBT kernels
+		if sym == "_text" || sym == "_stext" {
+			// perf's relocation base (a kretprobe it rebased): the kernel
+			// looks the address up, gprobe cannot tell an entry from here.
+			entry = true
+		}
 		if d.Return && exists && !entry {
 			return nil, p.fail(0, "BAD_RETPROBE")
 		}
-		fentry = exists && entry
+		fentry = exists && entry && !(d.Return && p.feat.modern())
 		if p.opts.Symbols != nil && !strings.Contains(sym, ":") {
 			switch n := p.opts.Symbols(sym); {
 			case n > 1:
@@ -266,15 +321,18 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 		}
 		d.Target.Symbol, d.Target.Offset = sym, uint64(off)
 	}
-	d.Target = d.Target.WithPlace(place)
+	d.KeepPlace(place)
 	p.index = 0
 	if hasEvent {
 		if err := p.parseEventName(d, event, evOff); err != nil {
 			return nil, err
 		}
 	}
-	flags := argFlags{kernel: true, ret: d.Return, fentry: fentry}
-	if err := p.parseArgs(d, flags); err != nil {
+	ctx := &argCtx{kernel: true, ret: d.Return, fentry: fentry, funcName: d.Target.Symbol}
+	if d.Target.Module != "" {
+		ctx.funcName = ""
+	}
+	if err := p.parseArgs(d, ctx); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -337,14 +395,14 @@ func (p *parser) parseUprobe() (*probe.Probe, *Error) {
 		return nil, p.fail(restOff, "BAD_UPROBE_OFFS")
 	}
 	d.Target.Offset = off
-	d.Target = d.Target.WithPlace(file)
+	d.KeepPlace(file)
 	p.index = 0
 	if len(a0) > 1 {
 		if err := p.parseEventName(d, a0[2:], 2); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.parseArgs(d, argFlags{ret: d.Return}); err != nil {
+	if err := p.parseArgs(d, &argCtx{ret: d.Return, user: true}); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -412,20 +470,46 @@ func (p *parser) arch() disasm.Arch {
 var reservedFields = []string{"common_type", "common_flags", "common_preempt_count", "common_pid",
 	"common_tgid", "__probe_ip", "__probe_ret_ip", "__probe_func"}
 
-func (p *parser) parseArgs(d *probe.Probe, flags argFlags) *Error {
+// parseArgs checks the arguments (the words after the place, or the
+// eprobe's words before "if") and gives d its arguments as written.
+func (p *parser) parseArgs(d *probe.Probe, ctx *argCtx) *Error {
 	args := p.argv[2:]
+	if d.Kind == probe.Eprobe {
+		if i := slices.Index(args, "if"); i >= 0 {
+			args = args[:i]
+		}
+	}
 	if len(args) > MaxTraceArgs {
 		p.index = 2
 		return p.fail(0, "TOO_MANY_ARGS")
+	}
+	words := args
+	if p.feat.modern() && ctx.kernel && !ctx.tevent {
+		var err *Error
+		if words, err = p.expandMetaArgs(args, ctx); err != nil {
+			return err
+		}
+		if len(words) > MaxTraceArgs {
+			p.index = 2
+			return p.fail(0, "TOO_MANY_ARGS")
+		}
+		if contains(p.feat.Types, "%pd") {
+			expanded := !slices.Equal(words, args)
+			words = dentryArgs(words)
+			if !expanded {
+				// The kernel rewrites the words in place: it logs them so.
+				p.argv = append(p.argv[:2:2], words...)
+				p.cmd = strings.Join(p.argv, " ")
+			}
+		}
 	}
 	size := 0
 	names := map[string]bool{}
 	for _, r := range reservedFields {
 		names[r] = true
 	}
-	for i, a := range args {
+	for i, a := range words {
 		p.index = i + 2
-		arg := probe.FetchArg{}
 		body := a
 		bodyOff := 0
 		name := "arg" + strconv.Itoa(i+1)
@@ -437,8 +521,12 @@ func (p *parser) parseArgs(d *probe.Probe, flags argFlags) *Error {
 				return p.fail(0, "NO_ARG_NAME")
 			}
 			name = a[:eq]
-			arg.Name = name
 			body, bodyOff = a[eq+1:], eq+1
+		} else if p.feat.modern() && p.feat.BTFArgs {
+			// generate_probe_arg_name: a BTF name names its field.
+			if n, _, _ := strings.Cut(a, ":"); isGoodName(n, false) {
+				name = n
+			}
 		}
 		if !isGoodName(name, false) {
 			return p.fail(0, "BAD_ARG_NAME")
@@ -447,28 +535,56 @@ func (p *parser) parseArgs(d *probe.Probe, flags argFlags) *Error {
 			return p.fail(0, "USED_ARG_NAME")
 		}
 		names[name] = true
-		if err := p.parseArgBody(&arg, body, bodyOff, flags, &size); err != nil {
+		ctx.offset = bodyOff
+		if err := p.parseArgBody(body, ctx, &size); err != nil {
 			return err
 		}
-		d.Args = append(d.Args, arg)
+		if d.Kind == probe.Eprobe && !p.feat.modern() {
+			if err := p.checkField61(body, ctx); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range args {
+		d.Args = append(d.Args, splitArg(d.Kind, a))
 	}
 	return nil
 }
 
+// splitArg reads one argument as written, NAME=FETCH:TYPE, into the model.
+func splitArg(k probe.Kind, a string) probe.FetchArg {
+	var fa probe.FetchArg
+	if eq := strings.IndexByte(a, '='); eq >= 0 {
+		fa.Name, a = a[:eq], a[eq+1:]
+	}
+	fetch, typ, _ := strings.Cut(a, ":")
+	fa.Expr, fa.Type = probe.ParseFetchOf(k, fetch), typ
+	return fa
+}
+
 // checkExisting runs the kernel's multi-probe checks against opts.Existing.
+// kprobes, uprobes, and fprobes with tprobes (one kernel family) append
+// probes to an event of their own kind; any other event of that name is
+// EVENT_EXIST, as is any event of an eprobe's name.
 func (p *parser) checkExisting(d *probe.Probe) error {
 	if d.Event == "" {
 		return nil
+	}
+	family := func(k probe.Kind) probe.Kind {
+		if k == probe.Tprobe {
+			return probe.Fprobe
+		}
+		return k
 	}
 	for _, old := range p.opts.Existing {
 		if old.GroupOrDefault() != d.GroupOrDefault() || old.Event != d.Event {
 			continue
 		}
-		if old.Kind != d.Kind {
+		if family(old.Kind) != family(d.Kind) || d.Kind == probe.Eprobe {
 			p.index = 0
 			return p.fail(0, "EVENT_EXIST")
 		}
-		if old.Return != d.Return {
+		if old.Return != d.Return || old.Kind != d.Kind {
 			p.index = 0
 			return p.fail(0, "DIFF_PROBE_TYPE")
 		}
@@ -558,3 +674,184 @@ func RegularFile(string) (fs.FileInfo, error) { return regular{}, nil }
 type regular struct{ fs.FileInfo }
 
 func (regular) Mode() fs.FileMode { return 0 }
+
+// parseFprobe is Linux 6.12's __trace_fprobe_create: f[N][:[GRP/][EVENT]]
+// FUNC[%return] ARGS and t[:[GRP/][EVENT]] TRACEPOINT ARGS.
+func (p *parser) parseFprobe() (*probe.Probe, *Error) {
+	tpoint := p.kind == probe.Tprobe
+	d := &probe.Probe{Kind: p.kind}
+	a0 := p.argv[0]
+	event, hasEvent, evOff := "", false, 0
+	if i := strings.IndexByte(a0[1:], ':'); i >= 0 {
+		event, hasEvent, evOff = a0[i+2:], true, i+2
+	}
+	if len(a0) > 1 && isDigit(a0[1]) {
+		num := a0[1:]
+		if hasEvent {
+			num = a0[1 : evOff-1]
+		}
+		v, err := p.maxActive(num)
+		if err != nil {
+			return nil, err
+		}
+		d.MaxActive = v
+	} else if len(a0) > 1 && a0[1] != ':' {
+		// The kernel reads only argv[0][0] and what follows a ':'.
+		return nil, p.fail(1, "BAD_KIND_PREFIX")
+	}
+
+	// parse_symbol_and_return
+	p.index = 1
+	place := p.argv[1]
+	sym := place
+	if i := strings.IndexByte(place, '%'); i >= 0 {
+		if tpoint || place[i:] != "%return" {
+			return nil, p.fail(i, "BAD_ADDR_SUFFIX")
+		}
+		sym, d.Return = place[:i], true
+	}
+	if !d.Return {
+		if tpoint {
+			for i := 0; i < len(sym); i++ {
+				if c := sym[i]; !isAlpha(c) && !isDigit(c) && c != '_' {
+					return nil, p.fail(i, "BAD_TP_NAME")
+				}
+			}
+		}
+		// A $retval among the arguments makes an fprobe a return probe.
+		for i, a := range p.argv[2:] {
+			j := strings.Index(a, "$retval")
+			if j < 0 || (j+7 < len(a) && (isAlpha(a[j+7]) || isDigit(a[j+7]) || a[j+7] == '_')) {
+				continue
+			}
+			if tpoint {
+				p.index = i + 2
+				return nil, p.fail(j, "RETVAL_ON_PROBE")
+			}
+			d.Return = true
+			break
+		}
+	}
+	if !d.Return && d.MaxActive > 0 {
+		p.index = 0
+		return nil, p.fail(1, "BAD_MAXACT_TYPE")
+	}
+	d.Target.Symbol = sym
+	d.KeepPlace(place)
+	p.index = 0
+	if hasEvent {
+		if err := p.parseEventName(d, event, evOff); err != nil {
+			return nil, err
+		}
+	}
+	ctx := &argCtx{kernel: true, fprobe: true, tpoint: tpoint, ret: d.Return, fentry: !d.Return, funcName: sym}
+	if tpoint {
+		// The kernel reads the tracepoint's arguments from the prototype
+		// of the stub function it probes.
+		ctx.funcName = "__probestub_" + sym
+	}
+	if err := p.parseArgs(d, ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkFunction is the registration of an fprobe: a function the kernel
+// does not have is refused once the whole line has been read (ftrace's
+// filter matches nothing).
+func (p *parser) checkFunction(d *probe.Probe) *Error {
+	sym := d.Target.Symbol
+	if p.opts.Symbols == nil || strings.ContainsAny(sym, ":*?[") {
+		// Module functions and ftrace's globs are left to the kernel.
+		return nil
+	}
+	if p.opts.Symbols(sym) == 0 {
+		p.index = 1
+		return p.fail(0, "FAIL_REG_PROBE")
+	}
+	return nil
+}
+
+// parseEprobe is __trace_eprobe_create: e[:[GRP/][EVENT]] SYSTEM.EVENT
+// ARGS [if FILTER].
+func (p *parser) parseEprobe() (*probe.Probe, *Error) {
+	d := &probe.Probe{Kind: probe.Eprobe}
+	a0 := p.argv[0]
+	if i := strings.IndexByte(a0[1:], ':'); i >= 0 {
+		if err := p.parseEventName(d, a0[i+2:], i+2); err != nil {
+			return nil, err
+		}
+	} else if len(a0) > 1 {
+		return nil, p.fail(1, "BAD_KIND_PREFIX")
+	}
+	p.index = 1
+	place := p.argv[1]
+	attached := &probe.Probe{}
+	if err := p.parseEventName(attached, place, 0); err != nil || attached.Group == "" || attached.Event == "" {
+		p.index = 1
+		return nil, p.fail(0, "NO_EVENT_INFO")
+	}
+	d.Target.Event = probe.EventID{System: attached.Group, Name: attached.Event}
+	d.KeepPlace(place)
+	filterIdx := -1
+	if i := slices.Index(p.argv[2:], "if"); i >= 0 {
+		filterIdx = i + 3
+	}
+	if p.opts.EventFields != nil {
+		if _, ok := p.opts.EventFields(d.Target.Event); !ok {
+			p.index = 1
+			return nil, p.fail(0, "BAD_ATTACH_EVENT")
+		}
+	}
+	if filterIdx >= 0 {
+		if !p.feat.EprobeFilter {
+			p.index = filterIdx - 1
+			return nil, p.fail(0, "NO_EP_FILTERS")
+		}
+		p.index = filterIdx
+		if filterIdx >= len(p.argv) {
+			return nil, p.fail(0, "NO_EP_FILTER")
+		}
+		d.Filter = strings.Join(p.argv[filterIdx:], " ")
+	}
+	ctx := &argCtx{kernel: true, tevent: true, event: d.Target.Event}
+	if err := p.parseArgs(d, ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkField61 is Linux 6.1's trace_eprobe_tp_arg_update: an argument that
+// starts from $NAME needs the attached event to have that field (or NAME
+// to be comm), checked once the argument is parsed.
+func (p *parser) checkField61(body string, ctx *argCtx) *Error {
+	fetch, _, _ := strings.Cut(body, ":")
+	i := strings.LastIndexByte(fetch, '$')
+	if i < 0 {
+		return nil
+	}
+	name := fetch[i+1:]
+	if j := strings.IndexByte(name, ')'); j >= 0 {
+		name = name[:j]
+	}
+	if name == "comm" || name == "COMM" || ctx.hasField(p.opts, name) {
+		return nil
+	}
+	return p.fail(0, "BAD_ATTACH_ARG")
+}
+
+// maxActive reads the number after a kretprobe's or fprobe exit's "r" or
+// "f" as the kernel does (kstrtouint, then the limit).
+func (p *parser) maxActive(num string) (int, *Error) {
+	if len(num) > MaxEventNameLen-1 {
+		return 0, p.fail(1, "BAD_MAXACT")
+	}
+	v, ok := kstrtoull(num, 0)
+	if !ok || v == 0 || v > 0xffffffff {
+		return 0, p.fail(1, "BAD_MAXACT")
+	}
+	if v > MaxKretprobeActive {
+		return 0, p.fail(1, "MAXACT_TOO_BIG")
+	}
+	return int(v), nil
+}

@@ -1,17 +1,23 @@
 // Package probedef is the kernel's probe-event grammar and its limits: it
-// reads kprobe_events / uprobe_events definition lines into the probe model
-// (emit/probe.Probe), checking them as the kernel would before anything is
-// written to tracefs. It is the one reader of definition lines (install,
-// the listing of installed events and analyze all use Parse) and the one
-// place for the kernel's limits.
+// reads kprobe_events, uprobe_events and dynamic_events definition lines
+// (kprobes, uprobes, fprobes, tracepoint probes and event probes) into the
+// probe model (emit/probe.Probe), checking them as the kernel would before
+// anything is written to tracefs. It is the one reader of definition lines
+// (install, the listing of installed events and analyze all use Parse) and
+// the one place for the kernel's limits.
 //
-// The checks follow the kernel's own parser (kernel/trace/trace_kprobe.c,
-// trace_uprobe.c and trace_probe.c, Linux 6.1) step by step and in the same
+// The checks follow the kernel's own parser step by step and in the same
 // order, so a line the kernel would refuse is refused here with the kernel's
 // message and the kernel's error position (the column of the `^` the kernel
-// writes to error_log). Checks that need the running kernel's state (does a
-// symbol exist, is it unique, which probes already exist) run only when
-// [Options] supplies that state.
+// writes to error_log): kernel/trace/trace_kprobe.c, trace_uprobe.c,
+// trace_eprobe.c and trace_probe.c of Linux 6.1, and, on kernels whose
+// tracefs README shows the argument parser Linux 6.5 rewrote, those files
+// and trace_fprobe.c of Linux 6.12. Which kinds and fetch arguments a line
+// may use comes from the README's features ([Features]); a kind the target
+// kernel lacks is refused naming the release that brought it. Checks that
+// need the target kernel's state (does a symbol exist, is it unique, which
+// probes already exist, its BTF, the fields of an attached event) run only
+// when [Options] supplies that state.
 package probedef
 
 import (
@@ -102,6 +108,13 @@ type Options struct {
 	// Existing probes of the target kernel, for the multi-probe checks
 	// (DIFF_PROBE_TYPE, DIFF_ARG_TYPE, SAME_PROBE).
 	Existing []*probe.Probe
+	// BTF is the target kernel's BTF, for BTF arguments (parameter names,
+	// $arg*, members, $retval's type); nil checks their syntax only.
+	BTF BTF
+	// EventFields, when set, lists the fields of a trace event, for
+	// eprobes: ok is false when the kernel has no such event
+	// (BAD_ATTACH_EVENT); an unknown field is refused as the kernel does.
+	EventFields func(e probe.EventID) (fields []string, ok bool)
 }
 
 func (o *Options) features() *Features {

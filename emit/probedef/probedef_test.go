@@ -19,12 +19,38 @@ func testOptions() *Options {
 	return &Options{Arch: disasm.AMD64, Symbols: func(s string) int { return testSymbols[s] }}
 }
 
+// readmeFeatures are the features of testdata/readme/VERSION.txt, the
+// tracefs README of a real kernel ("" is the default, Linux 6.1's).
+func readmeFeatures(t testing.TB, version string) *Features {
+	if version == "" {
+		return nil
+	}
+	b, err := os.ReadFile("testdata/readme/" + version + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ParseFeatures(string(b))
+	return &f
+}
+
 // syntaxCase is one line of testdata/syntax_errors.txt.
 type syntaxCase struct {
 	line     string // without the caret
 	pos      int    // caret position
 	code     string
 	existing []*probe.Probe
+	readme   string // the kernel whose README features apply ("" = default)
+}
+
+// options are the Options a case is checked with: the test kernel's
+// symbols, BTF and events, the README features of its section.
+func (c syntaxCase) options(t testing.TB) *Options {
+	o := testOptions()
+	o.Features = readmeFeatures(t, c.readme)
+	o.BTF = testBTF
+	o.EventFields = testEventFields
+	o.Existing = c.existing
+	return o
 }
 
 func readSyntaxCases(t testing.TB) []syntaxCase {
@@ -35,6 +61,7 @@ func readSyntaxCases(t testing.TB) []syntaxCase {
 	defer f.Close()
 	var out []syntaxCase
 	var existing []*probe.Probe
+	readme := ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -42,10 +69,14 @@ func readSyntaxCases(t testing.TB) []syntaxCase {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(l, "readme:"); ok {
+			readme, existing = strings.TrimSpace(rest), nil
+			continue
+		}
 		if rest, ok := strings.CutPrefix(l, "existing:"); ok {
 			existing = nil
 			if rest = strings.TrimSpace(rest); rest != "" {
-				d, err := Parse(rest, testOptions())
+				d, err := Parse(rest, syntaxCase{readme: readme}.options(t))
 				if err != nil {
 					t.Fatalf("existing %q: %v", rest, err)
 				}
@@ -58,7 +89,7 @@ func readSyntaxCases(t testing.TB) []syntaxCase {
 			t.Fatalf("bad case line %q", l)
 		}
 		pos := strings.IndexByte(cmd, '^')
-		out = append(out, syntaxCase{line: strings.Replace(cmd, "^", "", 1), pos: pos, code: code, existing: existing})
+		out = append(out, syntaxCase{line: strings.Replace(cmd, "^", "", 1), pos: pos, code: code, existing: existing, readme: readme})
 	}
 	return out
 }
@@ -69,9 +100,7 @@ func readSyntaxCases(t testing.TB) []syntaxCase {
 func TestSyntaxErrors(t *testing.T) {
 	var golden strings.Builder
 	for _, c := range readSyntaxCases(t) {
-		o := testOptions()
-		o.Existing = c.existing
-		_, err := Parse(c.line, o)
+		_, err := Parse(c.line, c.options(t))
 		e, ok := err.(*Error)
 		if !ok {
 			t.Errorf("%q: got %v, want %s at %d", c.line, err, c.code, c.pos)
@@ -239,9 +268,20 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("p:probe/vfs_read vfs_read+0 count=%dx:x64 name=+0(+40(+24(%di))):string")
 	f.Add("r:uprobes/x /bin/sh:10%return(10) a=+u0(%sp):ustring")
+	f.Add("f8:probe/vfs_read__return vfs_read%return $retval count=$arg3 f_pos=+112($arg1):s64 name=file->f_path.dentry->d_name.name:string")
+	f.Add("t:probe/kfree kfree $arg* site=call_site:symbol")
+	f.Add("e:probe/openat syscalls.sys_enter_openat f=+0($filename):ustring if dfd == -100")
 	f.Fuzz(func(t *testing.T, line string) {
-		o := testOptions()
-		o.Stat = RegularFile
+		// Each line is read as Linux 6.1 and as Linux 6.12 would.
+		for _, o := range []*Options{testOptions(), syntaxCase{readme: "6.12"}.options(t)} {
+			o.Stat = RegularFile
+			fuzzOne(t, line, o)
+		}
+	})
+}
+
+func fuzzOne(t *testing.T, line string, o *Options) {
+	{
 		d, err := Parse(line, o)
 		if err != nil {
 			e, ok := err.(*Error)
@@ -261,5 +301,74 @@ func FuzzParse(f *testing.F) {
 		if again.String() != d.String() {
 			t.Fatalf("%q: %q then %q", line, d.String(), again.String())
 		}
-	})
+	}
+}
+
+// TestAccepted612: lines of the kernel's documentation and selftests for
+// Linux 6.12's dynamic events pass with that kernel's features, and render
+// back to the same line.
+func TestAccepted612(t *testing.T) {
+	o := syntaxCase{readme: "6.12"}.options(t)
+	for _, l := range []string{
+		"f:probe/vfs_read vfs_read f_pos=+64($arg1):s64 count=$arg3:u64",
+		"f:probe/vfs_read__return vfs_read%return r=$retval count=$arg3",
+		"f:probe/vfs_read_btf vfs_read count file->f_pos",
+		"f vfs_read $arg*",
+		"f kfree%return",
+		"f8:g/e vfs_read%return $retval",
+		"f vfs_read name=file->f_path.dentry->d_name.name:string",
+		"f vfs_read $retval",
+		"f vfs_read $arg2:string",
+		"t:probe/sched_process_exec sched_process_exec comm=+0($arg1):u64",
+		"t kfree $arg*",
+		"t kfree call_site:symbol",
+		"e:probe/openat syscalls.sys_enter_openat filename=+0($filename):ustring",
+		"e:g/e syscalls.sys_enter_openat $filename:ustring if dfd == -100",
+		"e syscalls/sys_enter_openat $comm $filename:symstr",
+		"r vfs_read $arg1 $retval",
+		"p vfs_read%return f_pos=+112($arg1):s64 count",
+		"p vfs_read count file->f_pos",
+		"p vfs_read +0(%di):%pd",
+	} {
+		d, err := Parse(l, o)
+		if err != nil {
+			t.Errorf("%q: %v", l, err)
+			continue
+		}
+		if got := d.String(); got != l {
+			t.Errorf("%q renders as %q", l, got)
+		}
+	}
+	// perf rebases a kretprobe on _text when README offers kretprobe
+	// offsets: the kernel, not the checker, knows that address is an entry.
+	noSyms := syntaxCase{readme: "6.12"}.options(t)
+	noSyms.Symbols = nil
+	if _, err := Parse("r:probe/vfs_read__return _text+4478080 $retval count=$arg3:x64", noSyms); err != nil {
+		t.Errorf("a kretprobe on _text+N: %v", err)
+	}
+	// 6.1's README offers none of fprobes, tprobes and BTF names: each is
+	// refused naming the release that brought it.
+	o61 := testOptions()
+	o61.Features = readmeFeatures(t, "6.1")
+	for l, code := range map[string]string{"f vfs_read": "NO_FPROBES", "t kfree": "NO_TPROBES", "p vfs_read count": "BAD_FETCH_ARG"} {
+		if e, ok := err2Error(Parse(l, o61)); !ok || e.Code != code || (code != "BAD_FETCH_ARG" && !strings.Contains(e.Error(), "Linux 6.5")) {
+			t.Errorf("%q on 6.1: got %v, want %s", l, e, code)
+		}
+	}
+}
+
+// TestReadmeFeatures: what the tracefs README of real kernels offers.
+func TestReadmeFeatures(t *testing.T) {
+	f61, f612, f618 := readmeFeatures(t, "6.1"), readmeFeatures(t, "6.12"), readmeFeatures(t, "6.18")
+	if f61.modern() || f61.Fprobes || f61.Tprobes || f61.BTFArgs || f61.ReturnArgs || !f61.Eprobes || !f61.EprobeFilter {
+		t.Errorf("6.1: %+v", *f61)
+	}
+	if !f612.modern() || !f612.Fprobes || !f612.Tprobes || !f612.BTFArgs || !f612.BTFFields || !f612.ReturnArgs || !f612.Eprobes ||
+		!contains(f612.Types, "char") || !contains(f612.Types, "%pd") {
+		t.Errorf("6.12: %+v", *f612)
+	}
+	// This machine's 6.18 has uprobes and eprobes only, and the 6.5 parser.
+	if !f618.modern() || f618.Fprobes || f618.Tprobes || f618.BTFArgs || !f618.ReturnArgs || !f618.Eprobes {
+		t.Errorf("6.18: %+v", *f618)
+	}
 }

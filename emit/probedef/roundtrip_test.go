@@ -40,8 +40,29 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: probe.Uprobe, Group: "probe_prog", Event: "u", Target: probe.Location{Path: "/bin/sh", Offset: 0x10},
 			Args: []probe.FetchArg{{Name: "p", Expr: probe.Mem{Off: -8, User: true, Inner: probe.Reg("sp")}, Type: "ustring"}}},
 		{Group: "probe", Event: "abs", Target: probe.Location{Address: 0xffffffff81000010}},
+		// The kinds and fetch arguments of Linux 6.12's dynamic_events.
+		{Kind: probe.Fprobe, Group: "probe", Event: "vfs_read", Target: probe.Location{Symbol: "vfs_read"},
+			Args: []probe.FetchArg{{Name: "f_pos", Expr: probe.Mem{Off: 112, Inner: probe.Arg(1)}, Type: "s64"}, {Name: "count", Expr: probe.Arg(3), Type: "x64"}}},
+		{Kind: probe.Fprobe, Group: "probe", Event: "vfs_read__return", Return: true, MaxActive: 16, Target: probe.Location{Symbol: "vfs_read"},
+			Args: []probe.FetchArg{{Expr: probe.Retval{}}, {Name: "count", Expr: probe.Arg(3), Type: "x64"},
+				{Name: "f_pos", Expr: probe.Mem{Off: 112, Inner: probe.Arg(1)}, Type: "s64"}}},
+		{Kind: probe.Fprobe, Group: "fprobes", Event: "vfs_read__entry", Target: probe.Location{Symbol: "vfs_read"},
+			Args: []probe.FetchArg{{Expr: probe.Args{}}}},
+		{Kind: probe.Fprobe, Group: "g", Event: "btf", Target: probe.Location{Symbol: "vfs_read"},
+			Args: []probe.FetchArg{{Expr: probe.Var{Name: "count"}}, {Name: "pos", Expr: probe.Var{Name: "file", Fields: []probe.Member{{Name: "f_pos", Arrow: true}}}},
+				{Name: "name", Expr: probe.Var{Name: "file", Fields: []probe.Member{{Name: "f_path", Arrow: true}, {Name: "dentry"}, {Name: "d_name", Arrow: true}, {Name: "name"}}}, Type: "string"}}},
+		{Kind: probe.Fprobe, Group: "g", Event: "ret", Return: true, Target: probe.Location{Symbol: "vfs_read"},
+			Args: []probe.FetchArg{{Name: "r", Expr: probe.Retval{}, Type: "s64"}, {Name: "file", Expr: probe.Var{Name: "file"}}}},
+		{Kind: probe.Tprobe, Group: "probe", Event: "kfree", Target: probe.Location{Symbol: "kfree"},
+			Args: []probe.FetchArg{{Name: "site", Expr: probe.Arg(1), Type: "symbol"}, {Name: "p", Expr: probe.Var{Name: "ptr"}}}},
+		{Kind: probe.Eprobe, Group: "probe", Event: "openat", Target: probe.Location{Event: probe.EventID{System: "syscalls", Name: "sys_enter_openat"}},
+			Args: []probe.FetchArg{{Name: "path", Expr: probe.Mem{Inner: probe.EventField("filename")}, Type: "ustring"}, {Name: "dfd", Expr: probe.EventField("dfd"), Type: "s32"}}},
+		{Kind: probe.Eprobe, Group: "probe", Event: "cwd", Target: probe.Location{Event: probe.EventID{System: "syscalls", Name: "sys_enter_openat"}},
+			Args: []probe.FetchArg{{Name: "c", Expr: probe.Comm{}, Type: "string"}}, Filter: "dfd == -100"},
+		{Group: "probe", Event: "vfs_read__return", Return: true, Target: probe.Location{Symbol: "vfs_read"},
+			Args: []probe.FetchArg{{Expr: probe.Retval{}}, {Name: "count", Expr: probe.Arg(3)}, {Name: "f_pos", Expr: probe.Mem{Off: 112, Inner: probe.Arg(1)}, Type: "s64"}}},
 	}
-	opts := &Options{Arch: disasm.AMD64, Stat: RegularFile}
+	opts := &Options{Arch: disasm.AMD64, Stat: RegularFile, Features: readmeFeatures(t, "6.12"), BTF: testBTF, EventFields: testEventFields}
 	for _, p := range probes {
 		line := p.String()
 		got, err := Parse(line, opts)
@@ -60,6 +81,8 @@ func TestRoundTrip(t *testing.T) {
 		"p:g/e vfs_read%return $retval",
 		"p:g/e /bin/sh:10%return(0x20)",
 		"p:g/e /bin/sh:0x0000000000001139",
+		"f:g/e vfs_read $retval",
+		"e:g/e syscalls/sys_enter_openat $dfd",
 	} {
 		got, err := Parse(line, opts)
 		if err != nil {

@@ -1,9 +1,11 @@
 package tracefs
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 )
 
@@ -19,9 +21,26 @@ type LogEntry struct {
 	Pos       int    // byte offset of the caret in Command (may equal len(Command)+1)
 }
 
-// Message is a one-line description naming the failing part of the command.
+// filterSubsystem is how the event filter parser (an eprobe's "if
+// FILTER") names itself in error_log; its Command is the filter alone.
+const filterSubsystem = "event filter parse error"
+
+// Message is a one-line description naming the failing part of the command:
+// the argument of a probe definition, the filter of an eprobe, or the
+// command with a caret at the failing place for the other writers (hist
+// triggers, synthetic events).
 func (e LogEntry) Message() string {
-	return probedef.Describe(e.Command, e.Pos, e.Text)
+	for _, k := range probe.Kinds {
+		if e.Subsystem == k.Subsystem() {
+			return probedef.Describe(e.Command, e.Pos, e.Text)
+		}
+	}
+	pos := min(max(e.Pos, 0), len(e.Command))
+	caret := e.Command[:pos] + "^" + e.Command[pos:]
+	if e.Subsystem == filterSubsystem {
+		return fmt.Sprintf("%s (filter %q)", e.Text, caret)
+	}
+	return fmt.Sprintf("%s (at %q)", e.Text, caret)
 }
 
 // ErrorLog reads and parses error_log (oldest first).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -113,5 +114,34 @@ func TestInstanceBadNames(t *testing.T) {
 		if _, err := fs.NewInstance(name); !errors.Is(err, tracefs.ErrInvalid) {
 			t.Errorf("tracefs.NewInstance(%q): %v, want tracefs.ErrInvalid", name, err)
 		}
+	}
+}
+
+// TestAppend adds pids to an instance's set_event_pid one command at a time
+// (the list grows: ">>" does not truncate it) and gets a refused command
+// back as a *WriteError naming the file.
+func TestAppend(t *testing.T) {
+	fs := realFS(t)
+	in := newTestInstance(t, fs)
+	pid := strconv.Itoa(os.Getpid())
+	for _, p := range []string{"1", pid} {
+		if err := in.Append("set_event_pid", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := in.ReadFile("set_event_pid")
+	if got := strings.Fields(string(b)); err != nil || !slices.Contains(got, "1") || !slices.Contains(got, pid) {
+		t.Errorf("set_event_pid after appending 1 and %s: %q, %v", pid, got, err)
+	}
+	err = in.Append("set_event_pid", "not-a-pid")
+	var we *tracefs.WriteError
+	if !errors.As(err, &we) || we.File != "set_event_pid" || !errors.Is(err, tracefs.ErrInvalid) {
+		t.Errorf("appending a bad pid: %v", err)
+	}
+	if err := in.Append("set_event_pid", "1\n2"); !errors.Is(err, tracefs.ErrInvalid) {
+		t.Errorf("appending two lines at once: %v", err)
+	}
+	if err := in.WriteFile("set_event_pid", ""); err != nil {
+		t.Error(err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
 // Sentinel errors. Kernel write errors carry the errno as well
@@ -32,6 +33,9 @@ var (
 	ErrNoKprobes = errors.New("this kernel was built without CONFIG_KPROBE_EVENTS: kernel probes cannot be installed here")
 	// ErrNoUprobes: the kernel has no uprobe_events (built without CONFIG_UPROBE_EVENTS).
 	ErrNoUprobes = errors.New("this kernel was built without CONFIG_UPROBE_EVENTS: user-space probes cannot be installed here")
+	// ErrNoKind: the kernel does not offer a kind of dynamic event (its
+	// README does not list fprobes, tracepoint probes or eprobes).
+	ErrNoKind = errors.New("this kernel does not offer that kind of probe event")
 	// ErrPermission: tracefs files cannot be read or written by this user.
 	ErrPermission = errors.New("no permission")
 	// ErrInvalid (EINVAL): the kernel rejected the definition.
@@ -139,19 +143,28 @@ func RunningFeatures() (f probedef.Features, known bool) {
 	return fs.Features(), true
 }
 
-// Has reports whether the kernel provides the events file of kind k.
-func (t *FS) Has(k probe.Kind) bool {
-	_, err := os.Stat(t.Path(k.File()))
-	return err == nil
-}
+// Has reports whether the kernel provides kind k: its events file, and for
+// the kinds of dynamic_events, README's word for them.
+func (t *FS) Has(k probe.Kind) bool { return t.Check(k) == nil }
 
 // Check returns an error wrapping ErrNoKprobes/ErrNoUprobes when the kernel
 // lacks the events file of kind k ("/sys/kernel/tracing/kprobe_events does
-// not exist: this kernel was built without CONFIG_KPROBE_EVENTS: ...").
+// not exist: this kernel was built without CONFIG_KPROBE_EVENTS: ..."), or
+// ErrNoKind when its README does not offer fprobes, tprobes or eprobes.
 func (t *FS) Check(k probe.Kind) error {
 	_, err := os.Stat(t.Path(k.File()))
 	if err == nil {
+		if f := t.Features(); k.Dynamic() && !f.Offers(k) {
+			return fmt.Errorf("%s (this kernel's tracefs README does not offer them): %w", probedef.KindRequirement(k), ErrNoKind)
+		}
+		if k == probe.Eprobe && t.Root == mountPoints[0] && runningConfigOff()["CONFIG_EPROBE_EVENTS"] {
+			// Linux 6.18 lists e: in README either way.
+			return fmt.Errorf("this kernel was built without CONFIG_EPROBE_EVENTS (%s): %w", configProc, ErrNoKind)
+		}
 		return nil
+	}
+	if k.Dynamic() && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s does not exist: %s: %w", t.Path(k.File()), probedef.KindRequirement(k), ErrNoKind)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		missing := ErrNoKprobes
@@ -192,4 +205,24 @@ func (t *FS) Exists(name string) bool {
 // event, which trace.dat readers need to decode it.
 func (t *FS) EventFormat(group, event string) ([]byte, error) {
 	return t.ReadFile(filepath.Join("events", group, event, "format"))
+}
+
+// EventFields lists the fields of the trace event e that an eprobe can
+// read ($NAME): its own fields, without the common_* header; ok is false
+// when the kernel has no such event.
+func (t *FS) EventFields(e probe.EventID) (fields []string, ok bool) {
+	b, err := t.EventFormat(e.System, e.Name)
+	if err != nil {
+		return nil, false
+	}
+	f, err := eventfmt.Parse(e.System, string(b))
+	if err != nil {
+		return nil, true
+	}
+	for _, fl := range f.Fields {
+		if !fl.Common {
+			fields = append(fields, fl.Name)
+		}
+	}
+	return fields, true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/btfinfo"
 )
 
 // realFS opens this machine's tracefs with uprobe_events (mounted when it
@@ -116,6 +117,23 @@ func TestParseErrorLog(t *testing.T) {
 	}
 }
 
+// TestHistErrorMessage: an error_log entry of a writer that is not a probe
+// (a hist trigger, a synthetic event) reads as the command with a caret,
+// not as probe parts.
+func TestHistErrorMessage(t *testing.T) {
+	log := "[    6.313290] hist:lat:r: error: Param type doesn't match synthetic event field type\n" +
+		"  Command: hist:keys=common_pid:l=common_timestamp-$ts0:onmatch(lat.e).trace(glat,$l,$l)\n" +
+		"                                                                                  ^\n"
+	es := tracefs.ParseErrorLog(log)
+	if len(es) != 1 || es[0].Subsystem != "hist:lat:r" {
+		t.Fatalf("got %+v", es)
+	}
+	want := `Param type doesn't match synthetic event field type (at "hist:keys=common_pid:l=common_timestamp-$ts0:onmatch(lat.e).trace(glat,^$l,$l)")`
+	if m := es[0].Message(); m != want {
+		t.Errorf("message:\n got %s\nwant %s", m, want)
+	}
+}
+
 // TestUprobeLifecycle writes, lists, enables, fails to delete while enabled,
 // disables and deletes a uprobe on the real kernel.
 func TestUprobeLifecycle(t *testing.T) {
@@ -190,11 +208,15 @@ func TestNoKprobes(t *testing.T) {
 }
 
 // TestKernelAgreesWithValidator writes every error case of probedef's
-// golden table that the running kernel can take (uprobe cases here; kprobe
-// cases too on a kernel with kprobe_events, such as the 6.1 guest of the
-// qemu tests) to the kernel: it must refuse each with the message and caret
-// position the validator predicted. GPROBE_SYNTAX_CASES names the table
-// when the test binary runs away from the source tree.
+// golden table that the running kernel can take (uprobe cases here; kprobe,
+// fprobe, tprobe and eprobe cases too on a kernel with those events, such
+// as the 6.1 and 6.12 guests of the qemu tests) to the kernel: it must
+// refuse each with the message and caret position the validator predicted,
+// reading the line with this kernel's README features, its symbols, its BTF
+// and its events. A case the validator accepts on this kernel (a line of
+// an older kernel's section) must be accepted by the kernel too, and is
+// removed again. GPROBE_SYNTAX_CASES names the table when the test binary
+// runs away from the source tree.
 func TestKernelAgreesWithValidator(t *testing.T) {
 	fs := realFS(t)
 	before, err := fs.List()
@@ -211,12 +233,28 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	is61 := strings.HasPrefix(string(rel), "6.1.")
+	relb, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	rel := strings.TrimSpace(string(relb))
+	is61 := strings.HasPrefix(rel, "6.1.")
+	feat := fs.Features()
 	ks := install.RunningKallsyms()
+	var kbtf probedef.BTF
+	if feat.BTFArgs {
+		if s, err := btfinfo.LoadKernel(); err == nil {
+			kbtf = s.ProbeBTF()
+		}
+	}
+	options := func(existing []*probe.Probe) *probedef.Options {
+		o := &probedef.Options{Features: &feat, Existing: existing, BTF: kbtf, EventFields: fs.EventFields}
+		if ks != nil {
+			o.Symbols = ks.Count
+		}
+		return o
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	n := map[probe.Kind]int{}
+	accepted := 0
 	// The multi-probe cases need their probe installed first: only in the
 	// throw-away guest kernel, where kprobes/testevent is ours to create.
 	inGuest := os.Getenv("GPROBE_IN_GUEST") == "1"
@@ -229,9 +267,9 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 		if line == "" {
 			return
 		}
-		d, err := probedef.Parse(line, nil)
+		d, err := probedef.Parse(line, options(nil))
 		if err != nil {
-			t.Fatalf("existing: %q: %v", line, err)
+			return // an existing probe of a kind this kernel lacks
 		}
 		if err := fs.Write(d.Kind, line); err != nil {
 			t.Fatalf("existing: %q: %v", line, err)
@@ -241,6 +279,10 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 	defer setup("")
 	for sc.Scan() {
 		l := sc.Text()
+		if strings.HasPrefix(l, "readme:") {
+			setup("")
+			continue
+		}
 		if rest, ok := strings.CutPrefix(l, "existing:"); ok {
 			if inGuest && fs.Has(probe.Kprobe) {
 				setup(strings.TrimSpace(rest))
@@ -256,27 +298,45 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 		if needsState[code] != (existing != nil) {
 			continue
 		}
-		if !fs.Has(kind) || gprobeOnly[code] || (!is61 && newerKernelDiffers[line]) ||
+		if !fs.Has(kind) || gprobeOnly[code] || kernelDiffers(rel, line) != "" ||
 			(is61 && (code == "TOO_MANY_ARGS" || accepted61[line])) {
 			continue
 		}
-		opts := &probedef.Options{Existing: existing}
-		if kind == probe.Kprobe && ks != nil {
-			opts.Symbols = ks.Count
-		}
-		_, verr := probedef.Parse(line, opts)
+		_, verr := probedef.Parse(line, options(existing))
 		var pe *probedef.Error
-		if !errors.As(verr, &pe) {
-			t.Errorf("%q: validator accepted it", line)
+		if verr == nil {
+			// Valid on this kernel: it must take the line too.
+			if existing != nil || !inGuest {
+				continue
+			}
+			had, _ := fs.List()
+			if err := fs.Write(kind, line); err != nil {
+				t.Errorf("%q: the validator accepts it, the kernel said %v", line, err)
+				continue
+			}
+			removeNew(nil, fs, had)
+			accepted++
 			continue
+		}
+		if !errors.As(verr, &pe) {
+			t.Errorf("%q: %v", line, verr)
+			continue
+		}
+		if gprobeOnly[pe.Code] {
+			continue // refused by gprobe before the kernel would see it
 		}
 		werr := fs.Write(kind, line)
 		var we *tracefs.WriteError
-		if is61 && code == "NEED_STRING_TYPE" {
+		if is61 && pe.Code == "NEED_STRING_TYPE" {
 			// 6.1 refuses these without an error_log entry.
 			if !errors.As(werr, &we) || we.Errno != syscall.EINVAL || we.Log != nil {
 				t.Errorf("%q: 6.1 said %v", line, werr)
 			}
+			continue
+		}
+		if pe.Code == "TOO_MANY_ARGS" && errors.As(werr, &we) && we.Errno == syscall.E2BIG && we.Log == nil {
+			// Linux 6.5 to 6.17 refuse these with E2BIG and no log.
+			n[kind]++
 			continue
 		}
 		if !errors.As(werr, &we) || we.Log == nil {
@@ -291,11 +351,12 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 		}
 		n[kind]++
 	}
-	if n[probe.Uprobe] < 50 || (fs.Has(probe.Kprobe) && n[probe.Kprobe] < 50) {
+	if n[probe.Uprobe] < 50 || (fs.Has(probe.Kprobe) && n[probe.Kprobe] < 50) ||
+		(feat.Fprobes && (n[probe.Fprobe] < 50 || n[probe.Tprobe] < 40)) || (inGuest && n[probe.Eprobe] < 8) {
 		t.Errorf("only %v cases reached the kernel", n)
 	}
-	t.Logf("refused lines where this kernel (%s) and the validator agree on message and position: %d uprobe, %d kprobe",
-		strings.TrimSpace(string(rel)), n[probe.Uprobe], n[probe.Kprobe])
+	t.Logf("refused lines where this kernel (%s) and the validator agree on message and position: %d uprobe, %d kprobe, %d fprobe, %d tprobe, %d eprobe; %d lines both accept",
+		rel, n[probe.Uprobe], n[probe.Kprobe], n[probe.Fprobe], n[probe.Tprobe], n[probe.Eprobe], accepted)
 }
 
 // Lines Linux 6.1 accepts where gprobe is stricter, as newer kernels are:
@@ -307,27 +368,27 @@ var accepted61 = map[string]bool{"p /bin/sh:10 $stack0:symstr": true}
 // against a real kernel only in the guest.
 var needsState = map[string]bool{"DIFF_PROBE_TYPE": true, "DIFF_ARG_TYPE": true, "SAME_PROBE": true}
 
-// Codes the kernel does not refuse (gprobe is stricter): never written.
+// Codes the kernel does not refuse (gprobe is stricter, or refuses what
+// the kernel's README does not offer): never written.
 var gprobeOnly = map[string]bool{"MAXACT_NO_UPROBE": true, "BAD_PREFIX": true, "TRAILING_DEREF": true,
-	"BAD_SYMBOL": true, "NOT_A_PROBE": true, "NO_PLACE": true, "BAD_CHAR": true, "LINE_TOO_LONG": true}
+	"BAD_SYMBOL": true, "NOT_A_PROBE": true, "NO_PLACE": true, "BAD_CHAR": true, "LINE_TOO_LONG": true,
+	"BAD_KIND_PREFIX": true, "NO_FPROBES": true, "NO_TPROBES": true, "NO_EPROBES": true, "NO_EP_FILTERS": true}
 
-// Lines where kernels newer than 6.1 (BTF-era argument parsing) answer
-// differently from the 6.1 kernel the validator follows (checked on 6.1).
-var newerKernelDiffers = map[string]bool{
-	"p /bin/sh:10 $arg1":                true, // 6.18: "$arg* can be used only on function entry or exit"
-	"r:foo /bin/sh:10 a=%ax b=$retval1": true, // 6.18 accepts $retval followed by anything
-	// BTF-era kernels try anything that is not $, %, @, +, - or \ as a BTF
-	// argument name: "BTF is not available or not supported" on uprobes.
-	"p /bin/sh:10 (%sp+10)":             true,
-	"p /bin/sh:10 (%sp)":                true,
-	"p /bin/sh:10 varname=varname2=%sp": true,
-	// 6.18 points at the bitfield's offset when width+offset does not fit
-	// (6.1 points at the type).
-	"p /bin/sh:10 +0(%sp):b8@1/8": true,
-	"p /bin/sh:10 +0(%sp):b0@0/8": true,
-	// 6.18 checks the event size after parsing the fetch, so its caret
-	// points inside "+0(" rather than at the argument's body.
-	"p /bin/sh:10 a1=+0(%sp):u64[64] a2=+0(%sp):u64[64] a3=+0(%sp):u64[64] a4=+0(%sp):u64[64] a5=+0(%sp):u64[64] a6=+0(%sp):u64[64] a7=+0(%sp):u64[64]": true,
+// kernelDiffers says why a kernel answers a line differently from the
+// validator (which follows Linux 6.1, and the parser Linux 6.12 has where
+// README shows it): "" when it does not.
+func kernelDiffers(release, line string) string {
+	if !strings.HasPrefix(release, "6.18.") {
+		return ""
+	}
+	return differs618[line]
+}
+
+// Lines where Linux 6.18 answers differently from the 6.12 parser the
+// validator follows.
+var differs618 = map[string]string{
+	"p /bin/sh:10 (%sp+10)": "6.18 reads a leading '(' as a type cast: BTF is not available",
+	"p /bin/sh:10 (%sp)":    "6.18 reads a leading '(' as a type cast: BTF is not available",
 }
 
 // removeNew deletes events that appeared during a test that should have
@@ -343,8 +404,11 @@ func removeNew(t *testing.T, fs *tracefs.FS, before []tracefs.Event) {
 		if had[e.Group+"/"+e.Name] || e.Probe == nil {
 			continue
 		}
-		if (e.Group == "uprobes" && e.Probe.Target.Path == "/bin/sh") || (e.Group == "kprobes" && e.Probe.Target.Symbol == "vfs_read") {
-			t.Errorf("kernel accepted a line and created %s", e.Line)
+		if (e.Group == "uprobes" && e.Probe.Target.Path == "/bin/sh") || (e.Group == "kprobes" && e.Probe.Target.Symbol == "vfs_read") ||
+			e.Kind.Dynamic() {
+			if t != nil {
+				t.Errorf("kernel accepted a line and created %s", e.Line)
+			}
 			_ = fs.Delete(e.Kind, e.Group, e.Name)
 		}
 	}
@@ -383,7 +447,7 @@ func FuzzParseList(f *testing.F) {
 			if e.Probe == nil {
 				continue
 			}
-			again, err := probedef.Parse(e.Probe.String(), &probedef.Options{NoStat: true})
+			again, err := probedef.Parse(e.Probe.String(), &probedef.Options{NoStat: true, AnyRegister: true, Features: &probedef.KnownFeatures})
 			if err != nil || again.String() != e.Probe.String() {
 				t.Fatalf("%q -> %q -> %v", e.Line, e.Probe.String(), err)
 			}
@@ -399,5 +463,92 @@ func TestErrnoSentinels(t *testing.T) {
 		if !errors.Is(err, want) || !errors.Is(err, no) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: %v", no, err)
 		}
+	}
+}
+
+// TestDynamicEventsLifecycle writes an fprobe (entry and exit), a tracepoint
+// probe and an eprobe to dynamic_events, lists them back (each parsed, of
+// its kind, described as -l describes it), enables one, fails to delete it
+// while enabled, and deletes them; then install.Write must leave nothing
+// when the last line of a plan is refused. It runs on kernels that offer
+// these kinds (the 6.12 guest).
+func TestDynamicEventsLifecycle(t *testing.T) {
+	fs := realFS(t)
+	if !fs.Has(probe.Fprobe) || !fs.Has(probe.Tprobe) || !fs.Has(probe.Eprobe) {
+		t.Skip("this kernel does not offer fprobes, tracepoint probes and eprobes")
+	}
+	grp := group(t)
+	cleanup(t, fs, grp)
+	want := []struct {
+		kind  probe.Kind
+		line  string // written
+		list  string // as the kernel lists it
+		descr string // -l
+	}{
+		{probe.Fprobe, "f:" + grp + "/fentry vfs_read count=$arg3:u64", "f:" + grp + "/fentry vfs_read count=$arg3:u64", "(on vfs_read with count)"},
+		{probe.Fprobe, "f4:" + grp + "/fexit vfs_read%return r=$retval:s64 count", "f4:" + grp + "/fexit vfs_read%return r=$retval:s64 count=count", "(on vfs_read%return with r count)"},
+		{probe.Tprobe, "t:" + grp + "/tp sched_process_exec p=$arg1", "t:" + grp + "/tp sched_process_exec p=$arg1", "(on tracepoint sched_process_exec with p)"},
+		{probe.Eprobe, "e:" + grp + "/ep syscalls.sys_enter_openat path=$filename:ustring if flags == 0", "e:" + grp + "/ep syscalls.sys_enter_openat path=$filename:ustring", "(on event syscalls/sys_enter_openat with path)"},
+	}
+	for _, w := range want {
+		if err := fs.Write(w.kind, w.line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := fs.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []tracefs.Event
+	for _, e := range evs {
+		if e.Group == grp {
+			got = append(got, e)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("listed %d events of %s, want %d: %+v", len(got), grp, len(want), got)
+	}
+	for i, w := range want {
+		e := got[i]
+		if e.Kind != w.kind || e.Line != w.list || e.Probe == nil || e.Probe.Kind != w.kind ||
+			!strings.HasSuffix(install.Describe(e.Probe, func(*probe.Probe) string { return "?" }), w.descr) {
+			t.Errorf("listed %v %q (%+v), want %v %q described %s", e.Kind, e.Line, e.Probe, w.kind, w.list, w.descr)
+		}
+	}
+	if err := fs.Enable(grp, "fexit", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Delete(probe.Fprobe, grp, "fexit"); !errors.Is(err, tracefs.ErrBusy) {
+		t.Errorf("deleting an enabled fprobe: %v, want tracefs.ErrBusy", err)
+	}
+	for _, w := range want {
+		name := strings.Fields(w.line)[0]
+		name = name[strings.IndexByte(name, '/')+1:]
+		if err := install.Delete(fs, w.kind, grp, name); err != nil {
+			t.Errorf("delete %s: %v", name, err)
+		}
+	}
+
+	// All or nothing: the tprobe is refused (a $retval), so the fprobe
+	// written before it is removed again.
+	plan := []install.Event{
+		{Probe: probe.Probe{Kind: probe.Fprobe, Group: grp, Event: "ok"}, Line: "f:" + grp + "/ok vfs_read"},
+		{Probe: probe.Probe{Kind: probe.Tprobe, Group: grp, Event: "bad"}, Line: "t:" + grp + "/bad kfree $retval"},
+	}
+	err = install.Write(fs, plan)
+	var we *tracefs.WriteError
+	if !errors.As(err, &we) || we.Log == nil || we.Log.Text != "$retval is not available on probe" {
+		t.Errorf("the refused tprobe: %v", err)
+	}
+	evs, _ = fs.List()
+	for _, e := range evs {
+		if e.Group == grp {
+			t.Errorf("left behind: %s", e.Line)
+		}
+	}
+	// The filter parser's own error_log entry explains a refused filter.
+	err = fs.Write(probe.Eprobe, "e:"+grp+"/ep syscalls.sys_enter_openat if dfd == -100")
+	if !errors.As(err, &we) || we.Log == nil || !strings.Contains(err.Error(), `Illegal integer value (filter "dfd == -^100")`) {
+		t.Errorf("a refused filter: %v", err)
 	}
 }

@@ -25,9 +25,14 @@ type WriteError struct {
 func (e *WriteError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s refused %q: ", e.File, e.Line)
-	if e.Log != nil {
+	switch {
+	case e.Log != nil:
 		b.WriteString(e.Log.Message())
-	} else {
+	case e.Errno == syscall.EINVAL && e.File == "dynamic_events" && strings.HasPrefix(e.Line, "e"):
+		// Linux 6.18 lists e: in README whether or not it was built with
+		// CONFIG_EPROBE_EVENTS; without it, every e: line fails so.
+		b.WriteString(errnoText(e.Errno) + " without an error_log entry: this kernel may be built without CONFIG_EPROBE_EVENTS")
+	default:
 		b.WriteString(errnoText(e.Errno))
 	}
 	return b.String()
@@ -73,11 +78,19 @@ func (t *FS) Write(k probe.Kind, line string) error {
 	if err := t.Check(k); err != nil {
 		return err
 	}
+	return t.Append(k.File(), line)
+}
+
+// Append appends one command line to the control file name, as the shell's
+// ">>" does: a probe definition, a synthetic event (synthetic_events), an
+// event trigger or its removal (events/GROUP/EVENT/trigger), pids added to
+// set_event_pid. A refused line returns a *WriteError carrying the kernel's
+// error_log entry (an instance's own error_log for an instance's files).
+func (t *FS) Append(name, line string) error {
 	if strings.ContainsAny(line, "\n#") {
 		// A newline would write two commands and '#' starts a comment.
 		return fmt.Errorf("%w: %q contains a newline or '#'", ErrInvalid, line)
 	}
-	name := k.File()
 	f, err := os.OpenFile(t.Path(name), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return t.fileErr(err, name)
@@ -101,8 +114,11 @@ func (t *FS) Write(k probe.Kind, line string) error {
 	if entries, err := t.ErrorLog(); err == nil {
 		cmd := strings.Join(strings.Fields(line), " ")
 		for i := len(entries) - 1; i >= 0; i-- {
-			// error_log is shared by every writer: take the newest entry for this command.
-			if entries[i].Command == cmd {
+			// error_log is shared by every writer: take the newest entry for
+			// this command, or for an eprobe's filter (the filter parser
+			// logs the filter alone).
+			e := entries[i]
+			if e.Command == cmd || (e.Subsystem == filterSubsystem && strings.HasSuffix(cmd, " if "+e.Command)) {
 				we.Log = &entries[i]
 				break
 			}

@@ -34,7 +34,7 @@ func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 	}
 	wd, _ := os.Getwd()
 	key := hashStrings("cc-v1", ccPath, string(ver), wd, src, string(code), strings.Join(flags, "\x00"))
-	root := scratch("cc")
+	root := Scratch("cc")
 	if root == "" {
 		root = tb.TempDir()
 	}
@@ -97,7 +97,7 @@ func BuildGprobe() (string, error) {
 	if p, ok := gprobeBuilt[key]; ok {
 		return p, nil
 	}
-	root := scratch("gprobe")
+	root := Scratch("gprobe")
 	if root == "" {
 		if root, err = os.MkdirTemp("", "gprobe-build-"); err != nil {
 			return "", err
@@ -116,7 +116,7 @@ func BuildGprobe() (string, error) {
 			os.Remove(tmp)
 			return "", fmt.Errorf("building gprobe: %v\n%s", err, out)
 		}
-		if err := checkStatic(tmp); err != nil {
+		if err := CheckStatic(tmp); err != nil {
 			return "", err
 		}
 		if err := os.Rename(tmp, bin); err != nil {
@@ -138,7 +138,7 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	root := scratch("testbin")
+	root := Scratch("testbin")
 	if root == "" {
 		root = tb.TempDir()
 	}
@@ -157,7 +157,7 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 		os.Remove(tmp)
 		tb.Fatalf("building the static test binary of %s: %v\n%s", pkg, err, out)
 	}
-	if err := checkStatic(tmp); err != nil {
+	if err := CheckStatic(tmp); err != nil {
 		tb.Fatal(err)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
@@ -197,9 +197,9 @@ func sourceKey(repo string, tests bool) (string, error) {
 	return hashStrings(parts...), nil
 }
 
-// checkStatic fails for a dynamically linked executable (the qemu guests
+// CheckStatic fails for a dynamically linked executable (the qemu guests
 // have no C library).
-func checkStatic(p string) error {
+func CheckStatic(p string) error {
 	f, err := elf.Open(p)
 	if err != nil {
 		return err

@@ -89,7 +89,7 @@ func BTFForms(tb testing.TB, k *Kernel) (stripped, raw string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	root := scratch("btf")
+	root := Scratch("btf")
 	if root == "" {
 		root = tb.TempDir()
 	}

@@ -81,7 +81,7 @@ func newPerf() (*Perf, error) {
 	release, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	readme, _ := os.ReadFile("/sys/kernel/tracing/README")
 	id := hashStrings("perf-v2", string(out), fmt.Sprint(st.Size(), st.ModTime().UnixNano()), string(release), string(readme))
-	return &Perf{Path: p, id: id, dir: scratch("perf")}, nil
+	return &Perf{Path: p, id: id, dir: Scratch("perf")}, nil
 }
 
 // Probe returns perf probe's answer for args, from the cache when perf

@@ -71,9 +71,9 @@ func CacheDir() string {
 	return "/var/cache/gprobe"
 }
 
-// scratch returns a cache subdirectory for reusable test artefacts, or ""
+// Scratch returns a cache subdirectory for reusable test artefacts, or ""
 // when the cache cannot be written (then callers work uncached).
-func scratch(name string) string {
+func Scratch(name string) string {
 	d := filepath.Join(CacheDir(), "test", name)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return ""

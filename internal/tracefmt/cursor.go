@@ -1,6 +1,7 @@
 package tracefmt
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,7 +19,15 @@ type cursor struct {
 	off   int64
 	order binary.ByteOrder
 	err   error
+	// ahead holds the bytes of r from aheadOff on: headers are read a
+	// few bytes at a time, a system call each would cost more than the
+	// parsing (thousands of formats in a v6 file).
+	ahead    []byte
+	aheadOff int64
 }
+
+// readAhead is how much a cursor over a ReaderAt reads at once.
+const readAhead = 64 << 10
 
 func (c *cursor) bytes(n int) []byte {
 	if c.err != nil {
@@ -33,12 +42,61 @@ func (c *cursor) bytes(n int) []byte {
 		b = c.data[c.off : c.off+int64(n)]
 	} else {
 		b = make([]byte, n)
-		if _, err := c.r.ReadAt(b, c.off); err != nil {
-			c.err = err
+		switch {
+		case n > readAhead:
+			if got, err := c.r.ReadAt(b, c.off); got < n {
+				c.err = cmp.Or(err, errShort)
+			}
+		case c.off < c.aheadOff || c.off+int64(n) > c.aheadOff+int64(len(c.ahead)):
+			c.fill(n)
+			fallthrough
+		default:
+			if c.err == nil {
+				copy(b, c.ahead[c.off-c.aheadOff:])
+			}
 		}
 	}
 	c.off += int64(n)
 	return b
+}
+
+// borrow is blob without the copy when it can: the bytes are only valid
+// until the cursor's next read.
+func (c *cursor) borrow(n uint64) []byte {
+	if c.err == nil && n > uint64(c.size-c.off) {
+		c.err = errShort
+	}
+	if c.err != nil {
+		return nil
+	}
+	if c.data != nil || n > readAhead {
+		return c.bytes(int(n))
+	}
+	if c.off < c.aheadOff || c.off+int64(n) > c.aheadOff+int64(len(c.ahead)) {
+		if c.fill(int(n)); c.err != nil {
+			return nil
+		}
+	}
+	b := c.ahead[c.off-c.aheadOff : c.off-c.aheadOff+int64(n)]
+	c.off += int64(n)
+	return b
+}
+
+// fill reads ahead from off, at least n (at most readAhead) bytes within
+// size.
+func (c *cursor) fill(n int) {
+	want := min(readAhead, c.size-c.off)
+	if c.ahead == nil {
+		c.ahead = make([]byte, readAhead)
+	}
+	got, err := c.r.ReadAt(c.ahead[:want], c.off)
+	c.ahead, c.aheadOff = c.ahead[:got], c.off
+	switch {
+	case err != nil && err != io.EOF:
+		c.err = err
+	case got < n:
+		c.err = errShort
+	}
 }
 
 // blob reads n bytes after checking n against what is left, so that a

@@ -22,9 +22,9 @@ type Pages struct {
 	b        *Buffer
 	cpu      CPU
 	off, end int64 // uncompressed: next page offset, end of data
-	// compressed state
+	// compressed state: the chunks are read in order through zc
 	chunks, chunk uint32
-	zoff          int64
+	zc            *cursor
 	cur           []byte
 	seq           int64 // pages returned so far
 	ring          []slot
@@ -76,7 +76,7 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 	if b.Compressed && c.Size > 0 {
 		hc := &cursor{r: f.r, size: f.size, order: f.Order, off: c.Offset}
 		p.chunks = hc.u32()
-		p.zoff = hc.off
+		p.zc = hc
 		if hc.err != nil {
 			p.Truncated = true
 			p.chunks = 0
@@ -85,40 +85,40 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 	return p
 }
 
+// readPages is how many pages of uncompressed data one read fetches: a
+// system call per page would cost more than decoding it.
+const pagesPerRead = 32
+
 // Next returns the next page (PageSize bytes, or fewer for a short last
 // page), or io.EOF. The slice is valid until the next call.
 func (p *Pages) Next() ([]byte, error) {
 	ps := p.b.PageSize
-	if !p.b.Compressed {
+	for len(p.cur) == 0 && !p.b.Compressed {
 		if p.off >= p.end {
 			if p.cpu.Offset+p.cpu.Size > p.f.size {
 				p.Truncated = true
 			}
 			return nil, io.EOF
 		}
-		n := int64(ps)
-		if p.off+n > p.end {
-			n = p.end - p.off
-		}
-		buf := p.buffer(int(n), p.seq)
-		p.seq++
+		n := min(int64(ps)*pagesPerRead, p.end-p.off)
+		buf := p.buffer(int(n), p.seq+(n+int64(ps)-1)/int64(ps)-1)
 		if _, err := p.f.r.ReadAt(buf, p.off); err != nil && err != io.EOF {
 			p.Err = err
 			return nil, err
 		}
 		p.off += n
-		return buf, nil
+		p.cur = buf
 	}
 	for len(p.cur) == 0 {
 		if p.chunk >= p.chunks {
 			return nil, io.EOF
 		}
-		hc := &cursor{r: p.f.r, size: p.f.size, order: p.f.Order, off: p.zoff}
+		hc := p.zc
 		zs, us := hc.u32(), hc.u32()
 		if hc.err == nil && (us > maxChunk || uint64(zs) > uint64(p.f.size-hc.off)) {
 			hc.err = fmt.Errorf("chunk %d: %d/%d bytes", p.chunk, zs, us)
 		}
-		z := hc.blob(uint64(zs))
+		z := hc.borrow(uint64(zs))
 		if hc.err != nil {
 			p.Truncated = true
 			return nil, io.EOF
@@ -129,7 +129,6 @@ func (p *Pages) Next() ([]byte, error) {
 			p.Truncated = true
 			return nil, io.EOF
 		}
-		p.zoff = hc.off
 		p.chunk++
 		p.cur = out
 	}

@@ -51,6 +51,9 @@ type File struct {
 	Cmdlines       map[int]string
 	Buffers        []Buffer
 	CPUStats       []string
+	// Uname is the recording machine's "sysname nodename release ..."
+	// (trace-cmd adds the version before the machine; gprobe does not).
+	Uname string
 	// Gprobe is gprobe record's metadata; nil in other files or when
 	// damaged.
 	Gprobe *Metadata
@@ -333,6 +336,8 @@ func (f *File) readV6(c *cursor) error {
 					useClock = true
 				case OptionCPUStat:
 					f.CPUStats = append(f.CPUStats, string(data))
+				case OptionUname:
+					f.Uname = cstr(data)
 				case OptionGprobe:
 					f.Gprobe = decodeMetadata(data)
 				case OptionBuffer:
@@ -444,6 +449,8 @@ func (f *File) readV7(c *cursor) error {
 				}
 			case OptionCPUStat:
 				f.CPUStats = append(f.CPUStats, string(data))
+			case OptionUname:
+				f.Uname = cstr(data)
 			case OptionGprobe:
 				f.Gprobe = decodeMetadata(data)
 			case OptionBuffer, OptionBufferText:

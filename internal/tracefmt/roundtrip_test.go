@@ -123,6 +123,9 @@ func TestRoundTrip(t *testing.T) {
 				if f.Cmdlines[1234] != "hello-prog" || len(f.CPUStats) != 1 || f.CPUStats[0] != "CPU: 0\nentries: 0\noverrun: 0\n\x00" {
 					t.Errorf("cmdlines %v, cpu stats %q", f.Cmdlines, f.CPUStats)
 				}
+				if f.Uname != "Linux test 6.1.0 x86_64" {
+					t.Errorf("uname %q", f.Uname)
+				}
 				if ids := f.FormatIDs(); len(ids) != 1 || ids[0] != 4242 {
 					t.Errorf("format ids %v", ids)
 				}

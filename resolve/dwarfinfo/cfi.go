@@ -1,6 +1,7 @@
 package dwarfinfo
 
 import (
+	"debug/elf"
 	"fmt"
 	"sort"
 
@@ -17,9 +18,19 @@ func (c cfiRanges) covers(addr uint64) bool {
 }
 
 // HasCFI reports whether the image has call frame information
-// (.eh_frame or .debug_frame), as libdw's dwarf_getcfi(_elf) would find it.
+// (.eh_frame or .debug_frame), as libdw's dwarf_getcfi(_elf) would find it:
+// a separate debug file's .eh_frame is SHT_NOBITS, which libdw takes for
+// none.
 func (f *File) HasCFI() bool {
-	return f.ELF.Section(".eh_frame") != nil || f.ELF.Section(".debug_frame") != nil
+	return f.cfiSection(".eh_frame") != nil || f.cfiSection(".debug_frame") != nil
+}
+
+// cfiSection is the named section when it has contents in the file.
+func (f *File) cfiSection(name string) *elf.Section {
+	if s := f.ELF.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+		return s
+	}
+	return nil
 }
 
 // CFICovers reports whether some FDE of .eh_frame or .debug_frame covers
@@ -80,7 +91,7 @@ func (f *File) loadCFI() (r cfiRanges, err error) {
 		ptr = 4
 	}
 	for _, name := range []string{".eh_frame", ".debug_frame"} {
-		s := f.ELF.Section(name)
+		s := f.cfiSection(name)
 		if s == nil {
 			continue
 		}

@@ -220,19 +220,28 @@ func (f *File) BuildID() string {
 		if s.Type != elf.SHT_NOTE {
 			continue
 		}
-		data := f.sections[s.Name]
-		for len(data) >= 12 {
-			nsz, dsz, typ := f.Order.Uint32(data), f.Order.Uint32(data[4:]), f.Order.Uint32(data[8:])
-			nameEnd := 12 + align4(nsz)
-			descEnd := nameEnd + align4(dsz)
-			if uint64(descEnd) > uint64(len(data)) {
-				break
-			}
-			if typ == 3 && nsz == 4 && string(data[12:15]) == "GNU" {
-				return hex.EncodeToString(data[nameEnd : nameEnd+int(dsz)])
-			}
-			data = data[descEnd:]
+		if id := NoteBuildID(f.sections[s.Name], f.Order); id != "" {
+			return id
 		}
+	}
+	return ""
+}
+
+// NoteBuildID returns the hex GNU build-id (NT_GNU_BUILD_ID) among ELF
+// notes (a note section, or the kernel's /sys/kernel/notes and
+// /sys/module/NAME/notes/.note.gnu.build-id), or "".
+func NoteBuildID(data []byte, order binary.ByteOrder) string {
+	for len(data) >= 12 {
+		nsz, dsz, typ := order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:])
+		nameEnd := 12 + align4(nsz)
+		descEnd := nameEnd + align4(dsz)
+		if uint64(descEnd) > uint64(len(data)) {
+			break
+		}
+		if typ == 3 && nsz == 4 && string(data[12:15]) == "GNU" {
+			return hex.EncodeToString(data[nameEnd : nameEnd+int(dsz)])
+		}
+		data = data[descEnd:]
 	}
 	return ""
 }

@@ -46,6 +46,12 @@ type Options struct {
 	// argument with an "@user" suffix, at the moment the suffix is seen
 	// (before type and field parsing), with UserAccessUnsupportedMsg.
 	NoUserAccess bool
+	// EntryValues lets variables follow a %return point: on kernels that
+	// offer entry values at return (Linux 6.9+), they are the values the
+	// function's arguments had at its entry (the resolver checks the
+	// kernel). perf 6.1 refuses them ("You can't specify local variable
+	// for kretprobe").
+	EntryValues bool
 }
 
 // UserAccessUnsupportedMsg is perf's message for "@user" on a kernel

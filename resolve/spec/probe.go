@@ -58,7 +58,7 @@ func ParseProbeOpts(s string, opts Options) (*Probe, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isCVarname(a.Var) && pt.Return {
+		if isCVarname(a.Var) && pt.Return && !opts.EntryValues {
 			return nil, semErr("You can't specify local variable for kretprobe.")
 		}
 		pr.Args = append(pr.Args, *a)

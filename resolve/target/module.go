@@ -24,11 +24,14 @@ import (
 // modules.dep of /lib/modules/$(uname -r) and in
 // /usr/lib/debug/lib/modules/$(uname -r) (perf requires the module to be
 // loaded instead); GPROBE_MODULES (directories separated by ':') replaces
-// those two directories, for offline trees.
+// those two directories, for offline trees. With debuginfod, a module
+// without debug information on disk is fetched by the build-id of its .ko,
+// or of the loaded module (sysfs) when it is not on disk at all.
 
 // openModule opens the module named by -m: the file with its debug
-// information when one is found, else the module itself.
-func openModule(m string) (*Target, error) {
+// information when one is found (on disk, else from debuginfod by the
+// module's build-id), else the module itself.
+func openModule(o *Options, m string) (*Target, error) {
 	var cands []string
 	name := m
 	if strings.Contains(m, "/") {
@@ -45,7 +48,20 @@ func openModule(m string) (*Target, error) {
 		dirs := moduleDirs()
 		cands = findModule(dirs, m)
 		if len(cands) == 0 {
-			return nil, fmt.Errorf("Module %s is not found in %s; please specify its full path name.", m, strings.Join(dirs, " or "))
+			err := fmt.Errorf("Module %s is not found in %s; please specify its full path name.", m, strings.Join(dirs, " or "))
+			if o.Debuginfod == nil {
+				return nil, err
+			}
+			// Loaded but not on disk: its build-id is in sysfs.
+			id, ierr := moduleBuildID(m)
+			if ierr != nil {
+				return nil, err
+			}
+			f, ferr := openFetched(o, id, dwarfinfo.Open)
+			if ferr != nil {
+				return nil, fmt.Errorf("%w\n%w", err, ferr)
+			}
+			return &Target{file: f, Path: name, Module: name}, nil
 		}
 	}
 	// perf prefers the distribution's separate debug file of a module.
@@ -83,7 +99,16 @@ func openModule(m string) (*Target, error) {
 	if fallback == nil {
 		return nil, fmt.Errorf("Failed to load symbols from %s\nPlease ensure the file is not stripped.", name)
 	}
-	return &Target{file: fallback, Path: name, Module: name}, nil
+	t := &Target{file: fallback, Path: name, Module: name}
+	if o.Debuginfod != nil {
+		if f, err := openFetched(o, fallback.BuildID(), dwarfinfo.Open); err != nil {
+			t.FetchErr = err
+		} else {
+			fallback.Close()
+			t.file = f
+		}
+	}
+	return t, nil
 }
 
 func pathErr(err error) error {
@@ -171,13 +196,13 @@ func fromModulesDep(dir, want string) string {
 // link.
 func debugCandidates(p string) []string {
 	out := []string{
-		"/usr/lib/debug" + p + ".debug",
-		"/usr/lib/debug" + p,
+		host.debugRoot + p + ".debug",
+		host.debugRoot + p,
 		filepath.Join(filepath.Dir(p), ".debug", filepath.Base(p)),
 	}
 	if f, err := dwarfinfo.Open(p); err == nil {
 		if id := f.BuildID(); len(id) > 2 {
-			out = append(out, "/usr/lib/debug/.build-id/"+id[:2]+"/"+id[2:]+".debug")
+			out = append(out, host.debugRoot+"/.build-id/"+id[:2]+"/"+id[2:]+".debug")
 		}
 		f.Close()
 	}

@@ -1,15 +1,19 @@
-// Package target finds and opens what gprobe probes: a user binary (-x), a
-// vmlinux (-k, or the running kernel's debuginfo where distributions put
-// it, in perf's order; or a saved copy of a kernel's BTF), a kernel module (-m, by path or by name, with its
-// separate debug file), or, when there is no vmlinux with DWARF, the running
-// kernel's BTF. It also maps installed probes back to probe points (perf
-// -l), opening each image once.
+// Package target finds and opens what gprobe probes: a user binary (-x,
+// with its separate debug file), a vmlinux (-k, or the running kernel's
+// debuginfo where distributions put it, in perf's order; or a saved copy of
+// a kernel's BTF), a kernel module (-m, by path or by name, with its
+// separate debug file), or, when there is no vmlinux with DWARF, the
+// running kernel's BTF; debug information that is not on disk comes from
+// debuginfod servers when Options.Debuginfod is set. It also maps installed
+// probes back to probe points (perf -l), opening each image once.
 //
 // Errors carry perf's wording ("Failed to open ...", "Invalid file: ..."),
 // since the CLI prints them as they are.
 package target
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,8 +21,10 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
+	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -34,6 +40,12 @@ type Options struct {
 	// when none of the above is given and no vmlinux with debug information
 	// is found: function entry probes and their arguments still resolve.
 	BTF bool
+	// Debuginfod, when set, fetches by GNU build-id the debug information
+	// that is not on disk: the running kernel's vmlinux, a module's debug
+	// .ko, a binary's debuginfo, and source files (Target.SourcePath).
+	Debuginfod *debuginfod.Client
+	// Context cancels a debuginfod download during Open (nil: never).
+	Context context.Context
 }
 
 // Target is an opened image, or the running kernel's BTF alone.
@@ -47,14 +59,21 @@ type Target struct {
 	Module string
 	// NoDebuginfo says why no vmlinux was opened when BTF stands in for it.
 	NoDebuginfo error
+	// FetchErr says why debuginfod did not supply the debug information
+	// of a binary or module that opened without it (symbols only).
+	FetchErr error
 
 	file *dwarfinfo.File
 	btf  *btfinfo.Spec
+	opts Options
 }
 
 // Open opens what o names. See Options.
 func Open(o Options) (*Target, error) {
-	t, err := open(o)
+	t, err := open(&o)
+	if err == nil {
+		t.opts = o
+	}
 	if err == nil || !o.BTF || o.Vmlinux != "" || o.Exec != "" || o.Module != "" {
 		return t, err
 	}
@@ -62,10 +81,10 @@ func Open(o Options) (*Target, error) {
 	if berr != nil {
 		return nil, err
 	}
-	return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err}, nil
+	return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err, opts: o}, nil
 }
 
-func open(o Options) (*Target, error) {
+func open(o *Options) (*Target, error) {
 	if x := o.Exec; x != "" {
 		// perf names the binary by its real path in uprobe_events.
 		x = RealPath(x)
@@ -73,17 +92,28 @@ func open(o Options) (*Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
 		}
-		return &Target{file: f, User: true, Path: x}, nil
+		t := &Target{file: f, User: true, Path: x}
+		if !f.HasDWARF() {
+			t.separateDebug(o)
+		}
+		return t, nil
 	}
 	if m := o.Module; m != "" {
-		return openModule(m)
+		return openModule(o, m)
 	}
 	path := o.Vmlinux
 	if path == "" {
 		var tried []string
 		path, tried = FindKernelDebuginfo()
 		if path == "" {
-			return nil, fmt.Errorf("Failed to find the path for the kernel: No such file or directory (tried %s)", strings.Join(tried, ", "))
+			err := fmt.Errorf("Failed to find the path for the kernel: No such file or directory (tried %s)", strings.Join(tried, ", "))
+			if o.Debuginfod == nil {
+				return nil, err
+			}
+			var ferr error
+			if path, ferr = fetchKernel(o); ferr != nil {
+				return nil, fmt.Errorf("%w\n%w", err, ferr)
+			}
 		}
 	}
 	if btfinfo.IsRawBTF(path) {
@@ -152,10 +182,10 @@ func FindKernelDebuginfo() (string, []string) {
 	if rel != "" {
 		cands = append(cands,
 			"/boot/vmlinux-"+rel,
-			"/usr/lib/debug/boot/vmlinux-"+rel,
+			host.debugRoot+"/boot/vmlinux-"+rel,
 			"/lib/modules/"+rel+"/build/vmlinux",
-			"/usr/lib/debug/lib/modules/"+rel+"/vmlinux",
-			"/usr/lib/debug/boot/vmlinux-"+rel+".debug")
+			host.debugRoot+"/lib/modules/"+rel+"/vmlinux",
+			host.debugRoot+"/boot/vmlinux-"+rel+".debug")
 	}
 	for _, p := range cands {
 		f, err := dwarfinfo.Open(p)
@@ -170,6 +200,10 @@ func FindKernelDebuginfo() (string, []string) {
 	}
 	return "", cands
 }
+
+// RunningBTF is the running kernel's BTF for checking the BTF arguments of
+// definition lines (a probedef.BTF, loaded when first asked).
+func RunningBTF() probedef.BTF { return btfinfo.RunningProbeBTF() }
 
 // KernelRelease is the running kernel's release (uname -r), "" if unknown.
 func KernelRelease() string {
@@ -236,4 +270,33 @@ func (ps *Points) PointOf(p *probe.Probe) string {
 		return fmt.Sprintf("0x%x", t.Address)
 	}
 	return fmt.Sprintf("0x%x", t.Offset)
+}
+
+// Features are the probe-event features of the kernel t is (the tracefs
+// README text a vmlinux carries in .rodata, which is what its tracefs
+// shows); ok is false for targets that are not a kernel image with one
+// (user binaries, modules, BTF alone: the running kernel's README applies).
+func (t *Target) Features() (f probedef.Features, ok bool) {
+	if t.file == nil || t.User || t.Module != "" {
+		return f, false
+	}
+	readme := embeddedREADME(t.file.Section(".rodata"))
+	if readme == "" {
+		return f, false
+	}
+	return probedef.ParseFeatures(readme), true
+}
+
+// embeddedREADME finds the kernel's tracefs README (kernel/trace/trace.c's
+// readme_msg, one string) in rodata.
+func embeddedREADME(rodata []byte) string {
+	i := bytes.Index(rodata, []byte("tracing mini-HOWTO:"))
+	if i < 0 {
+		return ""
+	}
+	end := bytes.IndexByte(rodata[i:], 0)
+	if end < 0 {
+		return ""
+	}
+	return string(rodata[i : i+end])
 }

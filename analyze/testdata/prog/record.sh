@@ -17,6 +17,8 @@
 #   gprobe.dat      `$GPROBE record` of a second run (when GPROBE names a
 #                   gprobe binary)
 # Probes and instance carry a unique name and are removed on every exit.
+# With DAT_ONLY=1 only v7-zstd.dat and gprobe.dat are written (benchmark
+# recordings of millions of events, whose text would take gigabytes).
 # With KALLSYMS_EMPTY=1, trace-cmd runs in a private mount namespace where
 # /proc/kallsyms is empty, so that the files stay small (golden set).
 set -eu
@@ -66,6 +68,11 @@ echo 1 > $I/options/record-tgid
 echo 1 > $I/events/$group/enable
 "$prog" "$calls" "$objs" "$leaked" "$dbl" > /dev/null
 echo 0 > $T/instances/$inst/events/$group/enable
+if [ "${DAT_ONLY:-}" = 1 ]; then
+	trace-cmd extract -B "$inst" -o "$out/v7-zstd.dat" > "$out/extract.log" 2>&1
+	rm -f "$out"/*.dat.cpu*
+	if [ -d $I ]; then rmdir $I; fi
+else
 cat $I/trace > "$out/trace-tgid.txt"
 echo 0 > $I/options/record-tgid
 cat $I/trace > "$out/trace.txt"
@@ -99,6 +106,7 @@ echo 1 > $P/events/$group/enable
 echo 0 > $P/events/$group/enable
 timeout 2 cat $P/trace_pipe > "$out/trace-pipe.txt" || [ $? = 124 ]
 rmdir $P
+fi
 if [ -n "${GPROBE:-}" ]; then
 	rec="'$GPROBE' record -e '$group:*' -o '$out/gprobe.dat' ${bufkb:+--buffer-size $bufkb} -- '$prog' $calls $objs $leaked $dbl"
 	if [ "${KALLSYMS_EMPTY:-}" = 1 ]; then

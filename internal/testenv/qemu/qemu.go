@@ -17,7 +17,8 @@
 //
 // The guest: busybox's applets on PATH, gprobe at /bin/gprobe, proc, sysfs,
 // devtmpfs and tracefs (/sys/kernel/tracing) mounted, /sys/kernel/btf/vmlinux
-// present, the script run by /bin/sh in /root with stdin from /dev/null. One
+// present, the kernel log cleared (the boot's is in /gprobe-qemu/boot.dmesg),
+// the script run by /bin/sh in /root with stdin from /dev/null. One
 // CPU unless Options.CPUs says more, 512 MiB, no network; the root file
 // system is the initramfs.
 //
@@ -38,7 +39,6 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/rand"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -190,26 +190,10 @@ func busybox() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: busybox not found (install busybox-static: run scripts/provision.sh)", ErrUnavailable)
 	}
-	if err := checkStatic(p); err != nil {
+	if err := testenv.CheckStatic(p); err != nil {
 		return "", fmt.Errorf("%w: %v (install busybox-static)", ErrUnavailable, err)
 	}
 	return p, nil
-}
-
-// checkStatic fails for a binary that needs a dynamic loader, which the
-// initramfs does not have.
-func checkStatic(p string) error {
-	f, err := elf.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked", p)
-		}
-	}
-	return nil
 }
 
 // Run boots the guest, runs o.Script and collects o.Collect. A non-zero
@@ -345,6 +329,9 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tracefs tracefs /sys/kernel/tracing
 stty -F /dev/ttyS1 raw -echo
+# The script's dmesg shows what its steps caused, not the boot's messages
+# (TCG under load warns about timers and the IO-APIC).
+dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 {
 	read up idle </proc/uptime
 	echo "%[1]s begin uptime=$up@@"

@@ -41,6 +41,7 @@ func guestKprobes(t *testing.T, k *Kernel) {
 	hello := []byte("hello from the host\n")
 	script := `T=/sys/kernel/tracing
 uname -r
+echo "boot log $(grep -c . /gprobe-qemu/boot.dmesg) lines, kernel log $(dmesg | grep -c .) lines"
 ls -l /sys/kernel/btf/vmlinux
 echo 'p:gprobe_qemu/vfs_read vfs_read' >> $T/kprobe_events || echo FAIL add
 echo 'r:gprobe_qemu/vfs_read_ret vfs_read ret=$retval:s64' >> $T/kprobe_events || echo FAIL add
@@ -75,6 +76,10 @@ exit 7
 	}
 	if !strings.HasPrefix(out, k.Release+"\n") {
 		t.Errorf("guest kernel is not %s", k.Release)
+	}
+	// The boot's messages were kept aside and the script's log starts empty.
+	if m := regexp.MustCompile(`(?m)^boot log (\d+) lines, kernel log (\d+) lines$`).FindStringSubmatch(out); m == nil || m[1] == "0" || m[2] != "0" {
+		t.Errorf("kernel log not cleared before the script (boot log, script log): %q", m)
 	}
 	if !regexp.MustCompile(`(?m)^-r--r--r-- .* /sys/kernel/btf/vmlinux$`).MatchString(out) {
 		t.Error("/sys/kernel/btf/vmlinux missing in the guest")

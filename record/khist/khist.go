@@ -1,0 +1,514 @@
+// Package khist measures a function's latency inside the kernel, without
+// recording: a session installs probes on the function's entry and return,
+// ties them with hist triggers and a synthetic event in a private tracefs
+// instance, runs the command it follows, reads the histograms and removes
+// everything it created (gprobe latency).
+//
+// What the kernel is given (Documentation/trace/histogram.rst), for a
+// function FUNC, the run's synthetic event S and the probes' group G:
+//
+//	G/FUNC           entry:  hist:keys=common_pid.execname:ts0=common_timestamp
+//	G/FUNC__return   return: hist:keys=common_pid.execname
+//	                         hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:
+//	                           onmatch(G.FUNC).trace(S,$lat1,common_pid,comm)
+//	synthetic/S      u64 ns_plus1; int pid; char comm[]
+//	                 hist:keys=[GROUP,]ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid)
+//	                 hist:keys=[GROUP,]ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid)
+//
+// The entry saves its timestamp in a variable per thread (the key); the
+// return subtracts it and fires S with the latency, the thread and its
+// comm (the return probe fetches $comm); S's histograms count the calls
+// per log2 bucket of latency, keyed by comm or pid for Config.By, with the
+// sum, and the largest and (through its negation) the smallest latency of
+// each bucket. common_timestamp is in nanoseconds; using it switches the
+// instance to the global clock. The latency is carried plus one: .log2 is
+// the kernel's order_base_2, which puts v in bucket k when 2^(k-1) < v <=
+// 2^k, so bucket k of v+1 is [2^(k-1), 2^k) of v, analyze's buckets (and
+// the minimum's negation never meets zero).
+//
+// Limits, from kernel/trace/trace_events_hist.c: the variable is one per
+// thread, so a call nested in another call of FUNC on the same thread
+// (recursion, or an interrupt calling FUNC while the thread is inside it)
+// takes over the timestamp: the inner call is measured and the outer one,
+// finding the variable consumed (variables are read once), is not: it
+// shows as one unmatched entry and one unmatched return. A probe does not
+// fire inside another probe's handler (kprobes count such misses), and a
+// kretprobe out of instances misses returns: both show as unmatched
+// entries. A table holds a bounded number of entries; hits beyond are
+// dropped and reported lost. Hist triggers that have variables cannot be
+// paused or continued (the kernel refuses to define their variables
+// twice), so the session gates counting with the instance's pid filters.
+//
+// Following: like gprobe record, the command and its children (through
+// set_event_pid and the event-fork option, from the command's execve on,
+// record/follow), or every process (Config.All). The pid filters gate the
+// hist triggers (a kprobe, uprobe or synthetic event that set_event_pid
+// rejects never reaches them), but tracing_on does not (the kernel feeds
+// triggers through a scratch buffer when tracing is off), and rewriting
+// set_event_pid lifts the filter for a moment: so the session only ever
+// adds pids to the filters, and closes by adding what is followed to
+// set_event_notrace_pid. Closed, both lists hold pid 1: every task is
+// either not listed or excluded.
+package khist
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/record/follow"
+)
+
+var (
+	// ErrUnsupported: the kernel lacks hist triggers or synthetic events.
+	ErrUnsupported = errors.New("in-kernel latency histograms need hist triggers (CONFIG_HIST_TRIGGERS) and synthetic events (CONFIG_SYNTH_EVENTS)")
+	// ErrConfig reports contradictory or invalid settings.
+	ErrConfig = errors.New("invalid latency settings")
+)
+
+// Group is the group of the probes a session installs.
+const Group = "gprobe_latency"
+
+// Config describes one measurement.
+type Config struct {
+	// Function names the function measured, for the report.
+	Function string
+	// Entry and Return are the function's entry and return probes as
+	// resolved (a kprobe and a kretprobe, or a uprobe and a uretprobe);
+	// the session picks the kind it installs (probePair) and names them.
+	Entry, Return probe.Probe
+	// By keys the histograms by "comm" or "pid"; "" keeps one.
+	By string
+	// All follows every process, not only the command and its children.
+	All bool
+	// Command is run and followed; measuring ends when it exits. Without
+	// it (All only), measuring ends at a signal.
+	Command []string
+	// Signals end the measurement (SIGINT, SIGTERM from the CLI). A
+	// still-running command then gets SIGTERM, as gprobe record does.
+	Signals <-chan os.Signal
+	// Stdin, Stdout, Stderr of the command; gprobe's own when nil.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Tracefs is the tracefs mount point; found when empty.
+	Tracefs string
+}
+
+// Result is what the kernel counted.
+type Result struct {
+	// EntryEvent and ReturnEvent are the probes' GROUP:EVENT names.
+	EntryEvent, ReturnEvent string
+	// Rows are the groups' histograms (one, Group "", without Config.By),
+	// in no particular order.
+	Rows []Row
+	// Hits counts the probe hits the triggers saw; Lost the hits the
+	// kernel could not count (a full table).
+	Hits, Lost uint64
+	// ExitCode is the command's exit status (128+signal when killed), or
+	// 128+signal of the signal that ended a measurement without a command.
+	ExitCode int
+	// Interrupted names the signal that ended the measurement, if one did.
+	Interrupted string
+}
+
+// Row is one group's latencies.
+type Row struct {
+	Group string
+	// Buckets[i] holds the calls whose latency in ns has bits.Len64 i.
+	Buckets [65]Bucket
+	// Entries and Returns count the group's entry and return hits.
+	Entries, Returns uint64
+}
+
+// Bucket is what the kernel counted of the calls of one bucket.
+type Bucket struct {
+	Count, SumNs, MinNs, MaxNs uint64
+}
+
+// Supported reports (ErrUnsupported) whether root's kernel has what a
+// session needs: hist triggers (the README documents them) and synthetic
+// events (synthetic_events).
+func Supported(root *tracefs.FS) error {
+	readme, err := root.README()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	if !strings.Contains(readme, "hist trigger") {
+		missing = append(missing, "hist triggers")
+	}
+	if !root.Exists("synthetic_events") {
+		missing = append(missing, "synthetic events")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: this kernel has no %s", ErrUnsupported, strings.Join(missing, " and no "))
+	}
+	return nil
+}
+
+// probePair picks the kind of probe installed at the function's entry and
+// return, the one place that choice is made: a kprobe and a kretprobe for
+// a kernel function (Linux 6.1 and 6.12 have both), a uprobe and a
+// uretprobe in a binary. Both go in Group; the return probe fetches the
+// comm the synthetic event carries.
+func probePair(entry, ret probe.Probe) (probe.Probe, probe.Probe, error) {
+	if entry.Return || !ret.Return || entry.Kind != ret.Kind {
+		return entry, ret, fmt.Errorf("%w: want an entry and a return probe of one kind, have %q and %q", ErrConfig, entry.String(), ret.String())
+	}
+	entry.Group, ret.Group = Group, Group
+	entry.Args = nil
+	ret.Args = []probe.FetchArg{{Name: "comm", Expr: probe.Comm{}, Type: "string"}}
+	return entry, ret, nil
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.By != "" && c.By != "comm" && c.By != "pid":
+		return fmt.Errorf("%w: --by %q: want comm or pid", ErrConfig, c.By)
+	case !c.All && len(c.Command) == 0:
+		return fmt.Errorf("%w: nothing to follow: give a command, or -a", ErrConfig)
+	case len(c.Command) == 0 && c.Signals == nil:
+		return fmt.Errorf("%w: without a command only a signal ends the measurement, and there are no Signals", ErrConfig)
+	case c.Function == "":
+		return fmt.Errorf("%w: no function", ErrConfig)
+	}
+	return nil
+}
+
+// Run measures: it installs the probes, the synthetic event and the
+// triggers, follows the command (or every process), reads the histograms
+// and removes all it created whatever happens; a failure to remove comes
+// back as the error, with the result when there is one. It refuses
+// (ErrUnsupported) before creating anything on a kernel without hist
+// triggers or synthetic events.
+func Run(cfg Config) (res *Result, err error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	root := tracefs.At(cfg.Tracefs)
+	if cfg.Tracefs == "" {
+		if root, err = tracefs.Open(); err != nil {
+			return nil, err
+		}
+	}
+	if err := Supported(root); err != nil {
+		return nil, err
+	}
+	entry, ret, err := probePair(cfg.Entry, cfg.Return)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.Check(entry.Kind); err != nil {
+		return nil, err
+	}
+	var cmdPath string
+	if len(cfg.Command) > 0 {
+		if cmdPath, err = exec.LookPath(cfg.Command[0]); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	s := &session{cfg: cfg, root: root}
+	defer func() {
+		if cerr := s.cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := s.setup(entry, ret); err != nil {
+		return nil, err
+	}
+	res = &Result{EntryEvent: Group + ":" + s.entry.Event, ReturnEvent: Group + ":" + s.ret.Event}
+	if err := s.run(cmdPath, res); err != nil {
+		return nil, err
+	}
+	if err := s.read(res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// trigger is a hist trigger the session attached.
+type trigger struct {
+	file, spec string
+}
+
+type session struct {
+	cfg        Config
+	root       *tracefs.FS
+	inst       *tracefs.Instance
+	entry, ret probe.Probe
+	probes     []install.Event // installed
+	synth      string          // the synthetic event, once defined
+	triggers   []trigger       // attached, in order
+	closed     bool
+}
+
+// setup installs the probes (all or none), defines the synthetic event,
+// creates the instance with its filters closed and attaches the triggers.
+func (s *session) setup(entry, ret probe.Probe) error {
+	installed, err := s.root.List()
+	if err != nil {
+		return err
+	}
+	reqs := []*install.Request{
+		{Point: s.cfg.Function, Probes: []probe.Probe{entry}},
+		{Point: s.cfg.Function + "%return", Probes: []probe.Probe{ret}},
+	}
+	plan, err := install.Plan(reqs, installed, install.Options{Force: true, Features: s.root.Features()})
+	if err != nil {
+		return err
+	}
+	if err := install.Write(s.root, plan); err != nil {
+		return err
+	}
+	s.probes = plan
+	s.entry, s.ret = plan[0].Probe, plan[1].Probe
+
+	name := fmt.Sprintf("gprobe_latency_%d", os.Getpid())
+	for i := 0; ; i++ {
+		n := name
+		if i > 0 {
+			n += "_" + strconv.Itoa(i)
+		}
+		err := s.root.Append("synthetic_events", synthDefinition(n))
+		if err == nil {
+			s.synth = n
+			break
+		}
+		if !errors.Is(err, tracefs.ErrExist) || i == 99 {
+			return err
+		}
+	}
+
+	if s.inst, err = s.root.NewUniqueInstance(fmt.Sprintf("gprobe-latency-%d", os.Getpid())); err != nil {
+		return err
+	}
+	// Closed before any trigger exists: rewriting a list is harmless yet.
+	if !s.cfg.All {
+		if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{"set_event_notrace_pid", "set_event_pid"} {
+		if err := s.inst.WriteFile(f, "1"); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.triggerSpecs() {
+		if err := s.inst.Append(t.file, t.spec); err != nil {
+			return err
+		}
+		s.triggers = append(s.triggers, t)
+	}
+	return nil
+}
+
+// synthDefinition is the synthetic event's line in synthetic_events.
+func synthDefinition(name string) string {
+	return name + " u64 ns_plus1; int pid; char comm[]"
+}
+
+// Table sizes: threads that call the function (entry and return tables),
+// and groups times buckets (the synthetic event's).
+const (
+	threadsSize = 2048
+	groupsSize  = 2048
+	bucketsSize = 128 // the kernel's least; 65 buckets
+)
+
+// triggerSpecs are the triggers, in the order they are attached: the
+// synthetic event's (so that nothing fires it unheard), the entry's (which
+// defines ts0 and counts the entries), the return's that counts the
+// returns, and the one that uses ts0 and fires the synthetic event (it
+// counts only the returns that found ts0: a trigger skips an event whose
+// variables are not all set). They are removed in the reverse order: the
+// kernel refuses to remove a trigger whose variable is referenced, or a
+// synthetic event in use.
+func (s *session) triggerSpecs() []trigger {
+	key, size := "", bucketsSize
+	if s.cfg.By != "" {
+		key, size = s.cfg.By+",", groupsSize
+	}
+	synth := eventFile("synthetic", s.synth)
+	return []trigger{
+		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", key, size)},
+		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", key, size)},
+		{eventFile(Group, s.entry.Event), fmt.Sprintf("hist:keys=common_pid.execname:ts0=common_timestamp:size=%d", threadsSize)},
+		{eventFile(Group, s.ret.Event), fmt.Sprintf("hist:keys=common_pid.execname:size=%d", threadsSize)},
+		{eventFile(Group, s.ret.Event), fmt.Sprintf("hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
+			Group, s.entry.Event, s.synth, threadsSize)},
+	}
+}
+
+func eventFile(group, event string) string { return "events/" + group + "/" + event + "/trigger" }
+
+// run follows the command (or every process) with the filters open, and
+// closes them when it ends or a signal comes.
+func (s *session) run(cmdPath string, res *Result) error {
+	if len(s.cfg.Command) == 0 {
+		if err := s.openAll(); err != nil {
+			return err
+		}
+		sig := <-s.cfg.Signals
+		res.Interrupted = sig.String()
+		if n, ok := sig.(syscall.Signal); ok {
+			res.ExitCode = 128 + int(n)
+		}
+		return s.close()
+	}
+	cmd := follow.Command(cmdPath, s.cfg.Command, s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr)
+	beforeFork := func(tid int) error {
+		if s.cfg.All {
+			return s.openAll()
+		}
+		// The forking thread, and so the command from its creation.
+		return s.inst.Append("set_event_pid", strconv.Itoa(tid))
+	}
+	stopped := func(int) error {
+		if s.cfg.All {
+			return nil
+		}
+		return s.excludeSelf()
+	}
+	if err := follow.Start(cmd, beforeFork, stopped); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		res.ExitCode = follow.ExitCode(cmd)
+		return s.close()
+	case sig := <-s.cfg.Signals:
+		res.Interrupted = sig.String()
+		err := s.close()
+		res.ExitCode = follow.End(cmd, done, s.cfg.Signals)
+		return err
+	}
+}
+
+// openAll lets every process in: both lists emptied (emptying a list
+// opens it wider, never narrower).
+func (s *session) openAll() error {
+	for _, f := range []string{"set_event_pid", "set_event_notrace_pid"} {
+		if err := s.inst.WriteFile(f, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// excludeSelf takes gprobe out once the command is stopped after its
+// execve: this thread first (the threads it clones from then on are
+// excluded with it), then every thread of gprobe, among them any the Go
+// runtime cloned from this one meanwhile.
+func (s *session) excludeSelf() error {
+	if err := s.inst.Append("set_event_notrace_pid", strconv.Itoa(syscall.Gettid())); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	var tids []string
+	for _, e := range ents {
+		tids = append(tids, e.Name())
+	}
+	return s.inst.Append("set_event_notrace_pid", strings.Join(tids, " "))
+}
+
+// close stops counting. Following every process, both lists are set to pid
+// 1 (the notrace list first, so that rewriting set_event_pid only lets
+// everyone in for a moment, as they were). Following a command, what
+// set_event_pid holds (the command and its children still running) joins
+// the notrace list, until no child forked meanwhile is left out.
+func (s *session) close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.cfg.All {
+		for _, f := range []string{"set_event_notrace_pid", "set_event_pid"} {
+			if err := s.inst.WriteFile(f, "1"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	excluded := map[string]bool{}
+	for range 100 {
+		out, err := s.inst.ReadFile("set_event_notrace_pid")
+		if err != nil {
+			return err
+		}
+		for _, p := range strings.Fields(string(out)) {
+			excluded[p] = true
+		}
+		in, err := s.inst.ReadFile("set_event_pid")
+		if err != nil {
+			return err
+		}
+		var add []string
+		for _, p := range strings.Fields(string(in)) {
+			if !excluded[p] {
+				add = append(add, p)
+			}
+		}
+		if len(add) == 0 {
+			return nil
+		}
+		if err := s.inst.Append("set_event_notrace_pid", strings.Join(add, " ")); err != nil {
+			return err
+		}
+	}
+	return errors.New("the followed processes keep forking: cannot stop counting them")
+}
+
+// cleanup removes what setup created, in the order the kernel requires:
+// the triggers (last attached first), the instance, the synthetic event,
+// the probes. It goes on after a failure and returns the first error. The
+// instance stays when a trigger could not be removed: removing an
+// instance whose synthetic event still has triggers leaves the event
+// defined and busy for good (Linux 6.1).
+func (s *session) cleanup() error {
+	var errs []error
+	triggersLeft := false
+	for i := len(s.triggers) - 1; i >= 0; i-- {
+		t := s.triggers[i]
+		if err := s.inst.Append(t.file, "!"+t.spec); err != nil {
+			errs = append(errs, fmt.Errorf("removing trigger %s: %w", t.spec, err))
+			triggersLeft = true
+		}
+	}
+	s.triggers = nil
+	if s.inst != nil && !triggersLeft {
+		if err := s.inst.Remove(); err != nil {
+			errs = append(errs, err)
+		}
+		s.inst = nil
+	}
+	if s.synth != "" {
+		if err := s.root.Append("synthetic_events", "!"+s.synth); err != nil {
+			errs = append(errs, fmt.Errorf("removing synthetic event %s: %w", s.synth, err))
+		}
+		s.synth = ""
+	}
+	for i := len(s.probes) - 1; i >= 0; i-- {
+		p := s.probes[i].Probe
+		if err := install.Delete(s.root, p.Kind, p.GroupOrDefault(), p.Event); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.probes = nil
+	if len(errs) > 0 {
+		return fmt.Errorf("cleaning up: %w", errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package debuginfod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The cache is elfutils' (debuginfod-client.c, 0.188), file for file:
+//
+//	CACHE/BUILDID/debuginfo
+//	CACHE/BUILDID/executable
+//	CACHE/BUILDID/source##usr##src##a.c    (the path, '/' as "##", '#' as "#_")
+//	CACHE/BUILDID/debuginfo.XXXXXX         a download in progress
+//	CACHE/cache_clean_interval_s           seconds between cleanings (86400)
+//	CACHE/max_unused_age_s                 a file unread this long goes (604800)
+//	CACHE/cache_miss_s                     how long "not found" is believed (600)
+//
+// Build-id directories are 0700, files 0400 with the server's
+// Last-Modified time; an empty file records that no server had it.
+
+const (
+	cleanIntervalFile    = "cache_clean_interval_s"
+	cleanIntervalDefault = 86400
+	maxUnusedAgeFile     = "max_unused_age_s"
+	maxUnusedAgeDefault  = 604800
+	cacheMissFile        = "cache_miss_s"
+	cacheMissDefault     = 600
+)
+
+// CacheDir is where elfutils keeps downloads: $DEBUGINFOD_CACHE_PATH, else
+// $HOME/.debuginfod_client_cache if it exists (older clients), else
+// $XDG_CACHE_HOME/debuginfod_client, else $HOME/.cache/debuginfod_client.
+func CacheDir() string {
+	root, _ := cacheLocation()
+	return root
+}
+
+// cacheLocation is CacheDir, and the XDG cache directory to create (0700)
+// when the cache goes there.
+func cacheLocation() (root, xdg string) {
+	if p := os.Getenv("DEBUGINFOD_CACHE_PATH"); p != "" {
+		return p, ""
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/"
+	}
+	if old := filepath.Join(home, ".debuginfod_client_cache"); exists(old) {
+		return old, ""
+	}
+	xdg = os.Getenv("XDG_CACHE_HOME")
+	if xdg == "" {
+		xdg = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(xdg, "debuginfod_client"), xdg
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// escapePath is elfutils' path_escape: '/' becomes "##" and '#' "#_", so a
+// source path is one file name.
+func escapePath(p string) string {
+	return strings.NewReplacer("/", "##", "#", "#_").Replace(p)
+}
+
+// cache is one cache directory.
+type cache struct{ root string }
+
+// openCache makes sure the cache directory exists, as elfutils does (the
+// XDG parent 0700, the cache itself with the umask's permissions), and
+// cleans it when its interval has passed.
+func (c *Client) openCache() (*cache, error) {
+	root := c.Cache
+	if root == "" {
+		var xdg string
+		root, xdg = cacheLocation()
+		if xdg != "" {
+			if err := os.Mkdir(xdg, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				return nil, err
+			}
+		}
+	}
+	if err := os.Mkdir(root, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	ch := &cache{root: root}
+	ch.clean(time.Now())
+	return ch, nil
+}
+
+// entry is the cache path of an artifact.
+func (ch *cache) entry(id, kind, srcPath string) string {
+	name := kind
+	if srcPath != "" {
+		name += escapePath(srcPath)
+	}
+	return filepath.Join(ch.root, id, name)
+}
+
+// config reads one of the cache's settings files, creating it with def
+// when it is missing or empty (elfutils' debuginfod_config_cache). It also
+// returns the file's modification time from before any write.
+func (ch *cache) config(name string, def int64) (int64, time.Time) {
+	f, err := os.OpenFile(filepath.Join(ch.root, name), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return def, time.Time{}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return def, time.Time{}
+	}
+	if st.Size() == 0 {
+		f.WriteString(strconv.FormatInt(def, 10))
+		return def, st.ModTime()
+	}
+	buf := make([]byte, 64)
+	n, _ := f.Read(buf)
+	fields := strings.Fields(string(buf[:n]))
+	if len(fields) == 0 {
+		return def, st.ModTime()
+	}
+	v, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil {
+		return def, st.ModTime()
+	}
+	return v, st.ModTime()
+}
+
+// cleanable are the paths elfutils' cleaner considers.
+var cleanable = regexp.MustCompile(`.*/[a-f0-9]+(/debuginfo|/executable|/source.*|)$`)
+
+// clean is elfutils' debuginfod_clean_cache: once per cache_clean_interval_s
+// it deletes the entries not read for max_unused_age_s, and the build-id
+// directories left empty that long.
+func (ch *cache) clean(now time.Time) {
+	interval, last := ch.config(cleanIntervalFile, cleanIntervalDefault)
+	if last.IsZero() || now.Sub(last) < time.Duration(interval)*time.Second {
+		return
+	}
+	// Mark the cleaning first, so concurrent clients do not all clean.
+	os.Chtimes(filepath.Join(ch.root, cleanIntervalFile), now, now)
+	age, _ := ch.config(maxUnusedAgeFile, maxUnusedAgeDefault)
+	maxAge := time.Duration(age) * time.Second
+	var dirs []string
+	filepath.WalkDir(ch.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !cleanable.MatchString(p) {
+			return nil
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+			return nil
+		}
+		if st, err := os.Lstat(p); err == nil && now.Sub(atime(st)) >= maxAge {
+			os.Remove(p)
+		}
+		return nil
+	})
+	// Deepest first, as fts's post-order visit: a directory emptied above
+	// goes too, once old enough.
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && now.Sub(st.ModTime()) >= maxAge {
+			syscall.Rmdir(d)
+		}
+	}
+}
+
+func atime(st fs.FileInfo) time.Time {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(s.Atim.Unix())
+	}
+	return st.ModTime()
+}
+
+// lookup says whether path holds a complete file (hit), or records a
+// recent miss (an empty file younger than cache_miss_s). A stale miss or an
+// unreadable entry (elfutils' old 000 markers) is removed.
+func (ch *cache) lookup(path string) (hit, miss bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			os.Remove(path)
+			return false, false, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	st, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return false, false, err
+	}
+	if st.Size() > 0 {
+		return true, false, nil
+	}
+	keep, _ := ch.config(cacheMissFile, cacheMissDefault)
+	if time.Since(st.ModTime()) <= time.Duration(keep)*time.Second {
+		return false, true, nil
+	}
+	os.Remove(path)
+	return false, false, nil
+}
+
+// recordMiss leaves the empty file that tells later clients, gprobe's and
+// elfutils', that no server had path.
+func (ch *cache) recordMiss(path string) {
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666); err == nil {
+		f.Close()
+	}
+}
+
+// lockDir takes an exclusive lock on the build-id directory dir (created
+// 0700 if needed), so that gprobe runs fetching the same build-id wait for
+// the first one instead of downloading the file again. Elfutils' clients
+// do not lock; they and gprobe still never see a partial file, since
+// files are renamed into place complete.
+func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { d.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			d.Close()
+			return nil, fmt.Errorf("lock %s: %w", dir, err)
+		}
+		select {
+		case <-ctx.Done():
+			d.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
