@@ -163,10 +163,14 @@ func (p *filterParser) unary() (*filterNode, error) {
 // kernel image: named function and label symbols of executable sections,
 // aliases and duplicates included, sorted by name, filtered. (For user
 // binaries perf also lists data objects and synthesized @plt entries;
-// gprobe lists functions only.)
+// gprobe lists functions only.) Without an image, BTF's functions are
+// listed.
 func (r *Resolver) Functions(filter *Filter) ([]string, error) {
 	if r.mod != nil {
 		return r.moduleFunctions(filter)
+	}
+	if r.f == nil {
+		return r.btfFunctions(filter)
 	}
 	sections := r.f.ELF.Sections
 	var out []string
