@@ -248,6 +248,27 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	return ps, nil
 }
 
+// btfFunctions is Functions from BTF alone: the functions BTF describes
+// (those the kernel did not inline everywhere), sorted, filtered.
+func (r *Resolver) btfFunctions(filter *Filter) ([]string, error) {
+	s, err := r.btfSpec()
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.FuncNames()
+	if err != nil {
+		return nil, err
+	}
+	out := names[:0]
+	for _, n := range names {
+		if filter.Match(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // btfVars is -V from BTF: a function's parameters at its entry, typed as
 // perf's die_get_typename would print them.
 func (r *Resolver) btfVars(pp *spec.Point) ([]VarList, error) {

@@ -165,8 +165,12 @@ func (p *filterParser) unary() (*filterNode, error) {
 // and duplicates included. For a module or a user binary, every symbol of
 // perf's map for the DSO (dso__load_sym: functions, data objects, labels
 // of text and data sections) and, for a user binary, the @plt entries perf
-// synthesizes. Sorted by name, filtered.
+// synthesizes. Sorted by name, filtered. Without an image, BTF's functions
+// are listed.
 func (r *Resolver) Functions(filter *Filter) ([]string, error) {
+	if r.f == nil {
+		return r.btfFunctions(filter)
+	}
 	if r.mod != nil || r.user {
 		return r.dsoFunctions(filter)
 	}

@@ -87,7 +87,7 @@ func (a *app) checkSwitches(args []string) (int, bool) {
 	for i := 1; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
-			if isSubcommand(arg) {
+			if a.isSubcommand(arg) {
 				return 0, true
 			}
 			continue
@@ -144,10 +144,15 @@ func shortName(n string) string {
 	return n
 }
 
-func isSubcommand(s string) bool {
-	switch s {
-	case "add", "del", "list", "line", "vars", "funcs", "record", "analyze", "latency", "help":
+// isSubcommand says whether s names one of the app's commands (or help).
+func (a *app) isSubcommand(s string) bool {
+	if s == "help" {
 		return true
+	}
+	for _, c := range a.cliApp().Commands {
+		if c.HasName(s) {
+			return true
+		}
 	}
 	return false
 }
@@ -171,7 +176,7 @@ func (a *app) cliApp() *cli.App {
 	return &cli.App{
 		Name:                      "gprobe",
 		Usage:                     "define probe points through DWARF, perf probe compatible",
-		UsageText:                 "gprobe [options] PROBEDEF | -L LINE | -D PROBEDEF | -F | add | record | analyze",
+		UsageText:                 "gprobe [options] PROBEDEF | -L LINE | -D PROBEDEF | -F | add | record | analyze | check",
 		UseShortOptionHandling:    true,
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
@@ -196,6 +201,7 @@ func (a *app) cliApp() *cli.App {
 			a.analyzeCommand(),
 			a.latencyCommand(),
 			a.exportCommand(),
+			a.checkCommand(),
 		},
 	}
 }

@@ -316,8 +316,119 @@ func (c *checker) checkArgSpecs(base []string, fn string, line int, specs []argS
 func argSpecsFor(t *testing.T, img string, funcs []string, perFunc int) map[string][]argSpec {
 	t.Helper()
 	g := newArgGen(t, img)
-	g.seen = map[string]bool{}
-	vars := g.funcVars(t)
+	return g.argSpecs(funcs, g.funcVars(t), perFunc)
+}
+
+// argSpecsNamed is argSpecsFor for a few functions of a large image (a
+// distribution vmlinux): only the units holding them are read.
+func argSpecsNamed(t *testing.T, img string, funcs []string, perFunc int) map[string][]argSpec {
+	t.Helper()
+	g := newArgGen(t, img)
+	return g.argSpecs(funcs, g.funcVarsNamed(t, img, funcs), perFunc)
+}
+
+// funcVarsNamed is funcVars for the named functions only: each one's unit
+// is found from its symbol's address (debug/dwarf's SeekPC), and the
+// subprogram at that address gives the variables (through its abstract
+// origin when the out-of-line copy carries no names).
+func (g *argGen) funcVarsNamed(t *testing.T, img string, names []string) map[string][]*dwarf.Entry {
+	t.Helper()
+	f, err := elf.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := map[string]uint64{}
+	for _, n := range names {
+		addrs[n] = 0
+	}
+	for _, s := range syms {
+		if a, ok := addrs[s.Name]; ok && a == 0 && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			addrs[s.Name] = s.Value
+		}
+	}
+	out := map[string][]*dwarf.Entry{}
+	for _, name := range names {
+		if addrs[name] == 0 {
+			t.Fatalf("%s: no function symbol %s", img, name)
+		}
+		r := g.d.Reader()
+		if _, err := r.SeekPC(addrs[name]); err != nil {
+			t.Fatalf("%s: no unit covers %s: %v", img, name, err)
+		}
+		sub := g.subprogramAt(t, r, addrs[name])
+		if sub == nil {
+			t.Fatalf("%s: no subprogram at %s's address %#x", img, name, addrs[name])
+		}
+		vars := g.children(t, sub)
+		if origin, ok := sub.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok && len(vars) == 0 {
+			r.Seek(origin)
+			abstract, err := r.Next()
+			if err != nil || abstract == nil {
+				t.Fatalf("%s: abstract origin of %s: %v", img, name, err)
+			}
+			vars = g.children(t, abstract)
+		}
+		out[name] = vars
+	}
+	return out
+}
+
+// subprogramAt reads the unit r is positioned in (after SeekPC) until the
+// subprogram whose low_pc is addr.
+func (g *argGen) subprogramAt(t *testing.T, r *dwarf.Reader, addr uint64) *dwarf.Entry {
+	t.Helper()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil || e.Tag == dwarf.TagCompileUnit {
+			return nil
+		}
+		if low, ok := e.Val(dwarf.AttrLowpc).(uint64); ok && low == addr && e.Tag == dwarf.TagSubprogram {
+			return e
+		}
+		if e.Children && e.Tag != 0 {
+			r.SkipChildren()
+		}
+	}
+}
+
+// children returns the named, typed parameters and outermost locals of a
+// subprogram entry, as funcVars collects them.
+func (g *argGen) children(t *testing.T, sub *dwarf.Entry) []*dwarf.Entry {
+	t.Helper()
+	if !sub.Children {
+		return nil
+	}
+	r := g.d.Reader()
+	r.Seek(sub.Offset)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	var vars []*dwarf.Entry
+	for {
+		c, err := r.Next()
+		if err != nil || c == nil || c.Tag == 0 {
+			return vars
+		}
+		if (c.Tag == dwarf.TagFormalParameter || c.Tag == dwarf.TagVariable) && c.Val(dwarf.AttrName) != nil && c.Val(dwarf.AttrType) != nil {
+			vars = append(vars, c)
+		}
+		if c.Children {
+			r.SkipChildren()
+		}
+	}
+}
+
+// argSpecs generates up to perFunc specs per variable of each function,
+// then $params, $vars and a name no function has.
+func (g *argGen) argSpecs(funcs []string, vars map[string][]*dwarf.Entry, perFunc int) map[string][]argSpec {
 	out := map[string][]argSpec{}
 	for _, fn := range funcs {
 		g.seen = map[string]bool{}

@@ -390,11 +390,19 @@ func functionSpecs(fn, listing string) [][]string {
 }
 
 // checkAll compares specs (each a list of arguments after base). perf
-// spends ~0.1 s per run loading its libraries and kallsyms, so -D specs
-// that gprobe answers successfully are batched into one perf run with
-// several -D options (perf prints their definitions in order); a batch
-// that differs is re-checked spec by spec. Everything else runs alone.
+// spends ~0.1 s per run loading its libraries and kallsyms (seconds on a
+// distribution vmlinux), so -D specs that gprobe answers successfully are
+// batched into one perf run with several -D options (perf prints their
+// definitions in order), whose answer is cached like any other; a batch
+// that differs is re-checked spec by spec, live. Everything else runs
+// alone. gprobe answers the specs two at a time.
 func (c *checker) checkAll(base []string, specs [][]string) {
+	answers := make([]result, len(specs))
+	var runs []func()
+	for i, s := range specs {
+		runs = append(runs, func() { answers[i] = runGprobe(append(append([]string{}, base...), s...)...) })
+	}
+	runParallel(2, runs)
 	var jobs []func()
 	var batch [][]string
 	var batchOut []result
@@ -423,10 +431,11 @@ func (c *checker) checkAll(base []string, specs [][]string) {
 			}
 		})
 	}
-	for _, s := range specs {
+	for i, s := range specs {
 		args := append(append([]string{}, base...), s...)
-		g := c.gprobe(args...)
+		g := answers[i]
 		c.stats.mu.Lock()
+		c.asked = append(c.asked, asked{args: args, g: g}) // in order: checkVariants samples by index
 		_, bitfield := c.bitfields[s[len(s)-1]]
 		c.stats.mu.Unlock()
 		if len(s) == 2 && s[0] == "-D" && g.Code == 0 && !bitfield {

@@ -69,3 +69,64 @@ func TestPerfDiffDebianVmlinux(t *testing.T) {
 		{image: zstd, flags: []string{"--no-cache"}, every: 16},
 	})
 }
+
+// TestPerfDiffDebianVmlinux612 runs the same comparison on Debian's 6.12
+// cloud vmlinux (DWARF 5), whose functions differ from 6.1's: the
+// allocators became *_noprof functions behind alloc_hooks() macros,
+// dev_queue_xmit is an inline wrapper of __dev_queue_xmit found in its
+// callers, and struct file, sk_buff and sock moved their members. Besides
+// the hand-picked specs, specs are generated from the image for a few
+// functions (functionSpecs: entry, return, offsets, the numbered lines;
+// argSpecsNamed: each parameter and local and their members, read with
+// debug/dwarf).
+func TestPerfDiffDebianVmlinux612(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	vmlinux, src := testenv.RequireVmlinux(t, testenv.Linux612)
+	stats := &diffStats{}
+	c := &checker{t: t, perf: perf, image: vmlinux, stats: stats}
+	base := []string{"-k", vmlinux, "-s", src}
+	var specs [][]string
+	for _, s := range []string{
+		"do_sys_openat2", "do_sys_openat2:10", "vfs_read", "vfs_read:12", "getname_flags:20", "tcp_sendmsg:5",
+		"copy_process:30", "IS_ERR", "alloc_pages_noprof", "kmalloc_noprof", "folio_alloc_noprof:2",
+		"dev_queue_xmit", "dev_queue_xmit%return", "dev_queue_xmit:2", "vfs_read+3",
+		"do_sys_openat2;*getname*", "fs/open.c:1420", "mm/slub.c:4240", "nosuch_function",
+		"__x64_sys_openat", "do_filp_open%return", "alloc_pages_noprof%return",
+	} {
+		specs = append(specs, []string{"-D", s})
+	}
+	for _, s := range []string{"dev_queue_xmit", "kmalloc_noprof", "fs/open.c:1400-1430"} {
+		specs = append(specs, []string{"-L", s})
+	}
+	for _, s := range []string{
+		"vfs_read file->f_path.dentry->d_name.name:string count",
+		"do_sys_openat2 dfd filename:string how->flags how->mode:x16",
+		"vfs_read:12 file->f_pos count pos", "tcp_sendmsg sk->__sk_common.skc_dport size msg->msg_iter.count",
+		"tcp_sendmsg_locked sk->sk_sndbuf size", "vfs_read file->f_inode->i_ino file->f_flags",
+		"__kmalloc_noprof size flags", "kmem_cache_free s->name:string x", "kmem_cache_alloc_noprof%return $retval",
+		"dev_queue_xmit skb->len skb->dev->name:string", "inet_sendmsg sock->sk->sk_protocol",
+		"schedule:3 $vars", "vfs_read:8 $vars", "vfs_read jiffies",
+	} {
+		specs = append(specs, []string{"-D", s})
+	}
+	specs = append(specs, []string{"-V", "dev_queue_xmit"}, []string{"-V", "tcp_sendmsg_locked:30"},
+		[]string{"--externs", "-V", "vfs_read"}, []string{"--range", "-V", "do_sys_openat2:10"})
+	// Generated from the image.
+	// Each gprobe run reads this image's units afresh (about a second of
+	// CPU): two functions for the generated places, two for the arguments.
+	for _, fn := range []string{"kmem_cache_alloc_noprof", "__dev_queue_xmit"} {
+		specs = append(specs, functionSpecs(fn, runGprobe(append(base, "-L", fn)...).Stdout)...)
+	}
+	c.checkAll(base, specs)
+	generated := []string{"kmem_cache_alloc_noprof", "__alloc_pages_noprof"}
+	args := argSpecsNamed(t, vmlinux, generated, 2)
+	for _, fn := range generated {
+		lines := numberedLines(runGprobe(append(base, "-L", fn)...).Stdout, 4)
+		line := 0
+		if len(lines) > 2 {
+			line = lines[2]
+		}
+		c.checkArgSpecs(base, fn, line, args[fn])
+	}
+	stats.report(t)
+}

@@ -1,8 +1,11 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +73,51 @@ func MissingKernel(tb testing.TB, format string, args ...any) {
 		tb.Fatalf("missing (GPROBE_REQUIRE_VMLINUX=1): "+format+"; run scripts/provision.sh", args...)
 	}
 	tb.Skipf("missing: "+format+"; run scripts/provision.sh", args...)
+}
+
+// BTFForms returns the kernel as a machine without its debug package sees
+// it, made once from the -dbg vmlinux with objcopy and cached under
+// CacheDir()/test/btf: the vmlinux without DWARF (--strip-debug: its symbol
+// table and .BTF remain) and its raw .BTF section (what the running kernel
+// serves as /sys/kernel/btf/vmlinux). A missing vmlinux ends tb as
+// RequireVmlinux does.
+func BTFForms(tb testing.TB, k *Kernel) (stripped, raw string) {
+	tb.Helper()
+	vmlinux, _ := RequireVmlinux(tb, k)
+	objcopy := Tool(tb, "objcopy")
+	st, err := os.Stat(vmlinux)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	root := Scratch("btf")
+	if root == "" {
+		root = tb.TempDir()
+	}
+	key := hashStrings("btf-forms-v1", vmlinux, fmt.Sprint(st.Size(), st.ModTime().UnixNano()))
+	dir := filepath.Join(root, k.Release+"-"+key[:16])
+	stripped, raw = filepath.Join(dir, "vmlinux-nodwarf"), filepath.Join(dir, "btf")
+	if _, err := os.Stat(raw); err == nil {
+		return stripped, raw
+	}
+	tmp, err := os.MkdirTemp(root, ".btf-*")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, args := range [][]string{
+		{"--strip-debug", vmlinux, filepath.Join(tmp, "vmlinux-nodwarf")},
+		{"--dump-section", ".BTF=" + filepath.Join(tmp, "btf"), vmlinux, os.DevNull},
+	} {
+		if out, err := exec.Command(objcopy, args...).CombinedOutput(); err != nil {
+			tb.Fatalf("objcopy %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	// Another test process may have made them meanwhile: either rename
+	// wins, and both made the same files.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(raw); serr != nil {
+			tb.Fatalf("keeping the BTF forms of %s: %v", vmlinux, err)
+		}
+	}
+	return stripped, raw
 }

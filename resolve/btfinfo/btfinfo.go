@@ -65,6 +65,19 @@ func isBTFMagic(b []byte) bool {
 	return binary.LittleEndian.Uint16(b) == 0xeB9F || binary.BigEndian.Uint16(b) == 0xeB9F
 }
 
+// IsRawBTF reports whether path is a raw BTF blob (such as a copy of
+// /sys/kernel/btf/vmlinux) rather than an ELF file or anything else.
+func IsRawBTF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [2]byte
+	n, _ := io.ReadFull(f, magic[:])
+	return isBTFMagic(magic[:n])
+}
+
 // Load reads BTF from path: an ELF file with a .BTF section (a vmlinux or a
 // gprobe fixture) or a raw BTF blob (such as a copy of /sys/kernel/btf/vmlinux).
 // It returns an error wrapping ErrNoBTF if the file has no BTF.

@@ -344,3 +344,19 @@ func FuzzLoad(f *testing.F) {
 		s.StructByName("file")
 	})
 }
+
+func TestIsRawBTF(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "raw")
+	os.WriteFile(raw, fixtureBTF(t), 0o644)
+	junk := filepath.Join(dir, "junk")
+	os.WriteFile(junk, []byte("hello"), 0o644)
+	for path, want := range map[string]bool{
+		raw: true, junk: false, filepath.Join(fixtureDir, "x86_64-dwarf5-O2.elf"): false,
+		filepath.Join(dir, "missing"): false, dir: false,
+	} {
+		if got := IsRawBTF(path); got != want {
+			t.Errorf("IsRawBTF(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

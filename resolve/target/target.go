@@ -1,11 +1,11 @@
 // Package target finds and opens what gprobe probes: a user binary (-x,
 // with its separate debug file), a vmlinux (-k, or the running kernel's
-// debuginfo where distributions put it, in perf's order), a kernel module
-// (-m, by path or by name, with its separate debug file), or, when there is
-// no vmlinux with DWARF, the running kernel's BTF; debug information that
-// is not on disk comes from debuginfod servers when Options.Debuginfod is
-// set. It also maps installed probes back to probe points (perf -l),
-// opening each image once.
+// debuginfo where distributions put it, in perf's order; or a saved copy of
+// a kernel's BTF), a kernel module (-m, by path or by name, with its
+// separate debug file), or, when there is no vmlinux with DWARF, the
+// running kernel's BTF; debug information that is not on disk comes from
+// debuginfod servers when Options.Debuginfod is set. It also maps installed
+// probes back to probe points (perf -l), opening each image once.
 //
 // Errors carry perf's wording ("Failed to open ...", "Invalid file: ..."),
 // since the CLI prints them as they are.
@@ -34,7 +34,7 @@ import (
 // used, in that order. With none, the running kernel's debuginfo is looked
 // for (FindKernelDebuginfo).
 type Options struct {
-	Vmlinux string // -k
+	Vmlinux string // -k: a vmlinux, or a raw BTF file (a saved /sys/kernel/btf/vmlinux)
 	Exec    string // -x
 	Module  string // -m: a .ko path or a module name
 	// BTF lets the running kernel's BTF (/sys/kernel/btf/vmlinux) stand in
@@ -134,6 +134,15 @@ func open(o *Options) (*Target, error) {
 			}
 		}
 	}
+	if btfinfo.IsRawBTF(path) {
+		// A saved /sys/kernel/btf/vmlinux: function entry probes and their
+		// arguments resolve from it, as from the running kernel's.
+		spec, err := btfinfo.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid file: %s: %w", path, err)
+		}
+		return &Target{btf: spec, Path: path}, nil
+	}
 	f, err := dwarfinfo.OpenWith(path, o.dwarf())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -156,6 +165,14 @@ func RealPath(p string) string {
 	}
 	return abs
 }
+
+// HasDWARF reports whether the target has DWARF: source lines, locals and
+// inline instances resolve only then (else symbols and BTF answer).
+func (t *Target) HasDWARF() bool { return t.file != nil && t.file.HasDWARF() }
+
+// HasSymbols reports whether the target is an image with a symbol table
+// (BTF alone names functions, not the symbols that hold them).
+func (t *Target) HasSymbols() bool { return t.file != nil }
 
 // Close releases the image.
 func (t *Target) Close() {

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/resolve/portability"
+)
+
+// check: one probe list against many kernels (resolve/portability).
+
+// exitUnresolved is check's status when a point resolves on no kernel.
+const exitUnresolved = 1
+
+func (a *app) checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "resolve a probe list against many kernels and print where each point resolves",
+		ArgsUsage: "KERNEL...",
+		Description: "Each KERNEL is a vmlinux with DWARF, a vmlinux with only symbols and .BTF, or a raw BTF file\n" +
+			"(a saved /sys/kernel/btf/vmlinux). Per point and kernel: ok, inlined, clone, missing, arg-missing,\n" +
+			"field-moved or line-moved, with the number of sites. Exits 1 when a point resolves on no kernel.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "probes", Usage: "the probe list: one PROBEDEF per line, '#' comments (`FILE`, - for stdin)", Required: true},
+			&cli.BoolFlag{Name: "json", Usage: "print the matrix as JSON"},
+			&cli.StringFlag{Name: "out", Usage: "write each kernel's definitions (for add --from) to `DIR`"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "resolve `N` kernels at once (default: the number of CPUs)"},
+			&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
+		},
+		Action: func(c *cli.Context) error { return a.set(a.check(c)) },
+	}
+}
+
+func (a *app) check(c *cli.Context) int {
+	if c.NArg() == 0 {
+		fmt.Fprintln(a.stderr, "gprobe check: give the KERNEL files to check the probe list against")
+		return exitUsage
+	}
+	points, err := a.readProbeList(c.String("probes"))
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
+		if errors.Is(err, portability.ErrBadProbeList) {
+			return exitEINVAL
+		}
+		return exitENOENT
+	}
+	opts := portability.Options{MaxProbes: c.Int("max-probes"), Jobs: c.Int("jobs")}
+	if feat, known := tracefs.RunningFeatures(); known {
+		opts.Features = &feat
+	}
+	rep, err := portability.Check(points, c.Args().Slice(), opts)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
+		return exitENOENT
+	}
+	if dir := c.String("out"); dir != "" {
+		paths, err := rep.WriteDefinitions(dir)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
+			return exitENOENT
+		}
+		for i, p := range paths {
+			if p != "" {
+				fmt.Fprintf(a.stderr, "%s: %s\n", rep.Kernels[i], p)
+			}
+		}
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(rep)
+	} else {
+		err = rep.WriteText(a.stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
+		return exitENOENT
+	}
+	if bad := rep.Unresolved(); len(bad) > 0 {
+		for _, s := range bad {
+			fmt.Fprintf(a.stderr, "gprobe check: %q resolves on no kernel\n", s)
+		}
+		return exitUnresolved
+	}
+	return exitOK
+}
+
+// readProbeList reads --probes (a path, or - for stdin).
+func (a *app) readProbeList(path string) ([]portability.Point, error) {
+	var r io.Reader = os.Stdin
+	name := "stdin"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--probes: %w", err)
+		}
+		defer f.Close()
+		r, name = f, path
+	}
+	return portability.ReadProbes(r, name)
+}
