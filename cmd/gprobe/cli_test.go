@@ -190,7 +190,7 @@ func TestIndexCache(t *testing.T) {
 			t.Fatalf("run %d with the index cache: %s\nwant %s", i, g, want)
 		}
 	}
-	idx, _ := filepath.Glob(filepath.Join(root, "*", "*", "index"))
+	idx, _ := filepath.Glob(filepath.Join(root, "*", "*", "index-v*"))
 	if len(idx) != 1 {
 		t.Fatalf("index files: %q", idx)
 	}

@@ -10,11 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
 // Cache is a cache directory. Each image has its own directory in it,
-// BUILDID/SIZE/, holding "index" and one file per inflated section
+// BUILDID/SIZE/, holding "index-vN" (N the format version) and one file per inflated section
 // (".debug_info" is "debug_info").
 type Cache struct {
 	dir string
@@ -48,7 +49,7 @@ func (c *Cache) imageDir(k Key) (string, error) {
 // IndexPath is where the index of image k is kept.
 func (c *Cache) IndexPath(k Key) string {
 	d, _ := c.imageDir(k)
-	return filepath.Join(d, "index")
+	return filepath.Join(d, indexFile)
 }
 
 // Load reads the index of image k. Returns an error wrapping ErrNotFound
@@ -58,7 +59,7 @@ func (c *Cache) Load(k Key) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, release, err := mapFile(filepath.Join(d, "index"))
+	b, release, err := mapFile(filepath.Join(d, indexFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
 	}
@@ -133,7 +134,7 @@ func (c *Cache) Store(x *Index) error {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(d, "index"), merged.Encode())
+	return writeAtomic(filepath.Join(d, indexFile), merged.Encode())
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -173,7 +174,7 @@ func sectionFile(name string) (string, error) {
 	if len(base) > 0 && base[0] == '.' {
 		base = base[1:]
 	}
-	if base == "" || base == "index" || base[0] == '.' || filepath.Base(base) != base {
+	if base == "" || strings.HasPrefix(base, "index") || base[0] == '.' || filepath.Base(base) != base {
 		return "", fmt.Errorf("dwarfindex: bad section name %q", name)
 	}
 	return base, nil
