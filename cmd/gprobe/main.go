@@ -12,14 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 )
 
 func main() {
-	// gprobe's heap is mostly short-lived unit decodes: collecting earlier
-	// keeps peak memory well below perf's for a little CPU.
-	debug.SetGCPercent(40)
+	tuneGC()
 	if p := os.Getenv("GPROBE_CPUPROFILE"); p != "" { // for benchmarking gprobe itself
 		if f, err := os.Create(p); err == nil {
 			pprof.StartCPUProfile(f)
@@ -49,4 +49,29 @@ func (a *app) run(args []string) (status int) {
 		}
 	}()
 	return a.main(args)
+}
+
+// tuneGC keeps Go's default pacing while the live heap is small, and
+// collects at 40% once it passes 32 MiB. A warm run answers from the index
+// in tens of milliseconds, where early collections would be most of its
+// cost; a cold run's heap is mostly short-lived unit decodes, and
+// collecting earlier keeps its peak memory well below perf's. The check
+// runs after each collection (a finalizer re-armed every cycle) until it
+// switches.
+func tuneGC() {
+	const bigHeap = 32 << 20
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	type sentinel struct{ _ [16]byte }
+	var arm func()
+	arm = func() {
+		runtime.SetFinalizer(new(sentinel), func(*sentinel) {
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > bigHeap {
+				debug.SetGCPercent(40)
+				return
+			}
+			arm()
+		})
+	}
+	arm()
 }

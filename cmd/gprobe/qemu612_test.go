@@ -39,6 +39,10 @@ func TestQemu612Kinds(t *testing.T) {
 		{"-D", "ksys_read%return $retval fd count"},
 		{"--tracepoint", "-D", "sched_process_exec p->comm:string bprm->filename:string"},
 		{"--event", "syscalls/sys_enter_openat", "--format", "testdata/formats-6.12/syscalls.sys_enter_openat.format", "-D", "path=filename:ustring flags"},
+		// An object (the struct file dd reads) and its caller, the return
+		// address at the entry: analyze --object follows it and names the
+		// caller from the recording's kallsyms.
+		{"-D", "objread=vfs_read file caller=+0(%sp):x64"},
 	}
 	var defs strings.Builder
 	for _, args := range host {
@@ -219,6 +223,24 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		if an.Code != 0 || m == nil || m[1] != fmt.Sprint(calls) || calls < 2 ||
 			!strings.Contains(an.Stdout, "vfs_read  (probe:vfs_read -> probe:vfs_read__return)") {
 			t.Errorf("gprobe analyze did not pair vfs_read's %d entries and exits:\n%s%s", calls, an.Stdout, an.Stderr)
+		}
+
+		// The file dd reads, in both of its reads; no other event of the
+		// recording carries its address.
+		files := regexp.MustCompile(dd+`objread: +\([0-9a-f]+\) file=(0x[0-9a-f]+) caller=0x[0-9a-f]+$`).FindAllSubmatch(rep, -1)
+		if len(files) != 2 || string(files[0][1]) != string(files[1][1]) {
+			t.Fatalf("dd's two reads of one file are not in the report: %q", files)
+		}
+		file := string(files[0][1])
+		obj := runGprobe("analyze", "--object", file, out)
+		t.Logf("gprobe analyze --object %s kinds.dat:\n%s%s", file, obj.Stdout, obj.Stderr)
+		read := regexp.MustCompile(`(?m)^  [\d.]+ \[\d+\] dd-\d+ probe:objread matched=file caller=0x[0-9a-f]+ <ksys_read\+0x[0-9a-f]+>$`)
+		if obj.Code != 0 || len(read.FindAllString(obj.Stdout, -1)) != 2 || !strings.Contains(obj.Stdout, "\n"+file+": 2 events, first ") {
+			t.Errorf("analyze --object %s does not show dd's two reads called from ksys_read:\n%s%s", file, obj.Stdout, obj.Stderr)
+		}
+		top := runGprobe("analyze", "--objects", "50", out)
+		if top.Code != 0 || !regexp.MustCompile(`(?m)\b`+file+`\b.*\b2\b`).MatchString(top.Stdout) {
+			t.Errorf("analyze --objects 50 does not rank %s with its 2 events:\n%s%s", file, top.Stdout, top.Stderr)
 		}
 	})
 }
