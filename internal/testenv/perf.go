@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gprobe/gprobe/internal/atomicfile"
 )
 
 // Result is what one command printed and its exit status.
@@ -99,7 +101,7 @@ func (p *Perf) Probe(args ...string) Result {
 	r := p.Live(args...)
 	if key != "" {
 		if b, err := json.Marshal(cachedResult{[]byte(r.Stdout), []byte(r.Stderr), r.Code}); err == nil {
-			_ = atomicWrite(filepath.Join(p.dir, key+".json"), b)
+			_ = atomicfile.Write(filepath.Join(p.dir, key+".json"), b)
 		}
 	}
 	return r

@@ -117,22 +117,3 @@ func hashStrings(parts ...string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-
-// atomicWrite writes data to path through a temporary file and a rename, so
-// a concurrent reader sees the old content or the new, never a part.
-func atomicWrite(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}

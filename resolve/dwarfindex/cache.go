@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/gprobe/gprobe/internal/atomicfile"
 )
 
 // Cache is a cache directory. Each image has its own directory in it,
@@ -134,28 +136,7 @@ func (c *Cache) Store(x *Index) error {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(d, indexFile), merged.Encode())
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(d, indexFile), merged.Encode())
 }
 
 // A section copy is the section's bytes from offset 0 (so that it can be
