@@ -233,7 +233,7 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 			t.Fatalf("dd's two reads of one file are not in the report: %q", files)
 		}
 		file := string(files[0][1])
-		carrying := regexp.MustCompile(`(?m): objread: +\([0-9a-f]+\) file=` + file + ` `).FindAll(rep, -1)
+		carrying := regexp.MustCompile(`(?m): objread: +\([0-9a-f]+\) file=`+file+` `).FindAll(rep, -1)
 		obj := runGprobe("analyze", "--object", file, out)
 		t.Logf("gprobe analyze --object %s kinds.dat:\n%s%s", file, obj.Stdout, obj.Stderr)
 		read := regexp.MustCompile(`(?m)^  [\d.]+ \[\d+\] dd-\d+ probe:objread matched=file caller=0x[0-9a-f]+ <ksys_read\+0x[0-9a-f]+>$`)

@@ -203,6 +203,7 @@ func (t *FDEs) Find(addr uint64) int {
 //	size    uint64   Key.Size
 //	idlen   uint32   then idlen bytes of Key.BuildID
 //	parts   uint32   then per part: kind uint32, length uint64, payload
+//
 // formatVersion is the index format's version, in its magic and its file
 // name: indexes of other versions (other gprobe releases sharing the cache)
 // are never read, so never taken for damaged ones.
