@@ -203,13 +203,12 @@ func (t *FDEs) Find(addr uint64) int {
 //	size    uint64   Key.Size
 //	idlen   uint32   then idlen bytes of Key.BuildID
 //	parts   uint32   then per part: kind uint32, length uint64, payload
-//
+var magic = [8]byte{'g', 'p', 'i', 'd', 'x', 0, 0, formatVersion}
+
 // formatVersion is the index format's version, in its magic and its file
 // name: indexes of other versions (other gprobe releases sharing the cache)
 // are never read, so never taken for damaged ones.
 const formatVersion = 2
-
-var magic = [8]byte{'g', 'p', 'i', 'd', 'x', 0, 0, formatVersion}
 
 // indexFile is the name of the index file in an image's cache directory.
 var indexFile = fmt.Sprintf("index-v%d", formatVersion)
