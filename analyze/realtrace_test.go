@@ -3,7 +3,6 @@ package analyze_test
 import (
 	"bufio"
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,22 +143,8 @@ func cachedRecording(t *testing.T, name string, calls, objs, leaked, dbl int, bu
 // symRange returns [start, end) of a function symbol in the ELF binary.
 func symRange(t *testing.T, bin, name string) (uint64, uint64) {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == name {
-			return s.Value, s.Value + s.Size
-		}
-	}
-	t.Fatalf("%s: no symbol %s", bin, name)
-	return 0, 0
+	s, _ := testenv.FuncSymbol(t, bin, name)
+	return s.Value, s.Value + s.Size
 }
 
 // traceCmdCount counts the event lines `trace-cmd report` prints.

@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,25 +62,7 @@ func buildC(t testing.TB, name string) string {
 // group unique to the test, and removes it at the end.
 func addUprobe(t testing.TB, root *tracefs.FS, bin string) string {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var off uint64
-	for _, s := range syms {
-		if s.Name == "probed" && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-			sec := f.Sections[s.Section]
-			off = s.Value - sec.Addr + sec.Offset
-		}
-	}
-	if off == 0 {
-		t.Fatal("no symbol probed in", bin)
-	}
+	_, off := testenv.FuncSymbol(t, bin, "probed")
 	group := strings.ToLower(regexp.MustCompile(`\W`).ReplaceAllString(fmt.Sprintf("gprobe_%s_%d", t.Name(), os.Getpid()), "_"))
 	def := fmt.Sprintf("p:%s/probed %s:0x%x thread=%%di:s32 i=%%si:s64", group, bin, off)
 	if err := root.Write(probe.Uprobe, def); err != nil {

@@ -333,15 +333,7 @@ func argSpecsNamed(t *testing.T, img string, funcs []string, perFunc int) map[st
 // origin when the out-of-line copy carries no names).
 func (g *argGen) funcVarsNamed(t *testing.T, img string, names []string) map[string][]*dwarf.Entry {
 	t.Helper()
-	f, err := elf.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testenv.ELFSymbols(t, img)
 	addrs := map[string]uint64{}
 	for _, n := range names {
 		addrs[n] = 0

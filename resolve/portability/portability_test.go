@@ -317,15 +317,7 @@ type symtab struct {
 }
 
 func readSymtab(t *testing.T, path string) *symtab {
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
+	syms := testenv.ELFSymbols(t, path)
 	st := &symtab{funcs: map[string]bool{}, clones: map[string]bool{}}
 	for _, s := range syms {
 		if s.Name == "_text" {
