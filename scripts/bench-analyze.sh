@@ -34,7 +34,7 @@ runs=${1:-3}
 cache=${BENCH_CACHE:-/var/cache/gprobe/bench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/gprobe" ./cmd/gprobe
+scripts/build.sh "$tmp/gprobe"
 prog=analyze/testdata/prog
 key=$(cat $prog/refprog.c $prog/record.sh | sha256sum | cut -c1-12)-$(uname -r)
 spec=get=obj_get,put=obj_put

@@ -18,7 +18,7 @@ KERNELS=("$CACHE/6.1.0-56-cloud-amd64/vmlinux" "$CACHE/6.12.117+deb12-cloud-amd6
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 BIN=$TMP/gprobe
-go build -o "$BIN" ./cmd/gprobe
+scripts/build.sh "$BIN"
 
 cat > "$TMP/probes" <<'LIST'
 vfs_read

@@ -19,7 +19,7 @@ CACHE=${GPROBE_CACHE:-/var/cache/gprobe}
 VMLINUX=${GPROBE_VMLINUX612:-$CACHE/6.12.117+deb12-cloud-amd64/vmlinux}
 BIN=$(mktemp -d)/gprobe
 trap 'rm -rf "$(dirname "$BIN")"' EXIT
-go build -o "$BIN" ./cmd/gprobe
+scripts/build.sh "$BIN"
 
 # kprobe spec | new-kind flag | new-kind spec
 pairs=(

@@ -34,7 +34,7 @@ TMP=$(mktemp -d)
 BIN=$TMP/gprobe
 WARM=$TMP/warm # the index cache of the repeats
 trap 'rm -rf "$TMP"' EXIT
-go build -o "$BIN" ./cmd/gprobe
+scripts/build.sh "$BIN"
 PERF_VMLINUX=$VMLINUX
 if [ -n "${COMPRESSED:-}" ]; then
 	compressed() {

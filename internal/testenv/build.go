@@ -109,7 +109,8 @@ func BuildGprobe() (string, error) {
 			return "", err
 		}
 		tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-		cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, "./cmd/gprobe")
+		// The flags of scripts/build.sh: what is released is what is tested.
+		cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", tmp, "./cmd/gprobe")
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
