@@ -27,7 +27,7 @@ const (
 // and merges them by timestamp.
 type datSource struct {
 	f     *tracefmt.File
-	tgids map[int]int // thread to process, from gprobe record's metadata
+	tgids *tracefmt.PIDTable // thread to process, from gprobe record's metadata
 	info  trace.Info
 }
 
@@ -183,7 +183,8 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 					ev.Name = fmt.Sprintf("event_%d", r.id)
 				}
 				if ev.PID != lastPID {
-					lastPID, lastComm, lastTGID = ev.PID, s.f.Cmdlines[ev.PID], s.tgids[ev.PID]
+					lastComm, _ = s.f.Cmdlines.Lookup(ev.PID)
+					lastPID, lastTGID = ev.PID, s.tgids.Int(ev.PID)
 				}
 				ev.Comm, ev.TGID = lastComm, lastTGID
 			}

@@ -125,7 +125,7 @@ func readRecorded(t testing.TB, path string) *recorded {
 		r.Systems[i].Formats = append(r.Systems[i].Formats, []byte(text))
 	}
 	var cl strings.Builder
-	for pid, comm := range f.Cmdlines {
+	for pid, comm := range f.Cmdlines.All() {
 		fmt.Fprintf(&cl, "%d %s\n", pid, comm)
 	}
 	r.Cmdlines = []byte(cl.String())

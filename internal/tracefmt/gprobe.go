@@ -2,8 +2,6 @@ package tracefmt
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 )
 
 // Metadata is gprobe record's own part of a trace.dat file, stored as JSON
@@ -91,19 +89,6 @@ func decodeMetadata(data []byte) *Metadata {
 	return &m
 }
 
-// TGIDs maps thread to process from SavedTgids; nil when it maps none.
-func (m *Metadata) TGIDs() map[int]int {
-	var tgids map[int]int
-	for _, line := range strings.Split(m.SavedTgids, "\n") {
-		p, g, ok := strings.Cut(strings.TrimSpace(line), " ")
-		pid, err1 := strconv.Atoi(p)
-		tgid, err2 := strconv.Atoi(strings.TrimSpace(g))
-		if ok && err1 == nil && err2 == nil && tgid > 0 {
-			if tgids == nil {
-				tgids = map[int]int{}
-			}
-			tgids[pid] = tgid
-		}
-	}
-	return tgids
-}
+// TGIDs maps thread to process from SavedTgids (Int gives 0 for a
+// thread it does not know).
+func (m *Metadata) TGIDs() *PIDTable { return NewPIDTable(m.SavedTgids) }

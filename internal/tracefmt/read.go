@@ -48,9 +48,10 @@ type File struct {
 	PageLayout ringbuf.Layout
 	// HeaderPageText is events/header_page as stored.
 	HeaderPageText string
-	Cmdlines       map[int]string
-	Buffers        []Buffer
-	CPUStats       []string
+	// Cmdlines names the recording's tasks (saved_cmdlines).
+	Cmdlines *PIDTable
+	Buffers  []Buffer
+	CPUStats []string
 	// Uname is the recording machine's "sysname nodename release ..."
 	// (trace-cmd adds the version before the machine; gprobe does not).
 	Uname string
@@ -139,7 +140,7 @@ func (f *File) Formats() []*eventfmt.Format {
 
 // Open reads the metadata of a trace.dat of size bytes.
 func Open(r io.ReaderAt, size int64) (*File, error) {
-	f := &File{r: r, size: size, Cmdlines: map[int]string{}, rawFmts: map[int]rawFormat{}, formats: map[int]*eventfmt.Format{}}
+	f := &File{r: r, size: size, Cmdlines: &PIDTable{}, rawFmts: map[int]rawFormat{}, formats: map[int]*eventfmt.Format{}}
 	c := &cursor{r: r, size: size}
 	head := c.bytes(len(Magic))
 	if c.err != nil || !bytes.Equal(head, Magic) {
@@ -278,15 +279,10 @@ func (f *File) addFormat(system string, text []byte) {
 }
 
 func (f *File) parseCmdlines(text []byte) {
-	for _, line := range strings.Split(string(text), "\n") {
-		p, comm, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok {
-			continue
-		}
-		if pid, err := strconv.Atoi(p); err == nil {
-			f.Cmdlines[pid] = comm
-		}
+	if f.Cmdlines.text != "" {
+		text = append([]byte(f.Cmdlines.text+"\n"), text...)
 	}
+	f.Cmdlines = NewPIDTable(string(text))
 }
 
 func (f *File) readV6(c *cursor) error {

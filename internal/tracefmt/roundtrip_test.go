@@ -120,7 +120,7 @@ func TestRoundTrip(t *testing.T) {
 				if f.PageLayout != wantLayout || f.HeaderPageText != string(hp) {
 					t.Errorf("page layout %+v", f.PageLayout)
 				}
-				if f.Cmdlines[1234] != "hello-prog" || len(f.CPUStats) != 1 || f.CPUStats[0] != "CPU: 0\nentries: 0\noverrun: 0\n\x00" {
+				if f.Cmdlines.All()[1234] != "hello-prog" || len(f.CPUStats) != 1 || f.CPUStats[0] != "CPU: 0\nentries: 0\noverrun: 0\n\x00" {
 					t.Errorf("cmdlines %v, cpu stats %q", f.Cmdlines, f.CPUStats)
 				}
 				if f.Uname != "Linux test 6.1.0 x86_64" {
@@ -132,7 +132,7 @@ func TestRoundTrip(t *testing.T) {
 				if sys, text, _ := f.FormatSource(4242); sys != "gprobe_test" || text != helloFormat {
 					t.Errorf("format of 4242: %s %q", sys, text)
 				}
-				if m := f.Gprobe; m == nil || !slices.Equal(m.Probes, probe.Probes) || m.Lost.Total() != 5 || m.TGIDs()[1234] != 1200 {
+				if m := f.Gprobe; m == nil || !slices.Equal(m.Probes, probe.Probes) || m.Lost.Total() != 5 || m.TGIDs().Int(1234) != 1200 {
 					t.Errorf("gprobe metadata %+v", m)
 				}
 				if len(f.Buffers) != 1 {
