@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
@@ -150,7 +151,7 @@ var returnThunks = map[string]bool{"__x86_return_thunk": true}
 
 // coldPart matches GCC's name for the cold part of a function: FUNC.cold or
 // FUNC.cold.N.
-var coldPart = regexp.MustCompile(`\.cold(\.[0-9]+)?$`)
+var coldPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.cold(\.[0-9]+)?$`) })
 
 // Exits decodes every instance of the function pp names (FUNC, a glob, as
 // FUNC%return does: each symbol of that name) and returns the instructions
@@ -177,7 +178,7 @@ func (r *Resolver) Exits(pp *spec.Point) ([]FuncExits, error) {
 	}
 	var out []FuncExits
 	for _, s := range m.byName(match, !strings.Contains(pp.Function, "@"), r.vmlinux()) {
-		if s.typ != elf.STT_FUNC && s.typ != elf.STT_GNU_IFUNC || coldPart.Match(s.raw) {
+		if s.typ != elf.STT_FUNC && s.typ != elf.STT_GNU_IFUNC || coldPart().Match(s.raw) {
 			continue
 		}
 		fe, err := r.funcExits(m, s)
@@ -233,7 +234,7 @@ func (r *Resolver) funcExits(m *symbolMap, s symbol) (FuncExits, error) {
 	fn := disasm.Function{
 		More: func(target uint64) (disasm.Code, bool) {
 			t, ok := m.find(target)
-			if !ok || !coldPart.Match(t.raw) || coldPart.ReplaceAllString(t.name(), "") != fe.Symbol {
+			if !ok || !coldPart().Match(t.raw) || coldPart().ReplaceAllString(t.name(), "") != fe.Symbol {
 				return disasm.Code{}, false
 			}
 			return code(t.start, t.end)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gprobe/gprobe/analyze/trace"
 )
@@ -20,13 +21,21 @@ var ErrNotText = errors.New("not ftrace text")
 
 var (
 	// comm-pid [(tgid)] [cpu] [flags] ts: event: payload
-	lineRE = regexp.MustCompile(`^(.*?)-(\d+)\s+(?:\(\s*(-+|\d+)\)\s+)?\[(\d+)\]\s+(?:([.a-zA-Z0-9]{4,6})\s+)?(\d+(?:\.\d+)?):\s+(.*)$`)
+	lineRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(.*?)-(\d+)\s+(?:\(\s*(-+|\d+)\)\s+)?\[(\d+)\]\s+(?:([.a-zA-Z0-9]{4,6})\s+)?(\d+(?:\.\d+)?):\s+(.*)$`)
+	})
 	// "event: payload"; function tracer lines are "func <-parent" instead.
-	evRE = regexp.MustCompile(`^([^:\s][^:\s]*):(?:\s(.*))?$`)
+	evRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^:\s][^:\s]*):(?:\s(.*))?$`) })
 	// latency format: comm-pid CPU+flags time(us)[mark]: event: payload
-	latRE  = regexp.MustCompile(`^(.*?)-(\d+)\s+(\d+)([.a-zA-Z0-9]{4,5})\s+(\d+)us\s?[!+#*@$ ]?:\s+(.*)$`)
-	lostRE = regexp.MustCompile(`^CPU:\s*(\d+)\s+\[(?:LOST (\d+) EVENTS|(\d+) EVENTS DROPPED|EVENTS DROPPED)\]`)
-	entRE  = regexp.MustCompile(`(?:entries-in-buffer/entries-written:\s*|latency: .*#)(\d+)/(\d+)`)
+	latRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(.*?)-(\d+)\s+(\d+)([.a-zA-Z0-9]{4,5})\s+(\d+)us\s?[!+#*@$ ]?:\s+(.*)$`)
+	})
+	lostRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^CPU:\s*(\d+)\s+\[(?:LOST (\d+) EVENTS|(\d+) EVENTS DROPPED|EVENTS DROPPED)\]`)
+	})
+	entRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:entries-in-buffer/entries-written:\s*|latency: .*#)(\d+)/(\d+)`)
+	})
 )
 
 // Reader is a trace.Source over text.
@@ -122,7 +131,7 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 		return lineSkip, nil
 	}
 	if strings.HasPrefix(s, "#") {
-		if m := entRE.FindStringSubmatch(s); m != nil {
+		if m := entRE().FindStringSubmatch(s); m != nil {
 			t.info.LossCounted = true
 			in, _ := strconv.ParseInt(m[1], 10, 64)
 			wr, _ := strconv.ParseInt(m[2], 10, 64)
@@ -135,7 +144,7 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 		}
 		return lineSkip, nil
 	}
-	if m := lostRE.FindStringSubmatch(s); m != nil {
+	if m := lostRE().FindStringSubmatch(s); m != nil {
 		cpu, _ := strconv.Atoi(m[1])
 		n := int64(-1)
 		if m[2] != "" {
@@ -154,16 +163,16 @@ func (t *Reader) parseLine(line string, ev *trace.Event, lastTS *uint64) (lineKi
 	var comm, pid, tgid, cpu, ts, name, payload string
 	latency := false
 	var rest string
-	if m := lineRE.FindStringSubmatch(line); m != nil {
+	if m := lineRE().FindStringSubmatch(line); m != nil {
 		comm, pid, tgid, cpu, ts, rest = m[1], m[2], m[3], m[4], m[6], m[7]
-	} else if m := latRE.FindStringSubmatch(line); m != nil {
+	} else if m := latRE().FindStringSubmatch(line); m != nil {
 		comm, pid, cpu, ts, rest = m[1], m[2], m[3], m[5], m[6]
 		latency = true
 	} else {
 		return lineBad, nil
 	}
 	funcLine := false
-	if m := evRE.FindStringSubmatch(rest); m != nil {
+	if m := evRE().FindStringSubmatch(rest); m != nil {
 		name, payload = m[1], m[2]
 	} else {
 		name, payload, funcLine = "function", rest, true

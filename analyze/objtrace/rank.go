@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/symbolize"
@@ -122,7 +123,9 @@ func (r *Ranker) Recording(info trace.Info) {
 
 // printHex matches a print fmt conversion that prints a number as an
 // address: NAME=0x%..x, NAME=%..x or NAME=%p.
-var printHex = regexp.MustCompile(`(\w+)=(?:0x)?%[-#0-9.]*(?:l|ll|L|h|hh|z)?(?:x|p[a-zA-Z]*)`)
+var printHex = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(\w+)=(?:0x)?%[-#0-9.]*(?:l|ll|L|h|hh|z)?(?:x|p[a-zA-Z]*)`)
+})
 
 // Pointer tells whether field f of binary event format ef counts as an
 // address: an unsigned 64-bit (or long) scalar, or a C pointer, that the
@@ -135,7 +138,7 @@ func Pointer(ef *eventfmt.Format, f *eventfmt.Field) bool {
 	if strings.Contains(f.Type, "*") {
 		return true
 	}
-	for _, m := range printHex.FindAllStringSubmatch(ef.Print, -1) {
+	for _, m := range printHex().FindAllStringSubmatch(ef.Print, -1) {
 		if m[1] == f.Name {
 			return true
 		}

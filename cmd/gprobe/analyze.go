@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,10 +56,13 @@ func (a *app) analyzeFail(err error) int {
 }
 
 func (a *app) analyze(c *cli.Context) int {
-	// A stream's state is small and long-lived and its garbage plentiful:
-	// collecting at 40% from the start keeps the peak below trace-cmd's
-	// at every size, for a few percent of CPU.
-	debug.SetGCPercent(40)
+	// A stream's state is long-lived and its garbage plentiful: collecting
+	// at 40% once the live heap passes 8 MiB keeps the peak below
+	// trace-cmd's at every size, for a few percent of CPU. Below that Go's
+	// default pacing collects less often, which matters more: a small
+	// recording's whole analysis is cheaper than one collection's first
+	// touch of its memory.
+	gcSwitchAt.Store(8 << 20)
 	args := c.Args().Slice()
 	if len(args) == 0 {
 		args = []string{"trace.out"}

@@ -14,8 +14,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"runtime/pprof"
+	"sync/atomic"
 )
 
 func main() {
@@ -51,22 +51,28 @@ func (a *app) run(args []string) (status int) {
 	return a.main(args)
 }
 
+// gcSwitchAt is the live heap above which tuneGC collects at 40%.
+var gcSwitchAt atomic.Uint64
+
+func init() { gcSwitchAt.Store(32 << 20) }
+
 // tuneGC keeps Go's default pacing while the live heap is small, and
-// collects at 40% once it passes 32 MiB. A warm run answers from the index
-// in tens of milliseconds, where early collections would be most of its
-// cost; a cold run's heap is mostly short-lived unit decodes, and
-// collecting earlier keeps its peak memory well below perf's. The check
-// runs after each collection (a finalizer re-armed every cycle) until it
-// switches.
+// collects at 40% once it passes gcSwitchAt (32 MiB unless a command
+// lowers it). A warm run answers from the index in tens of milliseconds,
+// where early collections would be most of its cost; a cold run's heap is
+// mostly short-lived unit decodes, and collecting earlier keeps its peak
+// memory well below perf's. The check runs after each collection (a
+// finalizer re-armed every cycle) until it switches. It reads the heap
+// with ReadMemStats, once per cycle, rather than through runtime/metrics,
+// whose initialisation would cost every start.
 func tuneGC() {
-	const bigHeap = 32 << 20
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	type sentinel struct{ _ [16]byte }
 	var arm func()
 	arm = func() {
 		runtime.SetFinalizer(new(sentinel), func(*sentinel) {
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > bigHeap {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > gcSwitchAt.Load() {
 				debug.SetGCPercent(40)
 				return
 			}

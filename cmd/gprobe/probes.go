@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -121,12 +122,12 @@ func (a *app) rootProbes(c *cli.Context) int {
 // "e:EV SYSTEM.EVENT") from a perf PROBEDEF. A PROBEDEF's first word never
 // looks like that unless it names a function "p", "r", "f", "t" or "e" with
 // a line number ("p:10"), which stays a PROBEDEF.
-var rawDef = regexp.MustCompile(`^([prf][0-9]*|[te]):[^=\s]*\s`)
-var funcLine = regexp.MustCompile(`^[prfte]:[0-9]+\s`)
+var rawDef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([prf][0-9]*|[te]):[^=\s]*\s`) })
+var funcLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[prfte]:[0-9]+\s`) })
 
 func isRawDef(s string) bool {
 	s = strings.TrimSpace(s) + " "
-	return rawDef.MatchString(s) && !funcLine.MatchString(s)
+	return rawDef().MatchString(s) && !funcLine().MatchString(s)
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }

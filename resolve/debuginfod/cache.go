@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -141,7 +142,7 @@ func (ch *cache) config(name string, def int64) (int64, time.Time) {
 }
 
 // cleanable are the paths elfutils' cleaner considers.
-var cleanable = regexp.MustCompile(`.*/[a-f0-9]+(/debuginfo|/executable|/source.*|)$`)
+var cleanable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`.*/[a-f0-9]+(/debuginfo|/executable|/source.*|)$`) })
 
 // clean is elfutils' debuginfod_clean_cache: once per cache_clean_interval_s
 // it deletes the entries not read for max_unused_age_s, and the build-id
@@ -157,7 +158,7 @@ func (ch *cache) clean(now time.Time) {
 	maxAge := time.Duration(age) * time.Second
 	var dirs []string
 	filepath.WalkDir(ch.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !cleanable.MatchString(p) {
+		if err != nil || !cleanable().MatchString(p) {
 			return nil
 		}
 		if d.IsDir() {

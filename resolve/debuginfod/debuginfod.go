@@ -22,6 +22,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -166,7 +167,7 @@ func (c *Client) Source(ctx context.Context, id, path string) (string, error) {
 	return c.fetch(ctx, id, "source", path)
 }
 
-var buildIDRe = regexp.MustCompile(`^(?:[0-9a-f]{2})+$`)
+var buildIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[0-9a-f]{2})+$`) })
 
 // Error is a fetch that failed: what was asked for and what each server
 // said. It prints on one line.

@@ -28,7 +28,7 @@ func (c *Client) fetch(ctx context.Context, id, kind, srcPath string) (string, e
 	fail := func(sentinel error, format string, args ...any) error {
 		return &Error{BuildID: id, Artifact: artifact, Reason: fmt.Sprintf(format, args...), Err: sentinel}
 	}
-	if len(id) > maxBuildIDLen || !buildIDRe.MatchString(id) {
+	if len(id) > maxBuildIDLen || !buildIDRe().MatchString(id) {
 		return "", fail(ErrInvalid, "not a build-id (lower-case hexadecimal, at most %d digits)", maxBuildIDLen)
 	}
 	if kind == "source" && !strings.HasPrefix(srcPath, "/") {
