@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -18,7 +19,7 @@ import (
 // batchPages is how many pages a CPU decoder hands over at once; with the
 // channel depth below it bounds the events held per CPU.
 const (
-	batchPages = 16
+	batchPages = 4
 	chanDepth  = 4
 	pageDepth  = 2 // page batches read ahead of decoding
 )
@@ -87,9 +88,16 @@ type stream struct {
 	order int // tie-break for equal timestamps: deterministic output
 }
 
-var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
+// A batch of batchPages pages holds about 400 records of small events:
+// few enough that the batches in flight stay in a few hundred kilobytes
+// (fresh memory costs a page fault per 4 KiB), enough that handing one
+// over is rare.
+var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 512) }}
 
-func (s *datSource) Run(fn func(*trace.Event) error) error {
+func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
+	// The events' bytes may alias a mapped file (tracefmt.Mapping).
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.f.Recover(&err)
 	var streams []*stream
 	var texts [][]byte
 	stop := make(chan struct{})
@@ -223,6 +231,7 @@ func (s *datSource) Run(fn func(*trace.Event) error) error {
 // decodeCPU reads one CPU's pages and sends decoded records in batches.
 // It returns whether the stream was cut short.
 func (s *datSource) decodeCPU(pages *tracefmt.Pages, cpu int, out chan<- batch, stop <-chan struct{}) (truncated bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	dec := ringbuf.NewDecoder(s.f.PageLayout, s.f.Order)
 	formats := map[int]*eventfmt.Format{}
 	pidField := &eventfmt.Field{Offset: 4, Size: 4, Signed: true}
@@ -247,6 +256,8 @@ func (s *datSource) decodeCPU(pages *tracefmt.Pages, cpu int, out chan<- batch, 
 	var readErr error
 	go func() {
 		defer close(pageCh)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer s.f.Recover(&readErr)
 		for {
 			b := make([][]byte, 0, batchPages)
 			for len(b) < batchPages {
@@ -271,6 +282,20 @@ func (s *datSource) decodeCPU(pages *tracefmt.Pages, cpu int, out chan<- batch, 
 			if len(b) < batchPages {
 				return
 			}
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err := s.f.Fault(r) // the mapped file shrank
+			select {
+			case <-quit:
+			default:
+				close(quit)
+			}
+			for range pageCh {
+			}
+			send(true, err)
+			truncated = true
 		}
 	}()
 	var lastTS uint64

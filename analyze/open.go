@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"unicode/utf8"
 
 	"github.com/gprobe/gprobe/analyze/ftracetext"
@@ -20,10 +21,16 @@ var ErrUnknownFormat = errors.New("not a trace.dat or ftrace text recording")
 type Recording struct {
 	trace.Source
 	file *os.File
+	m    *tracefmt.Mapping
 }
 
-// Close releases the file.
-func (r *Recording) Close() error { return r.file.Close() }
+// Close releases the file: nothing its events carried may be used after.
+func (r *Recording) Close() error {
+	if r.m != nil {
+		r.m.Close()
+	}
+	return r.file.Close()
+}
 
 // Open detects the format of path and returns its event source.
 func Open(path string) (*Recording, error) {
@@ -36,12 +43,38 @@ func Open(path string) (*Recording, error) {
 		fh.Close()
 		return nil, err
 	}
-	src, err := Detect(fh, st.Size())
+	rec := &Recording{file: fh}
+	var r io.ReaderAt = fh
+	if st.Mode().IsRegular() {
+		// Read in place: see tracefmt.Mapping. A file that cannot be
+		// mapped is read with system calls instead.
+		if m, err := tracefmt.Map(fh, st.Size()); err == nil {
+			rec.m, r = m, m
+		}
+	}
+	src, err := detectGuarded(r, rec.m, st.Size())
 	if err != nil {
-		fh.Close()
+		rec.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Recording{Source: src, file: fh}, nil
+	if _, text := src.(*textSource); text && rec.m != nil {
+		// Text is read through a buffer: the mapping gains nothing.
+		rec.m.Close()
+		rec.m = nil
+		src = &textSource{ftracetext.NewReader(io.NewSectionReader(fh, 0, st.Size()))}
+	}
+	rec.Source = src
+	return rec, nil
+}
+
+// detectGuarded is Detect, with a fault on a mapping whose file shrank
+// reported as an error.
+func detectGuarded(r io.ReaderAt, m *tracefmt.Mapping, size int64) (src trace.Source, err error) {
+	if m != nil {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer m.Recover(&err)
+	}
+	return Detect(r, size)
 }
 
 // Detect picks the reader by content: trace-cmd's magic, else text that

@@ -74,7 +74,7 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 		p.Truncated = true
 	}
 	if b.Compressed && c.Size > 0 {
-		hc := &cursor{r: f.r, size: f.size, order: f.Order, off: c.Offset}
+		hc := f.cursorAt(c.Offset)
 		p.chunks = hc.u32()
 		p.zc = hc
 		if hc.err != nil {
@@ -93,6 +93,9 @@ const pagesPerRead = 32
 // page), or io.EOF. The slice is valid until the next call.
 func (p *Pages) Next() ([]byte, error) {
 	ps := p.b.PageSize
+	if len(p.cur) == 0 && !p.b.Compressed && p.f.data != nil && p.off < p.end {
+		p.cur, p.off = p.f.data[p.off:p.end], p.end
+	}
 	for len(p.cur) == 0 && !p.b.Compressed {
 		if p.off >= p.end {
 			if p.cpu.Offset+p.cpu.Size > p.f.size {

@@ -63,6 +63,7 @@ type File struct {
 	Truncated bool
 
 	r    io.ReaderAt
+	data []byte // the file, when r is a Mapping
 	size int64
 	dec  decompressor
 	// kallsyms locates the stored /proc/kallsyms: a v6 blob's text
@@ -138,10 +139,19 @@ func (f *File) Formats() []*eventfmt.Format {
 	return out
 }
 
+// cursorAt reads the file from off: from the mapping without copying when
+// there is one.
+func (f *File) cursorAt(off int64) *cursor {
+	return &cursor{r: f.r, data: f.data, size: f.size, order: f.Order, off: off}
+}
+
 // Open reads the metadata of a trace.dat of size bytes.
 func Open(r io.ReaderAt, size int64) (*File, error) {
 	f := &File{r: r, size: size, Cmdlines: &PIDTable{}, rawFmts: map[int]rawFormat{}, formats: map[int]*eventfmt.Format{}}
-	c := &cursor{r: r, size: size}
+	if m, ok := r.(*Mapping); ok && int64(len(m.data)) == size {
+		f.data = m.data
+	}
+	c := f.cursorAt(0)
 	head := c.bytes(len(Magic))
 	if c.err != nil || !bytes.Equal(head, Magic) {
 		return nil, ErrNotTraceDat
@@ -379,7 +389,7 @@ func (f *File) readV6(c *cursor) error {
 	}
 	f.Buffers = append(f.Buffers, top)
 	for _, e := range extra {
-		bc := &cursor{r: c.r, size: c.size, order: c.order, off: e.offset}
+		bc := f.cursorAt(e.offset)
 		if !strings.HasPrefix(string(bc.bytes(10)), "flyrecord") {
 			return fmt.Errorf("%w: buffer %q has no flyrecord", ErrCorrupt, e.name)
 		}
@@ -521,7 +531,7 @@ func (f *File) readV7(c *cursor) error {
 			return fmt.Errorf("%w: buffer %q page size %d", ErrCorrupt, b.Name, b.PageSize)
 		}
 		// The buffer's section header says whether its data is compressed.
-		hc := &cursor{r: f.r, size: f.size, order: f.Order, off: int64(off)}
+		hc := f.cursorAt(int64(off))
 		hc.u16()
 		flags := hc.u16()
 		if hc.err != nil {
@@ -589,7 +599,7 @@ func (f *File) sectionEnd(off int64) ([]byte, uint16, int64, error) {
 }
 
 func (f *File) readSection(off int64) ([]byte, uint16, int64, error) {
-	c := &cursor{r: f.r, size: f.size, order: f.Order, off: off}
+	c := f.cursorAt(off)
 	body, id, err := f.sectionBody(c)
 	return body, id, c.off, err
 }
@@ -644,7 +654,7 @@ func cstr(b []byte) string {
 // page timestamp going backwards.
 func (f *File) recoverBuffers(p int64) {
 	for p > 0 && p < f.size {
-		c := &cursor{r: f.r, size: f.size, order: f.Order, off: p}
+		c := f.cursorAt(p)
 		id, flags := c.u16(), c.u16()
 		c.u32()
 		size := c.u64()
@@ -673,7 +683,7 @@ func (f *File) recoverBuffers(p int64) {
 		}
 		if b.Compressed {
 			for cpu := 0; pos < min(end, f.size); cpu++ {
-				cc := &cursor{r: f.r, size: f.size, order: f.Order, off: pos}
+				cc := f.cursorAt(pos)
 				n := cc.u32()
 				for i := uint32(0); i < n && cc.err == nil; i++ {
 					zs := cc.u32()
