@@ -121,10 +121,13 @@ func (o *obj) history() []step {
 }
 
 // slab holds objects in chunks of a huge page; a slot number names one
-// for its life in the store. The first chunk starts small and grows to
-// full size (small recordings stay small); later ones are allocated
-// whole. Free slots form a list through their first field.
+// for its life in the store. Chunks are allocated whole (chunkMemory):
+// the first without asking for huge pages, so that a small recording
+// costs the pages its objects cover, later ones as huge pages. Growing
+// never copies (a copy would touch the old and the new memory). Free
+// slots form a list through their first field.
 type slab struct {
+	mem    *chunkMemory
 	chunks [][]obj
 	n      uint32 // slots handed out so far
 	free   uint32 // head of the free list, plus one (0: empty)
@@ -137,8 +140,7 @@ const (
 
 func (s *slab) at(i uint32) *obj { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
 
-// alloc returns a free slot. Pointers to objects do not survive it: the
-// first chunk may move while it grows.
+// alloc returns a free slot.
 func (s *slab) alloc() uint32 {
 	if s.free != 0 {
 		i := s.free - 1
@@ -147,21 +149,11 @@ func (s *slab) alloc() uint32 {
 		*o = obj{}
 		return i
 	}
-	c := int(s.n >> chunkBits)
-	switch {
-	case c == len(s.chunks) && c == 0:
-		s.chunks = append(s.chunks, make([]obj, 256))
-	case c == len(s.chunks):
-		s.chunks = append(s.chunks, hugeSlice[obj](chunkLen))
-	case int(s.n&(chunkLen-1)) == len(s.chunks[c]):
-		var grown []obj
-		if n := 2 * len(s.chunks[c]); n < chunkLen {
-			grown = make([]obj, n)
-		} else {
-			grown = hugeSlice[obj](chunkLen)
+	if c := int(s.n >> chunkBits); c == len(s.chunks) {
+		if s.mem == nil {
+			s.mem = newChunkMemory()
 		}
-		copy(grown, s.chunks[c])
-		s.chunks[c] = grown
+		s.chunks = append(s.chunks, s.mem.objects(chunkLen, c > 0))
 	}
 	s.n++
 	return s.n - 1

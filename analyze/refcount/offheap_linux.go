@@ -1,0 +1,43 @@
+package refcount
+
+import (
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// chunkMemory holds the objects' chunks outside Go's heap: anonymous
+// mappings the kernel backs page by page as they are first touched, so a
+// chunk costs what its used slots cover (Go would zero a reused span,
+// touching all of it, and count the whole chunk toward the next
+// collection). Objects hold no pointers, so the collector need not see
+// them. The mappings go when the store is unreachable.
+type chunkMemory struct {
+	maps *[][]byte
+}
+
+func newChunkMemory() *chunkMemory {
+	m := &chunkMemory{maps: new([][]byte)}
+	runtime.AddCleanup(m, func(maps *[][]byte) {
+		for _, b := range *maps {
+			unix.Munmap(b)
+		}
+	}, m.maps)
+	return m
+}
+
+// objects returns n zeroed objects; huge asks for transparent huge pages
+// (one fault per 2 MiB, for chunks that will fill).
+func (m *chunkMemory) objects(n int, huge bool) []obj {
+	size := n * int(unsafe.Sizeof(obj{}))
+	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return hugeSlice[obj](n) // on Go's heap after all
+	}
+	*m.maps = append(*m.maps, b)
+	if huge {
+		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	}
+	return unsafe.Slice((*obj)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}

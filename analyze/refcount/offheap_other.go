@@ -1,0 +1,15 @@
+//go:build !linux
+
+package refcount
+
+// chunkMemory is Go's heap where anonymous mappings are not at hand.
+type chunkMemory struct{}
+
+func newChunkMemory() *chunkMemory { return &chunkMemory{} }
+
+func (m *chunkMemory) objects(n int, huge bool) []obj {
+	if huge {
+		return hugeSlice[obj](n)
+	}
+	return make([]obj, n)
+}
