@@ -29,15 +29,22 @@ func newChunkMemory() *chunkMemory {
 
 // objects returns n zeroed objects; huge asks for transparent huge pages
 // (one fault per 2 MiB, for chunks that will fill).
-func (m *chunkMemory) objects(n int, huge bool) []obj {
-	size := n * int(unsafe.Sizeof(obj{}))
+func (m *chunkMemory) objects(n int, huge bool) []obj { return mapped[obj](m, n, huge) }
+
+// mapped returns n zeroed Ts, which must hold no pointers, in a mapping
+// of m.
+func mapped[T any](m *chunkMemory, n int, huge bool) []T {
+	size := n * int(unsafe.Sizeof(*new(T)))
 	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return hugeSlice[obj](n) // on Go's heap after all
+		return hugeSlice[T](n) // on Go's heap after all
 	}
 	*m.maps = append(*m.maps, b)
 	if huge {
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
-	return unsafe.Slice((*obj)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
+
+// releases returns a quarantine ring's room for n entries.
+func (m *chunkMemory) releases(n int) []released { return mapped[released](m, n, false) }

@@ -13,3 +13,5 @@ func (m *chunkMemory) objects(n int, huge bool) []obj {
 	}
 	return make([]obj, n)
 }
+
+func (m *chunkMemory) releases(n int) []released { return make([]released, n) }

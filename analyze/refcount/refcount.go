@@ -176,8 +176,11 @@ type released struct {
 	h           uint64
 }
 
-// ring is a FIFO that grows as needed up to the size it is told.
+// ring is a FIFO of up to the size it is told. Its room is allocated
+// whole (chunkMemory) and so costs the pages its entries have covered:
+// growing by copies would touch the old and the new memory.
 type ring struct {
+	mem        *chunkMemory
 	buf        []released
 	head, size int
 }
@@ -189,12 +192,14 @@ func (r *ring) at(i int) released { return r.buf[(r.head+i)%len(r.buf)] }
 
 // push appends x; the ring never holds more than limit entries at once.
 func (r *ring) push(x released, limit int) {
-	if r.size == len(r.buf) {
-		n := hugeSlice[released](min(max(64, 2*len(r.buf)), limit))
-		for i := 0; i < r.size; i++ {
-			n[i] = r.at(i)
+	if r.buf == nil {
+		if r.mem == nil {
+			r.mem = newChunkMemory()
 		}
-		r.buf, r.head = n, 0
+		r.buf = r.mem.releases(limit)
+	}
+	if r.size == len(r.buf) {
+		panic("refcount: quarantine ring over its limit")
 	}
 	r.buf[(r.head+r.size)%len(r.buf)] = x
 	r.size++
