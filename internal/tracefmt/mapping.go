@@ -96,3 +96,14 @@ func fault(r any, data []byte) error {
 	}
 	panic(r)
 }
+
+// release gives back the memory of the mapped file's pages within
+// [from, to): reading them again reads them from the page cache.
+func (f *File) release(from, to int64) {
+	ps := int64(os.Getpagesize())
+	from = (from + ps - 1) / ps * ps
+	to = to / ps * ps
+	if f.data != nil && from < to && to <= int64(len(f.data)) {
+		dontNeed(f.data[from:to])
+	}
+}
