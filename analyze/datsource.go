@@ -4,8 +4,8 @@ import (
 	"container/heap"
 	"fmt"
 	"io"
-	"strconv"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 
