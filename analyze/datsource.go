@@ -19,8 +19,8 @@ import (
 // batchPages is how many pages a CPU decoder hands over at once; with the
 // channel depth below it bounds the events held per CPU.
 const (
-	batchPages = 4
-	chanDepth  = 4
+	batchPages = 16
+	chanDepth  = 2
 	pageDepth  = 2 // page batches read ahead of decoding
 )
 
@@ -88,11 +88,11 @@ type stream struct {
 	order int // tie-break for equal timestamps: deterministic output
 }
 
-// A batch of batchPages pages holds about 400 records of small events:
-// few enough that the batches in flight stay in a few hundred kilobytes
-// (fresh memory costs a page fault per 4 KiB), enough that handing one
-// over is rare.
-var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 512) }}
+// A batch of batchPages pages holds up to about 1,600 records of small
+// events: handing one over (waking a goroutine) is rare, and the batches
+// in flight stay within a megabyte (fresh memory costs a page fault per
+// 4 KiB).
+var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
 
 func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 	// The events' bytes may alias a mapped file (tracefmt.Mapping).

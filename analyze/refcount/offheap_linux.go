@@ -40,8 +40,13 @@ func mapped[T any](m *chunkMemory, n int, huge bool) []T {
 		return hugeSlice[T](n) // on Go's heap after all
 	}
 	*m.maps = append(*m.maps, b)
-	if huge {
+	switch {
+	case huge:
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	case size > 2*hugePage:
+		// Small uses stay in the first huge page's worth of base pages;
+		// what a large one fills beyond comes a fault per 2 MiB.
+		_ = unix.Madvise(b[hugePage:], unix.MADV_HUGEPAGE)
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }

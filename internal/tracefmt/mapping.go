@@ -3,7 +3,6 @@ package tracefmt
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"unsafe"
@@ -13,18 +12,20 @@ import (
 var ErrFileChanged = errors.New("the file shrank while it was read")
 
 // Mapping is a file mapped into memory for reading. A File opened over a
-// Mapping reads its metadata and pages without copying them: the pages
-// it returns and the strings it keeps alias the mapping, which stays
-// valid until Close. On the machines gprobe runs on, touching fresh
-// memory (a page fault per 4 KiB, tens of microseconds in a virtual
-// machine) costs more than decoding what is in it, and mapped file pages
-// come sixteen to a fault.
+// Mapping reads its metadata (headers, event formats, command lines) in
+// place, without copying it: what it keeps aliases the mapping, which
+// stays valid until Close. On the machines gprobe runs on, touching
+// fresh memory (a page fault per 4 KiB, tens of microseconds in a
+// virtual machine) costs more than parsing what is in it, and mapped file
+// pages come sixteen to a fault. The event pages are read with system
+// calls into reused buffers (ReadAt).
 //
 // Reading a page of a file that was truncated after it was mapped raises
 // SIGBUS: code touching the mapping runs with debug.SetPanicOnFault and
 // turns the fault into ErrFileChanged with Recover.
 type Mapping struct {
 	data []byte
+	file *os.File
 }
 
 // Map maps size bytes of f. A file that cannot be mapped (empty, or not a
@@ -37,21 +38,15 @@ func Map(f *os.File, size int64) (*Mapping, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mapping{data: data}
-	return m, nil
+	return &Mapping{data: data, file: f}, nil
 }
 
-// ReadAt copies from the mapping.
-func (m *Mapping) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off > int64(len(m.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, m.data[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
+// ReadAt reads the file with a system call, not through the mapping:
+// the bulk of a recording (its pages, or their compressed chunks) is
+// read once into buffers that are reused, which costs less than mapping
+// it in (a fault per sixteen pages, and giving them back for memory to
+// stay bounded).
+func (m *Mapping) ReadAt(p []byte, off int64) (int, error) { return m.file.ReadAt(p, off) }
 
 // Close unmaps the file: nothing read through the mapping may be used
 // after it.
@@ -95,15 +90,4 @@ func fault(r any, data []byte) error {
 		}
 	}
 	panic(r)
-}
-
-// release gives back the memory of the mapped file's pages within
-// [from, to): reading them again reads them from the page cache.
-func (f *File) release(from, to int64) {
-	ps := int64(os.Getpagesize())
-	from = (from + ps - 1) / ps * ps
-	to = to / ps * ps
-	if f.data != nil && from < to && to <= int64(len(f.data)) {
-		dontNeed(f.data[from:to])
-	}
 }

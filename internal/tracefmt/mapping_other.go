@@ -10,5 +10,3 @@ import (
 func mmap(*os.File, int) ([]byte, error) { return nil, errors.ErrUnsupported }
 
 func munmap([]byte) error { return nil }
-
-func dontNeed([]byte) {}

@@ -13,5 +13,3 @@ func mmap(f *os.File, size int) ([]byte, error) {
 }
 
 func munmap(b []byte) error { return unix.Munmap(b) }
-
-func dontNeed(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }

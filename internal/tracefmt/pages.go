@@ -29,9 +29,6 @@ type Pages struct {
 	seq           int64 // pages returned so far
 	ring          []slot
 	next          int
-	// dropped is the file offset below which this CPU's mapped pages
-	// were given back (Keep pages behind the last one returned).
-	dropped int64
 	// Truncated is set when the data ended early or a chunk was damaged.
 	Truncated bool
 	Err       error
@@ -77,10 +74,11 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 		p.Truncated = true
 	}
 	if b.Compressed && c.Size > 0 {
-		hc := f.cursorAt(c.Offset)
+		// Chunks are read through r, into the cursor's reused buffer
+		// (see Mapping.ReadAt).
+		hc := &cursor{r: f.r, size: f.size, order: f.Order, off: c.Offset}
 		p.chunks = hc.u32()
 		p.zc = hc
-		p.dropped = c.Offset
 		if hc.err != nil {
 			p.Truncated = true
 			p.chunks = 0
@@ -88,9 +86,6 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 	}
 	return p
 }
-
-// dropBatch is how much a mapped CPU stream gives back at once.
-const dropBatch = 1 << 20
 
 // readPages is how many pages of uncompressed data one read fetches: a
 // system call per page would cost more than decoding it.
@@ -100,25 +95,6 @@ const pagesPerRead = 32
 // page), or io.EOF. The slice is valid until the next call.
 func (p *Pages) Next() ([]byte, error) {
 	ps := p.b.PageSize
-	if len(p.cur) == 0 && !p.b.Compressed && p.f.data != nil && p.off < p.end {
-		p.cur, p.off = p.f.data[p.off:p.end], p.end
-		p.dropped = p.cpu.Offset
-	}
-	if p.f.data != nil && p.Keep > 0 && (p.zc != nil || !p.b.Compressed) {
-		// The pages Keep pages back are done with: their memory goes
-		// back (they stay in the page cache), so that a recording read in
-		// place holds a window, not the file, in memory.
-		var at int64 // file offset of the next page or chunk
-		if p.b.Compressed {
-			at = p.zc.off
-		} else {
-			at = p.off - int64(len(p.cur))
-		}
-		if keepFrom := at - int64(p.Keep)*int64(ps); keepFrom-p.dropped >= dropBatch {
-			p.f.release(p.dropped, keepFrom)
-			p.dropped = keepFrom
-		}
-	}
 	for len(p.cur) == 0 && !p.b.Compressed {
 		if p.off >= p.end {
 			if p.cpu.Offset+p.cpu.Size > p.f.size {
@@ -128,9 +104,20 @@ func (p *Pages) Next() ([]byte, error) {
 		}
 		n := min(int64(ps)*pagesPerRead, p.end-p.off)
 		buf := p.buffer(int(n), p.seq+(n+int64(ps)-1)/int64(ps)-1)
-		if _, err := p.f.r.ReadAt(buf, p.off); err != nil && err != io.EOF {
-			p.Err = err
-			return nil, err
+		got, err := p.f.r.ReadAt(buf, p.off)
+		if got < len(buf) {
+			if err != nil && err != io.EOF {
+				p.Err = err
+				return nil, err
+			}
+			// The file is shorter than when it was opened: what was
+			// read in whole pages stands, the stream ends there.
+			p.Truncated = true
+			buf = buf[:got/ps*ps]
+			n, p.end = int64(len(buf)), p.off+int64(len(buf))
+			if n == 0 {
+				return nil, io.EOF
+			}
 		}
 		p.off += n
 		p.cur = buf
