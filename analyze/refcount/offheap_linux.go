@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gprobe/gprobe/internal/hugepage"
 )
 
 // chunkMemory holds the objects' chunks outside Go's heap: anonymous
@@ -37,16 +39,16 @@ func mapped[T any](m *chunkMemory, n int, huge bool) []T {
 	size := n * int(unsafe.Sizeof(*new(T)))
 	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return hugeSlice[T](n) // on Go's heap after all
+		return hugepage.Slice[T](n) // on Go's heap after all
 	}
 	*m.maps = append(*m.maps, b)
 	switch {
 	case huge:
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
-	case size > 2*hugePage:
+	case size > 2*hugepage.Size:
 		// Small uses stay in the first huge page's worth of base pages;
 		// what a large one fills beyond comes a fault per 2 MiB.
-		_ = unix.Madvise(b[hugePage:], unix.MADV_HUGEPAGE)
+		_ = unix.Madvise(b[hugepage.Size:], unix.MADV_HUGEPAGE)
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }

@@ -2,6 +2,8 @@
 
 package refcount
 
+import "github.com/gprobe/gprobe/internal/hugepage"
+
 // chunkMemory is Go's heap where anonymous mappings are not at hand.
 type chunkMemory struct{}
 
@@ -9,7 +11,7 @@ func newChunkMemory() *chunkMemory { return &chunkMemory{} }
 
 func (m *chunkMemory) objects(n int, huge bool) []obj {
 	if huge {
-		return hugeSlice[obj](n)
+		return hugepage.Slice[obj](n)
 	}
 	return make([]obj, n)
 }

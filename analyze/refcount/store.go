@@ -1,6 +1,10 @@
 package refcount
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/gprobe/gprobe/internal/hugepage"
+)
 
 // The object store keeps every live and quarantined object in 64 bytes
 // plus about 16 bytes of index, so that a recording with a million live
@@ -233,7 +237,7 @@ func (ix *index) grow() {
 	if len(old) > 0 {
 		size = 2 * len(old)
 	}
-	ix.e, ix.mask = hugeSlice[entry](size), uint64(size-1)
+	ix.e, ix.mask = hugepage.Slice[entry](size), uint64(size-1)
 	for _, e := range old {
 		if e.slot != 0 {
 			ix.put(uint64(e.h), e.slot-1)

@@ -1,4 +1,4 @@
-package refcount
+package hugepage
 
 import (
 	"unsafe"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package refcount
+package hugepage
 
 import "unsafe"
 
