@@ -18,9 +18,10 @@
 # the program, record.sh and the running kernel; a recording that lost
 # events or has the wrong count is refused.
 #
-# Every tool runs RUNS times (default 3) on each file; the table gives the
-# best wall and CPU (user + system) seconds and the largest resident set,
-# the size of the JSON report, then trace-cmd's figure divided by
+# Every tool runs RUNS times (default 3) on each file, the tools taking
+# turns; the table gives the best wall and CPU (user + system) seconds and
+# the largest resident set, the size of the JSON report, then trace-cmd's
+# figure divided by
 # gprobe's (the worse of text and --json): above 1 means gprobe is faster
 # or smaller.
 set -eu
@@ -77,25 +78,37 @@ recording() {
 	echo "$dir"
 }
 
-# best CMD...: the best wall and CPU (user + system) seconds of $runs runs
-# and the largest resident set in MiB, measured to the microsecond
-# (getrusage of the child), output discarded.
+# best CMD1 -- CMD2 -- CMD3: the best wall and CPU (user + system)
+# seconds of $runs runs of each command and its largest resident set in
+# MiB, measured to the microsecond (getrusage of the child), output
+# discarded; one line per command. The commands take turns, run after run,
+# so that a slow spell of a shared machine falls on all of them alike.
 best() {
 	python3 - "$runs" "$@" <<-'EOF'
-	import resource, subprocess, sys, time
-	runs, cmd = int(sys.argv[1]), sys.argv[2:]
-	wall = cpu = float("inf")
-	rss = 0
+	import os, subprocess, sys, time
+	runs, cmds, cur = int(sys.argv[1]), [], []
+	for a in sys.argv[2:] + ["--"]:
+	    if a == "--":
+	        cmds.append(cur)
+	        cur = []
+	    else:
+	        cur.append(a)
+	wall = [float("inf")] * len(cmds)
+	cpu = [float("inf")] * len(cmds)
+	rss = [0] * len(cmds)
 	for _ in range(runs):
-	    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-	    t = time.monotonic()
-	    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
-	    w = time.monotonic() - t
-	    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-	    wall = min(wall, w)
-	    cpu = min(cpu, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-	    rss = max(rss, after.ru_maxrss)  # the largest child so far (KiB)
-	print(f"{wall:.3f} {cpu:.3f} {rss // 1024}")
+	    for i, cmd in enumerate(cmds):
+	        t = time.monotonic()
+	        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+	        _, status, ru = os.wait4(p.pid, 0)
+	        w = time.monotonic() - t
+	        if status != 0:
+	            sys.exit(f"{cmd[0]} failed")
+	        wall[i] = min(wall[i], w)
+	        cpu[i] = min(cpu[i], ru.ru_utime + ru.ru_stime)
+	        rss[i] = max(rss[i], ru.ru_maxrss)  # KiB
+	for i in range(len(cmds)):
+	    print(f"{wall[i]:.3f} {cpu[i]:.3f} {rss[i] // 1024}")
 	EOF
 }
 
@@ -124,12 +137,12 @@ for size in "$@"; do
 	events=$(cat "$dir/ok")
 	for f in v7-zstd.dat gprobe.dat; do
 		mb=$(($(stat -c %s "$dir/$f") / 1048576))
-		set -- $(best trace-cmd report -i "$dir/$f")
+		set -- $(best trace-cmd report -i "$dir/$f" -- \
+			"$tmp/gprobe" analyze --refcount $spec "$dir/$f" -- \
+			"$tmp/gprobe" analyze --json --refcount $spec "$dir/$f")
 		tw=$1 tc=$2 tm=$3
-		set -- $(best "$tmp/gprobe" analyze --refcount $spec "$dir/$f")
-		gw=$(nz $1) gc=$(nz $2) gm=$3
-		set -- $(best "$tmp/gprobe" analyze --json --refcount $spec "$dir/$f")
-		jw=$(nz $1) jc=$(nz $2) jm=$3
+		gw=$(nz $4) gc=$(nz $5) gm=$6
+		jw=$(nz $7) jc=$(nz $8) jm=$9
 		jb=$("$tmp/gprobe" analyze --json --refcount $spec "$dir/$f" | wc -c)
 		jkb=$((jb / 1024))
 		printf '%8d %8s %-6s %5d | %6.2f %6.2f %8d | %6.3f %6.3f %8d | %6.3f %6.3f %8d %6d | %5s %5s %5s\n' \
