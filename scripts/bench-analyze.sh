@@ -21,9 +21,8 @@
 # Every tool runs RUNS times (default 3) on each file, the tools taking
 # turns; the table gives the best wall and CPU (user + system) seconds and
 # the largest resident set, the size of the JSON report, then trace-cmd's
-# figure divided by
-# gprobe's (the worse of text and --json): above 1 means gprobe is faster
-# or smaller.
+# figure divided by gprobe's (the worse of text and --json): above 1 means
+# gprobe is faster or smaller.
 set -eu
 cd "$(dirname "$0")/.."
 for t in python3 trace-cmd gcc bc sha256sum; do
