@@ -37,6 +37,16 @@ func FuzzDetect(f *testing.F) {
 		if err != nil {
 			return
 		}
-		analyze.Run(src, analyze.Config{Refcount: &spec})
+		read, _ := analyze.Run(src, analyze.Config{Refcount: &spec})
+		// Read in place (as from a mapped file), the same bytes give the
+		// same report.
+		src, err = analyze.Detect(tracefmt.InMemory(data), int64(len(data)))
+		if err != nil {
+			t.Fatalf("read through ReadAt, detected; in place: %v", err)
+		}
+		inPlace, _ := analyze.Run(src, analyze.Config{Refcount: &spec})
+		if a, b := jsonOf(t, read), jsonOf(t, inPlace); !bytes.Equal(a, b) {
+			t.Fatalf("through ReadAt:\n%s\nin place:\n%s", a, b)
+		}
 	})
 }

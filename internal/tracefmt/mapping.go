@@ -3,6 +3,7 @@ package tracefmt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"unsafe"
@@ -46,12 +47,28 @@ func Map(f *os.File, size int64) (*Mapping, error) {
 // read once into buffers that are reused, which costs less than mapping
 // it in (a fault per sixteen pages, and giving them back for memory to
 // stay bounded).
-func (m *Mapping) ReadAt(p []byte, off int64) (int, error) { return m.file.ReadAt(p, off) }
+func (m *Mapping) ReadAt(p []byte, off int64) (int, error) {
+	if m.file == nil {
+		if off < 0 || off > int64(len(m.data)) {
+			return 0, io.EOF
+		}
+		n := copy(p, m.data[off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	return m.file.ReadAt(p, off)
+}
+
+// InMemory is a Mapping of data already in memory: a File opened over it
+// reads data in place, as it reads a mapped file. Close does nothing.
+func InMemory(data []byte) *Mapping { return &Mapping{data: data} }
 
 // Close unmaps the file: nothing read through the mapping may be used
 // after it.
 func (m *Mapping) Close() error {
-	if m.data == nil {
+	if m.data == nil || m.file == nil {
 		return nil
 	}
 	err := munmap(m.data)
