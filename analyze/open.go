@@ -57,12 +57,6 @@ func Open(path string) (*Recording, error) {
 		rec.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if _, text := src.(*textSource); text && rec.m != nil {
-		// Text is read through a buffer: the mapping gains nothing.
-		rec.m.Close()
-		rec.m = nil
-		src = &textSource{ftracetext.NewReader(io.NewSectionReader(fh, 0, st.Size()))}
-	}
 	rec.Source = src
 	return rec, nil
 }
