@@ -117,10 +117,12 @@ type Analyzer struct {
 	// OnCall, when set, sees every matched call.
 	OnCall func(Call)
 
-	stacks    map[threadKey]*[]frame
-	open      map[int]int // per thread: open calls of all functions (kept for OnCall)
-	lastKey   threadKey
-	lastStack *[]frame
+	stacks map[threadKey]*[]frame
+	open   map[int]int // per thread: open calls of all functions (kept for OnCall)
+	// lastStack caches, per function, the thread whose stack was used
+	// last: entries and returns of different functions interleave, and
+	// the same thread mostly goes on.
+	lastStack []lastStack
 	fns       map[string]*fnInfo // by function identity
 	fnIDs     map[string]int
 	fnNames   []string
@@ -293,18 +295,27 @@ func (a *Analyzer) dropUnpaired(pid, fn int, st *[]frame) {
 	}
 }
 
+type lastStack struct {
+	pid int
+	st  *[]frame
+}
+
 // stack returns a thread's open calls of one function. Consecutive events
-// mostly come from the same thread, so the last one is cached.
+// of a function mostly come from the same thread, so its last is cached.
 func (a *Analyzer) stack(k threadKey) *[]frame {
-	if a.lastStack != nil && a.lastKey == k {
-		return a.lastStack
+	for len(a.lastStack) <= k.fn {
+		a.lastStack = append(a.lastStack, lastStack{})
+	}
+	c := &a.lastStack[k.fn]
+	if c.st != nil && c.pid == k.pid {
+		return c.st
 	}
 	st, ok := a.stacks[k]
 	if !ok {
 		st = new([]frame)
 		a.stacks[k] = st
 	}
-	a.lastKey, a.lastStack = k, st
+	*c = lastStack{k.pid, st}
 	return st
 }
 

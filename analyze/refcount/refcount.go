@@ -150,14 +150,14 @@ type Analyzer struct {
 	strList   []string
 	sites     []siteKey
 	siteIDs   map[siteKey]uint32
-	lastSite  siteKey
-	lastSID   uint32
+	// siteCache holds recently seen sites by a hash of their key: a few
+	// call sites alternate, and a map lookup per reference costs more.
+	siteCache [siteCacheLen]cachedSite
 	// fields are the interned site field names; places the symbolized
-	// call sites (Symbols set), lastPlaced the site placed last.
-	fields     []string
-	fieldIDs   map[string]uint32
-	places     map[siteKey]symbolize.Place
-	lastPlaced siteKey
+	// call sites by site id (Symbols set).
+	fields   []string
+	fieldIDs map[string]uint32
+	places   []symbolize.Place
 
 	loss []uint64
 	last uint64
@@ -237,8 +237,7 @@ func New(spec Spec, opts Options) *Analyzer {
 		opts.MaxListed = 100
 	}
 	return &Analyzer{spec: spec, opts: opts, threadIDs: map[thread]uint32{}, strs: map[string]uint32{},
-		siteIDs: map[siteKey]uint32{}, lastThID: ^uint32(0), lastSID: ^uint32(0),
-		fieldIDs: map[string]uint32{}, places: map[siteKey]symbolize.Place{}}
+		siteIDs: map[siteKey]uint32{}, lastThID: ^uint32(0), fieldIDs: map[string]uint32{}}
 }
 
 func matches(specs []string, e *trace.Event) bool {
@@ -350,48 +349,52 @@ func (a *Analyzer) keyString(k key) string {
 	return s
 }
 
-// siteOf is where a reference was taken: the event, and the call site
-// when the probe records one (symbolize.Symbolizer.CallerField), placed
-// by the symbolizer the first time it is seen.
-func (a *Analyzer) siteOf(e *trace.Event, c *class) siteKey {
+// siteOf is where a reference was taken, as a site id: the event, and
+// the call site when the probe records one (symbolize.Symbolizer.
+// CallerField), placed by the symbolizer the first time it is seen.
+func (a *Analyzer) siteOf(e *trace.Event, c *class) uint32 {
 	sk := siteKey{event: c.event}
-	if c.site == 0 {
-		return sk
-	}
-	var v uint64
-	var ok bool
-	if c.siteField != nil {
-		v, ok = c.siteField.Uint(e.Data, e.Order)
-	} else if e.Format == nil {
-		v, ok = e.Uint(a.fields[c.site-1])
-	}
-	if !ok {
-		return sk
-	}
-	sk.field, sk.val = c.site, v
-	if a.opts.Symbols != nil && sk != a.lastPlaced {
-		if _, seen := a.places[sk]; !seen {
-			p, _ := a.opts.Symbols.Code(e, v)
-			a.places[sk] = p
+	if c.site != 0 {
+		var v uint64
+		var ok bool
+		if c.siteField != nil {
+			v, ok = c.siteField.Uint(e.Data, e.Order)
+		} else if e.Format == nil {
+			v, ok = e.Uint(a.fields[c.site-1])
 		}
-		a.lastPlaced = sk
+		if ok {
+			sk.field, sk.val = c.site, v
+		}
 	}
-	return sk
-}
-
-// internSite numbers a site; consecutive births mostly share one.
-func (a *Analyzer) internSite(sk siteKey) uint32 {
-	if sk == a.lastSite && a.lastSID != ^uint32(0) {
-		return a.lastSID
+	cs := &a.siteCache[(sk.val^uint64(sk.event)<<32^uint64(sk.field))*0x9e3779b97f4a7c15>>(64-siteCacheBits)]
+	if cs.id != 0 && cs.sk == sk {
+		return cs.id - 1
 	}
 	id, ok := a.siteIDs[sk]
 	if !ok {
 		id = uint32(len(a.sites))
 		a.siteIDs[sk] = id
 		a.sites = append(a.sites, sk)
+		if a.opts.Symbols != nil && sk.field != 0 {
+			for len(a.places) < len(a.sites) {
+				a.places = append(a.places, symbolize.Place{})
+			}
+			a.places[id], _ = a.opts.Symbols.Code(e, sk.val)
+		}
 	}
-	a.lastSite, a.lastSID = sk, id
+	*cs = cachedSite{sk, id + 1}
 	return id
+}
+
+const (
+	siteCacheBits = 4
+	siteCacheLen  = 1 << siteCacheBits
+)
+
+// cachedSite is a siteCache entry: id is the site id plus one (0: empty).
+type cachedSite struct {
+	sk siteKey
+	id uint32
 }
 
 func (a *Analyzer) siteString(id uint32) string {
@@ -405,7 +408,10 @@ func (a *Analyzer) siteString(id uint32) string {
 
 // sitePlace is where site id's code lies, when symbolized.
 func (a *Analyzer) sitePlace(id uint32) (symbolize.Place, bool) {
-	p := a.places[a.sites[id]]
+	if int(id) >= len(a.places) {
+		return symbolize.Place{}, false
+	}
+	p := a.places[id]
 	return p, p.Function != ""
 }
 
@@ -437,7 +443,7 @@ type pending struct {
 	h    uint64 // hashKey(k)
 	c    *class
 	th   uint32
-	site siteKey
+	site uint32 // a get or new: the site id
 	lost bool
 }
 
@@ -569,7 +575,7 @@ func (a *Analyzer) apply(p *pending) {
 
 // born starts a new life in o's slot (the key is set).
 func (a *Analyzer) born(o *obj, p *pending) {
-	o.first, o.count, o.site = p.ts, 1, a.internSite(p.site)
+	o.first, o.count, o.site = p.ts, 1, p.site
 	o.flags, o.hlen, o.steps = inUse, 0, 0
 	a.counts.Objects++
 }
