@@ -39,6 +39,9 @@ type app struct {
 	// perfModuleAltBug is resolve.Options.PerfModuleAltBug, set only by the
 	// tests that reproduce perf's module mistakes.
 	perfModuleAltBug bool
+	// cli is the command tree, built once (it holds every flag of every
+	// command: building it is a noticeable part of a short run).
+	cli *cli.App
 }
 
 // tune completes the resolve options every command uses.
@@ -173,6 +176,13 @@ func (a *app) main(args []string) int {
 }
 
 func (a *app) cliApp() *cli.App {
+	if a.cli == nil {
+		a.cli = a.newCLIApp()
+	}
+	return a.cli
+}
+
+func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:                      "gprobe",
 		Usage:                     "define probe points through DWARF, perf probe compatible",
