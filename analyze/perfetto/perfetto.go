@@ -8,9 +8,12 @@
 // as a debug annotation), and a counter track of the objects a refcount
 // spec sees alive.
 //
-// The packets are the generated types of perfettopb (from Perfetto's own
-// .proto files) streamed as Trace.packet fields, so memory does not grow
-// with the trace. Calls arrive as they return, innermost first; each
+// The packets are encoded with protowire, field by field, from the field
+// numbers of Perfetto's own .proto files (under protos/), and streamed as
+// Trace.packet fields, so memory does not grow with the trace. The tests
+// decode every trace with the types generated from those files
+// (perfettopb), which the program itself does not link: their package
+// initialisation would cost every start of gprobe. Calls arrive as they return, innermost first; each
 // thread keeps its calls until it is back at its outermost level and then
 // writes them in start order, properly nested: a track's slices must nest.
 // A call that overlaps another without nesting in it (a lost return, a
@@ -26,10 +29,8 @@ import (
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/gprobe/gprobe/analyze/latency"
-	"github.com/gprobe/gprobe/analyze/perfetto/perfettopb"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
@@ -64,15 +65,15 @@ type Options struct {
 type Writer struct {
 	w       *bufio.Writer
 	err     error
-	buf     []byte
-	mo      proto.MarshalOptions
+	pkt     []byte // the packet being built
+	msg     []byte // a nested message being built
+	sub     []byte // a message nested in msg
 	procs   map[int]bool
 	threads map[int]*thread
 	order   []int // threads in first-seen order, for a deterministic Close
 	slices  int
 	packets int
 	live    *liveCounter
-	hot     hotPacket
 	counter uint64 // the counter track's uuid once described
 	opts    Options
 }
@@ -139,17 +140,16 @@ func (t *Writer) event(e *trace.Event) {
 		if t.opts.RefSpec != "" {
 			name += " (" + t.opts.RefSpec + ")"
 		}
-		unit := perfettopb.CounterDescriptor_UNIT_COUNT
-		t.packet(&perfettopb.TracePacket{Data: &perfettopb.TracePacket_TrackDescriptor{TrackDescriptor: &perfettopb.TrackDescriptor{
-			Uuid:                proto.Uint64(t.counter),
-			StaticOrDynamicName: &perfettopb.TrackDescriptor_Name{Name: name},
-			Counter:             &perfettopb.CounterDescriptor{Unit: &unit},
-		}}})
+		counter := protowire.AppendVarint(protowire.AppendTag(nil, cdUnit, protowire.VarintType), unitCount)
+		d := t.trackDescriptor(t.counter)
+		d = appendString(d, tdName, name)
+		d = appendMessage(d, tdCounter, counter)
+		t.descriptorPacket(d)
 	}
-	h := t.trackEvent(e.TS, perfettopb.TrackEvent_TYPE_COUNTER, t.counter)
-	h.counter.CounterValue = n
-	h.ev.CounterValueField = &h.counter
-	t.packet(&h.pkt)
+	ev := t.trackEvent(typeCounter, t.counter)
+	ev = protowire.AppendTag(ev, teCounterValue, protowire.VarintType)
+	ev = protowire.AppendVarint(ev, uint64(n))
+	t.eventPacket(e.TS, ev)
 }
 
 // Call adds one matched call; a thread's calls must come in return order,
@@ -181,22 +181,22 @@ func (t *Writer) Call(c latency.Call) {
 func (t *Writer) describe(th *thread) {
 	if !t.procs[th.pid] {
 		t.procs[th.pid] = true
-		p := &perfettopb.ProcessDescriptor{Pid: proto.Int32(int32(th.pid))}
+		p := appendInt(nil, pdPID, int64(int32(th.pid)))
 		if th.pid == th.tid && th.comm != "" {
-			p.ProcessName = proto.String(th.comm)
+			p = appendString(p, pdName, th.comm)
 		}
-		t.packet(&perfettopb.TracePacket{Data: &perfettopb.TracePacket_TrackDescriptor{TrackDescriptor: &perfettopb.TrackDescriptor{
-			Uuid: proto.Uint64(uuidProcess | uint64(uint32(th.pid))), Process: p,
-		}}})
+		t.descriptorPacket(appendMessage(t.trackDescriptor(uuidProcess|uint64(uint32(th.pid))), tdProcess, p))
 	}
-	td := &perfettopb.ThreadDescriptor{Pid: proto.Int32(int32(th.pid)), Tid: proto.Int64(int64(th.tid))}
+	td := appendInt(nil, thdPID, int64(int32(th.pid)))
+	td = appendInt(td, thdTID, int64(th.tid))
 	if th.comm != "" {
-		td.ThreadName = proto.String(th.comm)
+		td = appendString(td, thdName, th.comm)
 	}
 	uuid := uuidThread | uint64(uint32(th.tid))
-	t.packet(&perfettopb.TracePacket{Data: &perfettopb.TracePacket_TrackDescriptor{TrackDescriptor: &perfettopb.TrackDescriptor{
-		Uuid: proto.Uint64(uuid), ParentUuid: proto.Uint64(uuidProcess | uint64(uint32(th.pid))), Thread: td,
-	}}})
+	d := t.trackDescriptor(uuid)
+	d = appendMessage(d, tdThread, td)
+	d = appendUint(d, tdParentUUID, uuidProcess|uint64(uint32(th.pid)))
+	t.descriptorPacket(d)
 	th.lanes = []*lane{{uuid: uuid}}
 }
 
@@ -250,91 +250,132 @@ func (t *Writer) flush(th *thread) {
 func (t *Writer) newLane(th *thread) *lane {
 	l := &lane{uuid: uuidLane | uint64(len(th.lanes))<<32 | uint64(uint32(th.tid))}
 	th.lanes = append(th.lanes, l)
-	t.packet(&perfettopb.TracePacket{Data: &perfettopb.TracePacket_TrackDescriptor{TrackDescriptor: &perfettopb.TrackDescriptor{
-		Uuid:                proto.Uint64(l.uuid),
-		ParentUuid:          proto.Uint64(th.lanes[0].uuid),
-		StaticOrDynamicName: &perfettopb.TrackDescriptor_Name{Name: "overlapping calls " + strconv.Itoa(len(th.lanes)-1)},
-	}}})
+	d := t.trackDescriptor(l.uuid)
+	d = appendString(d, tdName, "overlapping calls "+strconv.Itoa(len(th.lanes)-1))
+	d = appendUint(d, tdParentUUID, th.lanes[0].uuid)
+	t.descriptorPacket(d)
 	return l
 }
 
 func (t *Writer) begin(l *lane, c pendingCall) {
 	l.open = append(l.open, c)
 	t.slices++
-	h := t.trackEvent(c.Start, perfettopb.TrackEvent_TYPE_SLICE_BEGIN, l.uuid)
-	h.ev.Categories = categories
-	h.name.Name = c.Function
-	h.ev.NameField = &h.name
-	h.depth.NameField = &depthName
-	h.depthValue.IntValue = int64(c.Depth)
-	h.depth.Value = &h.depthValue
-	h.ev.DebugAnnotations = h.annotations[:]
-	t.packet(&h.pkt)
+	ev := t.trackEvent(typeSliceBegin, l.uuid)
+	ev = appendString(ev, teCategories, category)
+	ev = appendString(ev, teName, c.Function)
+	t.sub = appendInt(appendString(t.sub[:0], daName, "depth"), daIntValue, int64(c.Depth))
+	ev = appendMessage(ev, teAnnotations, t.sub)
+	t.eventPacket(c.Start, ev)
 }
 
 func (t *Writer) end(l *lane, c pendingCall) {
 	l.open = l.open[:len(l.open)-1]
-	t.packet(&t.trackEvent(c.End, perfettopb.TrackEvent_TYPE_SLICE_END, l.uuid).pkt)
+	t.eventPacket(c.End, t.trackEvent(typeSliceEnd, l.uuid))
 }
 
-var (
-	categories = []string{"gprobe"}
-	depthName  = perfettopb.DebugAnnotation_Name{Name: "depth"}
+// category is every slice's category.
+const category = "gprobe"
+
+// Field numbers and values of Perfetto's trace protos (protos/perfetto/
+// trace/): the messages and fields this writer emits.
+const (
+	traceField = 1 // Trace.packet
+
+	// TracePacket
+	pktTimestamp       = 8
+	pktSequenceID      = 10 // trusted_packet_sequence_id
+	pktTrackEvent      = 11
+	pktSequenceFlags   = 13
+	pktTrackDescriptor = 60
+	seqStateCleared    = 1 // SEQ_INCREMENTAL_STATE_CLEARED
+
+	// TrackDescriptor
+	tdUUID       = 1
+	tdName       = 2
+	tdProcess    = 3
+	tdThread     = 4
+	tdParentUUID = 5
+	tdCounter    = 8
+
+	// ProcessDescriptor, ThreadDescriptor, CounterDescriptor
+	pdPID     = 1
+	pdName    = 6 // process_name
+	thdPID    = 1
+	thdTID    = 2
+	thdName   = 5 // thread_name
+	cdUnit    = 3
+	unitCount = 2 // UNIT_COUNT
+
+	// TrackEvent
+	teAnnotations  = 4 // debug_annotations
+	teType         = 9
+	teTrackUUID    = 11
+	teCategories   = 22
+	teName         = 23
+	teCounterValue = 30
+	typeSliceBegin = 1
+	typeSliceEnd   = 2
+	typeCounter    = 4
+
+	// DebugAnnotation
+	daIntValue = 4
+	daName     = 10
 )
 
-// hotPacket is the track-event packet of slices and counter values, one
-// per call or change: its messages are reused, each packet being written
-// before the next is built.
-type hotPacket struct {
-	pkt         perfettopb.TracePacket
-	data        perfettopb.TracePacket_TrackEvent
-	ev          perfettopb.TrackEvent
-	ts, uuid    uint64
-	typ         perfettopb.TrackEvent_Type
-	name        perfettopb.TrackEvent_Name
-	depth       perfettopb.DebugAnnotation
-	depthValue  perfettopb.DebugAnnotation_IntValue
-	annotations [1]*perfettopb.DebugAnnotation
-	counter     perfettopb.TrackEvent_CounterValue
+func appendUint(b []byte, num protowire.Number, v uint64) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), v)
 }
 
-// trackEvent readies the hot packet as a bare event of type typ on track
-// uuid at ts.
-func (t *Writer) trackEvent(ts uint64, typ perfettopb.TrackEvent_Type, uuid uint64) *hotPacket {
-	h := &t.hot
-	h.ts, h.typ, h.uuid = ts, typ, uuid
-	h.annotations[0] = &h.depth
-	h.ev.Type, h.ev.TrackUuid = &h.typ, &h.uuid
-	h.ev.Categories, h.ev.NameField, h.ev.DebugAnnotations, h.ev.CounterValueField = nil, nil, nil, nil
-	h.data.TrackEvent = &h.ev
-	h.pkt.Timestamp, h.pkt.Data, h.pkt.SequenceFlags = &h.ts, &h.data, nil
-	return h
+// appendInt appends an int32 or int64 field (negative values take ten
+// bytes, as protobuf encodes them).
+func appendInt(b []byte, num protowire.Number, v int64) []byte { return appendUint(b, num, uint64(v)) }
+
+func appendString(b []byte, num protowire.Number, s string) []byte {
+	return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), s)
 }
 
-var sequence = perfettopb.TracePacket_TrustedPacketSequenceId{TrustedPacketSequenceId: sequenceID}
+func appendMessage(b []byte, num protowire.Number, msg []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), msg)
+}
 
-// packet writes p as one Trace.packet field.
-func (t *Writer) packet(p *perfettopb.TracePacket) {
+// trackDescriptor starts a TrackDescriptor of track uuid in t.msg.
+func (t *Writer) trackDescriptor(uuid uint64) []byte {
+	return appendUint(t.msg[:0], tdUUID, uuid)
+}
+
+// trackEvent starts a TrackEvent of type typ on track uuid in t.msg.
+func (t *Writer) trackEvent(typ uint64, uuid uint64) []byte {
+	return appendUint(appendUint(t.msg[:0], teType, typ), teTrackUUID, uuid)
+}
+
+func (t *Writer) descriptorPacket(d []byte) {
+	t.msg = d
+	t.packet(appendMessage(t.pkt[:0], pktTrackDescriptor, d))
+}
+
+func (t *Writer) eventPacket(ts uint64, ev []byte) {
+	t.msg = ev
+	t.packet(appendMessage(appendUint(t.pkt[:0], pktTimestamp, ts), pktTrackEvent, ev))
+}
+
+// packet completes the packet p (its sequence) and writes it as one
+// Trace.packet field.
+func (t *Writer) packet(p []byte) {
 	if t.err != nil {
 		return
 	}
-	p.OptionalTrustedPacketSequenceId = &sequence
+	p = appendUint(p, pktSequenceID, sequenceID)
 	if t.packets == 0 {
 		// A sequence starts with its (empty) incremental state valid.
-		p.SequenceFlags = proto.Uint32(uint32(perfettopb.TracePacket_SEQ_INCREMENTAL_STATE_CLEARED))
+		p = appendUint(p, pktSequenceFlags, seqStateCleared)
 	}
+	t.pkt = p
 	t.packets++
-	b, err := t.mo.MarshalAppend(t.buf[:0], p)
-	if err != nil {
-		t.err = err
-		return
-	}
-	t.buf = b
 	var hdr [16]byte
-	h := protowire.AppendTag(hdr[:0], 1, protowire.BytesType)
-	h = protowire.AppendVarint(h, uint64(len(b)))
+	h := protowire.AppendTag(hdr[:0], traceField, protowire.BytesType)
+	h = protowire.AppendVarint(h, uint64(len(p)))
 	t.w.Write(h)
-	_, t.err = t.w.Write(b)
+	_, t.err = t.w.Write(p)
 }
 
 // Close writes the calls still pending and flushes the trace.
