@@ -17,16 +17,20 @@ import (
 	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
 
-// batchPages is how many pages a CPU decoder hands over at once; with the
-// channel depth below it bounds the events held per CPU.
+// batchPages is how many pages the reading goroutine of a compressed
+// stream inflates and hands over at once, pageDepth how many such batches
+// wait: handing one over (waking a goroutine) is rare.
 const (
 	batchPages = 16
-	chanDepth  = 2
-	pageDepth  = 2 // page batches read ahead of decoding
+	pageDepth  = 2
 )
 
-// datSource decodes every CPU stream of every buffer in its own goroutine
-// and merges them by timestamp.
+// datSource merges every CPU stream of every buffer by timestamp. The
+// records are decoded where they are consumed, a page at a time: handing
+// decoded records from another goroutine cost more than decoding them
+// (their memory moves between the processors' caches, and on a virtual
+// machine each wakeup is expensive). Compressed streams are inflated by a
+// goroutine each, ahead of the merge, which is worth its hand-overs.
 type datSource struct {
 	f     *tracefmt.File
 	tgids *tracefmt.PIDTable // thread to process, from gprobe record's metadata
@@ -82,26 +86,174 @@ func lostRec(ts uint64, count int64) rec {
 
 func (r *rec) lostCount() int64 { return int64(r.pid)<<32 | int64(r.n) }
 
-type batch struct {
-	recs []rec
-	err  error
-	last bool
-}
-
+// stream is one CPU's records: the decoded records of its current page.
 type stream struct {
-	ch    chan batch
 	cur   []rec
 	i     int
 	done  bool
 	order int // tie-break for equal timestamps: deterministic output
 	cpu   int
+
+	pages     pageSource
+	dec       ringbuf.Decoder
+	formats   map[int]*eventfmt.Format
+	lastID    uint64
+	lastFmt   *eventfmt.Format
+	pidField  *eventfmt.Field
+	pidKnown  bool
+	lastTS    uint64
+	truncated bool
+	err       error
 }
 
-// A batch of batchPages pages holds up to about 1,600 records of small
-// events: handing one over (waking a goroutine) is rare, and the batches
-// in flight stay within a megabyte (fresh memory costs a page fault per
-// 4 KiB).
-var batchPool = sync.Pool{New: func() any { return make([]rec, 0, 2048) }}
+// pageSource gives a stream's pages in order: io.EOF at the end.
+type pageSource interface {
+	next() ([]byte, error)
+	// truncated reports whether the data ended early (after io.EOF).
+	truncated() bool
+	close()
+}
+
+// syncPages reads an uncompressed stream's pages when they are needed.
+type syncPages struct{ p *tracefmt.Pages }
+
+func (s syncPages) next() ([]byte, error) { return s.p.Next() }
+func (s syncPages) truncated() bool       { return s.p.Truncated }
+func (s syncPages) close()                {}
+
+// aheadPages inflates a compressed stream's pages in a goroutine, batches
+// of them ahead of the merge.
+type aheadPages struct {
+	p       *tracefmt.Pages
+	ch      chan [][]byte
+	quit    chan struct{}
+	done    sync.WaitGroup
+	err     error // the reading goroutine's, final once ch is closed
+	pending [][]byte
+	closed  bool
+}
+
+func newAheadPages(f *tracefmt.File, p *tracefmt.Pages) *aheadPages {
+	a := &aheadPages{p: p, ch: make(chan [][]byte, pageDepth), quit: make(chan struct{})}
+	a.done.Add(1)
+	go func() {
+		defer a.done.Done()
+		defer close(a.ch)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer f.Recover(&a.err)
+		for {
+			b := make([][]byte, 0, batchPages)
+			for len(b) < batchPages {
+				pg, err := p.Next()
+				if err != nil {
+					if err != io.EOF {
+						a.err = err
+					}
+					break
+				}
+				b = append(b, pg)
+			}
+			if len(b) > 0 {
+				select {
+				case a.ch <- b:
+				case <-a.quit:
+					return
+				}
+			}
+			if len(b) < batchPages {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+func (a *aheadPages) next() ([]byte, error) {
+	for len(a.pending) == 0 {
+		b, ok := <-a.ch
+		if !ok {
+			if a.err != nil {
+				return nil, a.err
+			}
+			return nil, io.EOF
+		}
+		a.pending = b
+	}
+	pg := a.pending[0]
+	a.pending = a.pending[1:]
+	return pg, nil
+}
+
+func (a *aheadPages) truncated() bool { return a.p.Truncated || a.err != nil }
+
+// close stops the reading goroutine and waits for it, so that the page
+// iterator is not used after the run.
+func (a *aheadPages) close() {
+	if !a.closed {
+		a.closed = true
+		close(a.quit)
+	}
+	a.done.Wait()
+}
+
+// fill decodes the stream's next page into cur; false at the end of the
+// stream (err and truncated set).
+func (st *stream) fill(f *tracefmt.File) bool {
+	order := f.Order
+	for !st.done {
+		pg, err := st.pages.next()
+		if err != nil {
+			st.done = true
+			if err != io.EOF {
+				st.err, st.truncated = err, true
+			} else {
+				st.truncated = st.pages.truncated()
+			}
+			return false
+		}
+		st.cur, st.i = st.cur[:0], 0
+		p, derr := st.dec.Decode(pg, func(r ringbuf.Record) {
+			if len(r.Data) < 8 {
+				return
+			}
+			id := uint64(order.Uint16(r.Data))
+			ef := st.lastFmt
+			if id != st.lastID {
+				var ok bool
+				ef, ok = st.formats[int(id)]
+				if !ok {
+					ef, _ = f.Format(int(id))
+					st.formats[int(id)] = ef
+					if ef != nil && !st.pidKnown {
+						if pf := ef.Field("common_pid"); pf != nil {
+							st.pidField, st.pidKnown = pf, true
+						}
+					}
+				}
+				st.lastID, st.lastFmt = id, ef
+			}
+			pid, _ := st.pidField.Uint(r.Data, order)
+			st.lastTS = r.TS
+			st.cur = append(st.cur, rec{ts: r.TS, data: unsafe.Pointer(unsafe.SliceData(r.Data)), f: ef, n: uint32(len(r.Data)), pid: int32(pid)})
+		})
+		if p.Missed != 0 {
+			// Lost events sit between the previous page and this one; the
+			// marker goes before this page's first event.
+			mark := lostRec(max(p.TS, st.lastTS), p.Missed)
+			st.cur = append(st.cur, rec{})
+			copy(st.cur[1:], st.cur)
+			st.cur[0] = mark
+		}
+		if derr != nil {
+			// A damaged page ends the stream, after what it held.
+			st.done, st.truncated = true, true
+		}
+		if len(st.cur) > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 	// The events' bytes may alias a mapped file (tracefmt.Mapping).
@@ -109,10 +261,11 @@ func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 	defer s.f.Recover(&err)
 	var streams []*stream
 	var texts [][]byte
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	truncated := make([]bool, 0)
-	var tmu sync.Mutex
+	defer func() {
+		for _, st := range streams {
+			st.pages.close()
+		}
+	}()
 	for bi := range s.f.Buffers {
 		b := &s.f.Buffers[bi]
 		if b.Latency {
@@ -120,49 +273,31 @@ func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 			continue
 		}
 		for ci := range b.CPUs {
-			st := &stream{ch: make(chan batch, chanDepth), order: len(streams), cpu: b.CPUs[ci].CPU}
-			streams = append(streams, st)
 			pages := s.f.Pages(b, ci)
+			st := &stream{order: len(streams), cpu: b.CPUs[ci].CPU, dec: ringbuf.NewDecoder(s.f.PageLayout, s.f.Order),
+				formats: map[int]*eventfmt.Format{}, lastID: ^uint64(0),
+				pidField: &eventfmt.Field{Offset: 4, Size: 4, Signed: true}}
 			// Records alias their page until the merge loop is done with
-			// them: at most the page batches read ahead, the one being
-			// decoded, the record batches in the channel, the one being
-			// merged and the one being filled.
-			pages.Keep = batchPages * (pageDepth + chanDepth + 6)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				t := s.decodeCPU(pages, st.ch, stop)
-				tmu.Lock()
-				truncated = append(truncated, t)
-				tmu.Unlock()
-			}()
+			// them: the page being merged, and for a compressed stream
+			// the batches inflated ahead. A run of events may span the
+			// pages of one read.
+			if b.Compressed {
+				pages.Keep = batchPages * (pageDepth + 3)
+				st.pages = newAheadPages(s.f, pages)
+			} else {
+				pages.Keep = 2 * tracefmt.PagesPerRead
+				st.pages = syncPages{pages}
+			}
+			streams = append(streams, st)
 		}
 	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
 	h := &mergeHeap{}
-	var firstErr error
 	advance := func(st *stream) bool {
-		for st.i >= len(st.cur) {
-			if st.cur != nil {
-				batchPool.Put(st.cur[:0])
-				st.cur = nil
-			}
-			if st.done {
-				return false
-			}
-			b := <-st.ch
-			if b.err != nil && firstErr == nil {
-				firstErr = b.err
-			}
-			st.cur, st.i, st.done = b.recs, 0, b.last
-		}
-		return true
+		st.i++
+		return st.i < len(st.cur) || st.fill(s.f)
 	}
 	for _, st := range streams {
-		if advance(st) {
+		if st.fill(s.f) {
 			heap.Push(h, st)
 		}
 	}
@@ -181,7 +316,6 @@ func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 		}
 		for {
 			r := &st.cur[st.i]
-			st.i++
 			if r.data == nil {
 				ev = trace.Event{TS: r.ts, CPU: st.cpu, Kind: trace.Lost, Count: r.lostCount()}
 				if ev.Count < 0 {
@@ -228,152 +362,15 @@ func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 		s.info.TextTimestamps = true
 		s.info.Truncated = s.info.Truncated || ti.Truncated
 	}
-	wg.Wait()
-	for _, t := range truncated {
-		s.info.Truncated = s.info.Truncated || t
+	var firstErr error
+	for _, st := range streams {
+		st.pages.close()
+		s.info.Truncated = s.info.Truncated || st.truncated
+		if st.err != nil && firstErr == nil {
+			firstErr = st.err
+		}
 	}
 	return firstErr
-}
-
-// decodeCPU reads one CPU's pages and sends decoded records in batches.
-// It returns whether the stream was cut short.
-func (s *datSource) decodeCPU(pages *tracefmt.Pages, out chan<- batch, stop <-chan struct{}) (truncated bool) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	dec := ringbuf.NewDecoder(s.f.PageLayout, s.f.Order)
-	formats := map[int]*eventfmt.Format{}
-	pidField := &eventfmt.Field{Offset: 4, Size: 4, Signed: true}
-	pidKnown := false
-	order := s.f.Order
-	lastID, lastFmt := ^uint64(0), (*eventfmt.Format)(nil)
-	recs := batchPool.Get().([]rec)
-	n := 0
-	send := func(last bool, err error) bool {
-		select {
-		case out <- batch{recs: recs, last: last, err: err}:
-			recs = batchPool.Get().([]rec)
-			n = 0
-			return true
-		case <-stop:
-			return false
-		}
-	}
-	// Reading and inflating pages runs one stage ahead of decoding them.
-	pageCh := make(chan [][]byte, pageDepth)
-	quit := make(chan struct{}) // the decoder gave up on a damaged page
-	var readErr error
-	go func() {
-		defer close(pageCh)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer s.f.Recover(&readErr)
-		for {
-			b := make([][]byte, 0, batchPages)
-			for len(b) < batchPages {
-				pg, err := pages.Next()
-				if err != nil {
-					if err != io.EOF {
-						readErr = err
-					}
-					break
-				}
-				b = append(b, pg)
-			}
-			if len(b) > 0 {
-				select {
-				case pageCh <- b:
-				case <-stop:
-					return
-				case <-quit:
-					return
-				}
-			}
-			if len(b) < batchPages {
-				return
-			}
-		}
-	}()
-	defer func() {
-		if r := recover(); r != nil {
-			err := s.f.Fault(r) // the mapped file shrank
-			select {
-			case <-quit:
-			default:
-				close(quit)
-			}
-			for range pageCh {
-			}
-			send(true, err)
-			truncated = true
-		}
-	}()
-	var lastTS uint64
-	var pending [][]byte
-	for {
-		if len(pending) == 0 {
-			b, ok := <-pageCh
-			if !ok {
-				break
-			}
-			pending = b
-		}
-		pg := pending[0]
-		pending = pending[1:]
-		start := len(recs)
-		p, derr := dec.Decode(pg, func(r ringbuf.Record) {
-			if len(r.Data) < 8 {
-				return
-			}
-			id := uint64(order.Uint16(r.Data))
-			ef := lastFmt
-			if id != lastID {
-				var ok bool
-				ef, ok = formats[int(id)]
-				if !ok {
-					ef, _ = s.f.Format(int(id))
-					formats[int(id)] = ef
-					if ef != nil && !pidKnown {
-						if pf := ef.Field("common_pid"); pf != nil {
-							pidField, pidKnown = pf, true
-						}
-					}
-				}
-				lastID, lastFmt = id, ef
-			}
-			pid, _ := pidField.Uint(r.Data, s.f.Order)
-			lastTS = r.TS
-			recs = append(recs, rec{ts: r.TS, data: unsafe.Pointer(unsafe.SliceData(r.Data)), f: ef, n: uint32(len(r.Data)), pid: int32(pid)})
-		})
-		if p.Missed != 0 {
-			// Lost events sit between the previous page and this one; the
-			// marker goes before this page's first event.
-			mark := lostRec(max(p.TS, lastTS), p.Missed)
-			recs = append(recs, rec{})
-			copy(recs[start+1:], recs[start:])
-			recs[start] = mark
-		}
-		if derr != nil {
-			send(true, nil)
-			// Let the reading stage end before the page iterator is dropped.
-			close(quit)
-			for range pageCh {
-			}
-			return true
-		}
-		n++
-		if n >= batchPages {
-			if !send(false, nil) {
-				for range pageCh {
-				}
-				return pages.Truncated
-			}
-		}
-	}
-	// pageCh is closed: readErr and pages.Truncated are final.
-	if readErr != nil {
-		send(true, readErr)
-		return true
-	}
-	send(true, nil)
-	return pages.Truncated
 }
 
 type mergeHeap []*stream

@@ -87,9 +87,9 @@ func (f *File) Pages(b *Buffer, i int) *Pages {
 	return p
 }
 
-// readPages is how many pages of uncompressed data one read fetches: a
+// PagesPerRead is how many pages of uncompressed data one read fetches: a
 // system call per page would cost more than decoding it.
-const pagesPerRead = 32
+const PagesPerRead = 32
 
 // Next returns the next page (PageSize bytes, or fewer for a short last
 // page), or io.EOF. The slice is valid until the next call.
@@ -102,7 +102,7 @@ func (p *Pages) Next() ([]byte, error) {
 			}
 			return nil, io.EOF
 		}
-		n := min(int64(ps)*pagesPerRead, p.end-p.off)
+		n := min(int64(ps)*PagesPerRead, p.end-p.off)
 		buf := p.buffer(int(n), p.seq+(n+int64(ps)-1)/int64(ps)-1)
 		got, err := p.f.r.ReadAt(buf, p.off)
 		if got < len(buf) {
