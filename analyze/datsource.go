@@ -325,11 +325,14 @@ func (s *datSource) Run(fn func(*trace.Event) error) (err error) {
 				}
 			} else {
 				s.info.Events++
-				ev = trace.Event{TS: r.ts, CPU: st.cpu, PID: int(r.pid), Data: unsafe.Slice((*byte)(r.data), r.n), Order: s.f.Order, Format: r.f}
+				// Set field by field: the event is 168 bytes, rebuilding it
+				// whole cost a tenth of the merge.
+				ev.Kind, ev.TS, ev.CPU, ev.PID, ev.Count = trace.Data, r.ts, st.cpu, int(r.pid), 0
+				ev.Data, ev.Order, ev.Format = unsafe.Slice((*byte)(r.data), r.n), s.f.Order, r.f
 				if r.f != nil {
 					ev.System, ev.Name = r.f.System, r.f.Name
 				} else {
-					ev.Name = fmt.Sprintf("event_%d", s.f.Order.Uint16(ev.Data))
+					ev.System, ev.Name = "", fmt.Sprintf("event_%d", s.f.Order.Uint16(ev.Data))
 				}
 				if ev.PID != lastPID {
 					lastComm, _ = s.f.Cmdlines.Lookup(ev.PID)
