@@ -19,7 +19,7 @@
 # events or has the wrong count is refused.
 #
 # Every tool runs RUNS times (default 3) on each file, the tools taking
-# turns; the table gives the best wall and CPU (user + system) seconds and
+# turns (each round starting with the next tool); the table gives the best wall and CPU (user + system) seconds and
 # the largest resident set, the size of the JSON report, then trace-cmd's
 # figure divided by gprobe's (the worse of text and --json): above 1 means
 # gprobe is faster or smaller.
@@ -95,8 +95,13 @@ best() {
 	wall = [float("inf")] * len(cmds)
 	cpu = [float("inf")] * len(cmds)
 	rss = [0] * len(cmds)
-	for _ in range(runs):
-	    for i, cmd in enumerate(cmds):
+	for r in range(runs):
+	    # Each round starts one command later: a run right after a tool
+	    # that freed hundreds of megabytes is slower here (the freed
+	    # memory comes back at a cost), so every command takes every turn.
+	    for k in range(len(cmds)):
+	        i = (k + r) % len(cmds)
+	        cmd = cmds[i]
 	        t = time.monotonic()
 	        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
 	        _, status, ru = os.wait4(p.pid, 0)
