@@ -177,7 +177,7 @@ func (a *app) main(args []string) int {
 
 func (a *app) cliApp() *cli.App {
 	if a.cli == nil {
-		a.cli = a.newCLIApp()
+		a.cli = withFixedNames(a.newCLIApp())
 	}
 	return a.cli
 }
