@@ -28,8 +28,8 @@ type row struct {
 
 // table is a sorted symbol table with an optional line table.
 type table struct {
-	syms []sym
-	rows []row
+	syms  []sym
+	lines *lineIndex
 }
 
 // maxLastSym bounds how far past the last symbol an address is still
@@ -54,9 +54,8 @@ func (t *table) lookup(pc uint64) (Place, bool) {
 		return Place{}, false
 	}
 	p := Place{Function: s.name, Offset: pc - s.start, Module: s.module}
-	j := sort.Search(len(t.rows), func(j int) bool { return t.rows[j].addr > call }) - 1
-	if j >= 0 && !t.rows[j].end && t.rows[j].line > 0 {
-		p.File, p.Line = t.rows[j].file, t.rows[j].line
+	if r, ok := t.lines.row(call); ok {
+		p.File, p.Line = r.file, r.line
 	}
 	return p, true
 }
@@ -121,7 +120,7 @@ func openBinary(path string) (*binary, error) {
 	}
 	sort.SliceStable(b.syms, func(i, j int) bool { return b.syms[i].start < b.syms[j].start })
 	if d, err := f.DWARF(); err == nil {
-		b.rows = lineRows(d)
+		b.lines = newLineIndex(d)
 	}
 	return b, nil
 }
@@ -137,45 +136,131 @@ func (b *binary) vaddr(off uint64) (uint64, bool) {
 	return 0, false
 }
 
-// lineRows reads every unit's line table, sorted by address; file names
-// are relative to the unit's directory when they lie under it.
-func lineRows(d *dwarf.Data) []row {
-	var rows []row
+// lineIndex finds the line of an address, reading a unit's line table
+// the first time an address in the unit is asked for: a program's whole
+// line table (788,000 rows for gprobe's own binary) took a second to read
+// and sort, and a report asks about a few call sites.
+type lineIndex struct {
+	d      *dwarf.Data
+	ranges []unitRange // sorted by lo
+	units  []lineUnit
+	// rangeless are the units that give no address ranges, read together
+	// when no range holds an address.
+	rangeless []int
+	loose     []row
+	looseRead bool
+}
+
+type unitRange struct {
+	lo, hi uint64
+	unit   int
+}
+
+type lineUnit struct {
+	cu   *dwarf.Entry
+	rows []row // sorted by address, once read
+	read bool
+}
+
+func newLineIndex(d *dwarf.Data) *lineIndex {
+	x := &lineIndex{d: d}
 	r := d.Reader()
 	for {
 		cu, err := r.Next()
 		if err != nil || cu == nil {
 			break
 		}
-		if cu.Tag != dwarf.TagCompileUnit {
-			r.SkipChildren()
-			continue
-		}
 		r.SkipChildren()
-		lr, err := d.LineReader(cu)
-		if err != nil || lr == nil {
+		if cu.Tag != dwarf.TagCompileUnit {
 			continue
 		}
-		dir, _ := cu.Val(dwarf.AttrCompDir).(string)
-		var le dwarf.LineEntry
-		for {
-			if err := lr.Next(&le); err != nil {
-				break // io.EOF, or a damaged table: keep the rows read
+		u := len(x.units)
+		x.units = append(x.units, lineUnit{cu: cu})
+		rs, err := d.Ranges(cu)
+		if err != nil || len(rs) == 0 {
+			x.rangeless = append(x.rangeless, u)
+			continue
+		}
+		for _, rg := range rs {
+			if rg[1] > rg[0] {
+				x.ranges = append(x.ranges, unitRange{rg[0], rg[1], u})
 			}
-			name := ""
-			if le.File != nil {
-				name = trimDir(le.File.Name, dir)
-			}
-			rows = append(rows, row{addr: le.Address, file: name, line: le.Line, end: le.EndSequence})
 		}
 	}
-	// A sequence's end and the next one's start may share an address:
-	// the start wins.
+	sort.SliceStable(x.ranges, func(i, j int) bool { return x.ranges[i].lo < x.ranges[j].lo })
+	return x
+}
+
+// row is the line-table row that holds addr, if any.
+func (x *lineIndex) row(addr uint64) (row, bool) {
+	if x == nil {
+		return row{}, false
+	}
+	// Ranges may nest or overlap: every range starting at or below addr
+	// is a candidate, nearest first.
+	for i := sort.Search(len(x.ranges), func(i int) bool { return x.ranges[i].lo > addr }) - 1; i >= 0; i-- {
+		rg := x.ranges[i]
+		if addr >= rg.hi {
+			continue
+		}
+		u := &x.units[rg.unit]
+		if !u.read {
+			u.rows, u.read = unitRows(x.d, u.cu, nil), true
+			sortRows(u.rows)
+		}
+		if r, ok := rowAt(u.rows, addr); ok {
+			return r, true
+		}
+	}
+	if !x.looseRead {
+		for _, u := range x.rangeless {
+			x.loose = unitRows(x.d, x.units[u].cu, x.loose)
+		}
+		sortRows(x.loose)
+		x.looseRead = true
+	}
+	return rowAt(x.loose, addr)
+}
+
+// rowAt is the row of sorted rows that holds addr: the last at or below
+// it, unless that one ends a sequence.
+func rowAt(rows []row, addr uint64) (row, bool) {
+	j := sort.Search(len(rows), func(j int) bool { return rows[j].addr > addr }) - 1
+	if j >= 0 && !rows[j].end && rows[j].line > 0 {
+		return rows[j], true
+	}
+	return row{}, false
+}
+
+// unitRows appends the rows of cu's line table; file names are relative
+// to the unit's directory when they lie under it.
+func unitRows(d *dwarf.Data, cu *dwarf.Entry, rows []row) []row {
+	lr, err := d.LineReader(cu)
+	if err != nil || lr == nil {
+		return rows
+	}
+	dir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	var le dwarf.LineEntry
+	for {
+		if err := lr.Next(&le); err != nil {
+			break // io.EOF, or a damaged table: keep the rows read
+		}
+		name := ""
+		if le.File != nil {
+			name = trimDir(le.File.Name, dir)
+		}
+		rows = append(rows, row{addr: le.Address, file: name, line: le.Line, end: le.EndSequence})
+	}
+	return rows
+}
+
+// sortRows orders rows by address. A sequence's end and the next one's
+// start may share an address: the start wins.
+func sortRows(rows []row) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].addr != rows[j].addr {
 			return rows[i].addr < rows[j].addr
 		}
 		return rows[i].end && !rows[j].end
 	})
-	return rows
 }
