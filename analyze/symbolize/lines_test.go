@@ -14,16 +14,8 @@ import (
 // before it read units on demand: the reference lineIndex must agree with.
 func allRows(d *dwarf.Data) []row {
 	var rows []row
-	r := d.Reader()
-	for {
-		cu, err := r.Next()
-		if err != nil || cu == nil {
-			break
-		}
-		r.SkipChildren()
-		if cu.Tag == dwarf.TagCompileUnit {
-			rows = unitRows(d, cu, rows)
-		}
+	for _, cu := range compileUnits(d) {
+		rows = unitRows(d, cu, rows)
 	}
 	sortRows(rows)
 	return rows

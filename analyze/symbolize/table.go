@@ -164,16 +164,7 @@ type lineUnit struct {
 
 func newLineIndex(d *dwarf.Data) *lineIndex {
 	x := &lineIndex{d: d}
-	r := d.Reader()
-	for {
-		cu, err := r.Next()
-		if err != nil || cu == nil {
-			break
-		}
-		r.SkipChildren()
-		if cu.Tag != dwarf.TagCompileUnit {
-			continue
-		}
+	for _, cu := range compileUnits(d) {
 		u := len(x.units)
 		x.units = append(x.units, lineUnit{cu: cu})
 		rs, err := d.Ranges(cu)
@@ -189,6 +180,23 @@ func newLineIndex(d *dwarf.Data) *lineIndex {
 	}
 	sort.SliceStable(x.ranges, func(i, j int) bool { return x.ranges[i].lo < x.ranges[j].lo })
 	return x
+}
+
+// compileUnits lists d's compile units (their entries, children
+// skipped); a damaged unit ends the list.
+func compileUnits(d *dwarf.Data) []*dwarf.Entry {
+	var cus []*dwarf.Entry
+	r := d.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil || cu == nil {
+			return cus
+		}
+		r.SkipChildren()
+		if cu.Tag == dwarf.TagCompileUnit {
+			cus = append(cus, cu)
+		}
+	}
 }
 
 // row is the line-table row that holds addr, if any.
