@@ -140,16 +140,12 @@ func (t *Writer) event(e *trace.Event) {
 		if t.opts.RefSpec != "" {
 			name += " (" + t.opts.RefSpec + ")"
 		}
-		counter := protowire.AppendVarint(protowire.AppendTag(nil, cdUnit, protowire.VarintType), unitCount)
 		d := t.trackDescriptor(t.counter)
 		d = appendString(d, tdName, name)
-		d = appendMessage(d, tdCounter, counter)
+		d = appendMessage(d, tdCounter, appendUint(nil, cdUnit, unitCount))
 		t.descriptorPacket(d)
 	}
-	ev := t.trackEvent(typeCounter, t.counter)
-	ev = protowire.AppendTag(ev, teCounterValue, protowire.VarintType)
-	ev = protowire.AppendVarint(ev, uint64(n))
-	t.eventPacket(e.TS, ev)
+	t.eventPacket(e.TS, appendInt(t.trackEvent(typeCounter, t.counter), teCounterValue, n))
 }
 
 // Call adds one matched call; a thread's calls must come in return order,
