@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/gprobe/gprobe/internal/hugepage"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/gprobe/gprobe/internal/hugepage"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 )
@@ -634,6 +634,9 @@ func (f *File) sectionBody(c *cursor) ([]byte, uint16, error) {
 	if us > maxMetaSection {
 		return nil, 0, fmt.Errorf("%w: section %d claims %d bytes", ErrCorrupt, id, us)
 	}
+	if body, ok := inflatedSections.get(f.Compression, z, int(us)); ok {
+		return body, id, nil
+	}
 	var dst []byte
 	if n := min(int(us), 64*len(z)+1<<16); n >= hugepage.Size/2 {
 		// A large section (trace-cmd's event formats: 2 MB of text for
@@ -645,7 +648,54 @@ func (f *File) sectionBody(c *cursor) ([]byte, uint16, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: section %d: %v", ErrCorrupt, id, err)
 	}
+	inflatedSections.put(f.Compression, z, body)
 	return body, id, nil
+}
+
+// inflatedSections keeps the last large metadata sections inflated, found
+// again by their compressed bytes: the recordings of a fleet made on one
+// kernel carry the same 2 MB of event formats, and inflating them into
+// fresh memory was most of the time of opening a small recording. A
+// section's inflated bytes are only read, never written, so the files
+// that have the same section share them.
+var inflatedSections sectionMemo
+
+// sharedSection is the smallest inflated size kept.
+const sharedSection = 256 << 10
+
+type sectionMemo struct {
+	mu   sync.Mutex
+	kept [2]inflatedSection
+	next int
+}
+
+type inflatedSection struct {
+	codec   string
+	z, body []byte // z is a copy: the file's own bytes may be unmapped
+}
+
+func (m *sectionMemo) get(codec string, z []byte, size int) ([]byte, bool) {
+	if size < sharedSection {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range m.kept {
+		if k.codec == codec && len(k.body) == size && bytes.Equal(k.z, z) {
+			return k.body, true
+		}
+	}
+	return nil, false
+}
+
+func (m *sectionMemo) put(codec string, z, body []byte) {
+	if len(body) < sharedSection {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kept[m.next] = inflatedSection{codec, bytes.Clone(z), body}
+	m.next = (m.next + 1) % len(m.kept)
 }
 
 func cstr(b []byte) string {
