@@ -2,7 +2,9 @@
 # bench-analyze.sh: the full analysis (latency and refcount together, text
 # and --json) of gprobe analyze against `trace-cmd report -i FILE` printing
 # the same recording, in one run, for recordings from 1k to 10M events and
-# 100 to 1M objects still referenced at the end.
+# 100 to 1M objects still referenced at the end; then a fleet: the first
+# size's recording as 50 hosts' files in one directory, `gprobe analyze DIR`
+# against trace-cmd report on each file.
 #
 #   scripts/bench-analyze.sh [RUNS [EVENTS:LIVE ...]]
 #
@@ -133,6 +135,7 @@ if [ "$runs" = 0 ]; then
 	for size in "$@"; do recording "${size%:*}" "${size#*:}"; done
 	exit 0
 fi
+first=$1 # the smallest size, for the fleet below
 echo "gprobe analyze --refcount $spec (text, then --json) against trace-cmd report -i; best of $runs; $(date -u +%Y-%m-%d), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 printf '%8s %8s %-6s %5s | %-22s | %-22s | %-29s | %s\n' "" "" "" "" "trace-cmd report" "gprobe analyze" "gprobe analyze --json" "trace-cmd / gprobe"
 printf '%8s %8s %-6s %5s | %6s %6s %8s | %6s %6s %8s | %6s %6s %8s %6s | %5s %5s %5s\n' events live file MB wall cpu MiB wall cpu MiB wall cpu MiB JSON-KB wall cpu mem
@@ -153,4 +156,20 @@ for size in "$@"; do
 			"$events" "${size#*:}" "${f%%.dat}" "$mb" "$tw" "$tc" "$tm" "$gw" "$gc" "$gm" "$jw" "$jc" "$jm" "$jkb" \
 			"$(ratio "$tw" "$gw" "$tw" "$jw")" "$(ratio "$tc" "$gc" "$tc" "$jc")" "$(ratio "$tm" "$gm" "$tm" "$jm")"
 	done
+done
+
+# A fleet: the first size's recording copied as 50 hosts' files into one
+# directory, analysed in one run (one pass over the files, their identical
+# event formats inflated once) against trace-cmd printing each file.
+fleet=50
+dir=$(recording "${first%:*}" "${first#*:}")
+events=$(cat "$dir/ok")
+mkdir -p "$tmp/fleet"
+for f in v7-zstd.dat gprobe.dat; do
+	rm -f "$tmp/fleet"/*
+	for i in $(seq $fleet); do cp "$dir/$f" "$tmp/fleet/host$i.dat"; done
+	set -- $(best sh -c 'for f in "$1"/*.dat; do trace-cmd report -i "$f"; done' sh "$tmp/fleet" -- \
+		"$tmp/gprobe" analyze --refcount $spec "$tmp/fleet")
+	printf 'fleet: %d files of %d events (%s), trace-cmd report on each %.2f s, gprobe analyze DIR %.3f s: %s\n' \
+		$fleet "$events" "${f%%.dat}" "$1" "$4" "$(ratio "$1" "$(nz "$4")")"
 done
