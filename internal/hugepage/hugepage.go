@@ -4,7 +4,10 @@
 // tens of microseconds) and far fewer TLB misses.
 package hugepage
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // Size is the size of a transparent huge page on x86-64 and arm64 (4 KiB
 // base pages).
@@ -30,4 +33,20 @@ func Slice[T any](n int) []T {
 	s = s[skip/size : skip/size+uintptr(n) : skip/size+uintptr(n)]
 	adviseHuge(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n)*size/Size*Size)
 	return s
+}
+
+// Populate has the kernel back the pages under s now, in one system call,
+// instead of a page fault at the first touch of each. Use it on memory
+// about to be filled: a fault costs about 15 us on a virtual machine
+// (the guest exits to the hypervisor), populating about 1 us a page.
+// Contents are never changed, pages already backed are left alone, and
+// the pages at either end may hold other data, so s may be any part of
+// any mapping or of Go's heap. Where the kernel cannot (before Linux
+// 5.14, or off Linux) the pages are left to their faults.
+func Populate[T any](s []T) {
+	if len(s) == 0 {
+		return
+	}
+	populate(uintptr(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(s[0]))
+	runtime.KeepAlive(s)
 }

@@ -5,3 +5,5 @@ package hugepage
 import "unsafe"
 
 func adviseHuge(unsafe.Pointer, uintptr) {}
+
+func populate(p, n uintptr) {}
