@@ -55,3 +55,23 @@ func mapped[T any](m *chunkMemory, n int, huge bool) []T {
 
 // releases returns a quarantine ring's room for n entries.
 func (m *chunkMemory) releases(n int) []released { return mapped[released](m, n, false) }
+
+// entries returns an index table of n zeroed entries, backed now: a
+// rehash touches every page of it.
+func (m *chunkMemory) entries(n int) []entry {
+	e := mapped[entry](m, n, n*int(unsafe.Sizeof(entry{})) >= hugepage.Size)
+	hugepage.Populate(e)
+	return e
+}
+
+// drop unmaps a table that entries returned, once it is no longer used.
+func (m *chunkMemory) drop(e []entry) {
+	p := unsafe.Pointer(unsafe.SliceData(e))
+	for i, b := range *m.maps {
+		if unsafe.Pointer(unsafe.SliceData(b)) == p {
+			unix.Munmap(b)
+			*m.maps = append((*m.maps)[:i], (*m.maps)[i+1:]...)
+			return
+		}
+	}
+}

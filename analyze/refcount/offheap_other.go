@@ -17,3 +17,7 @@ func (m *chunkMemory) objects(n int, huge bool) []obj {
 }
 
 func (m *chunkMemory) releases(n int) []released { return make([]released, n) }
+
+func (m *chunkMemory) entries(n int) []entry { return hugepage.Slice[entry](n) }
+
+func (m *chunkMemory) drop([]entry) {}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gprobe/gprobe/analyze/symbolize"
 	"github.com/gprobe/gprobe/analyze/trace"
+	"github.com/gprobe/gprobe/internal/hugepage"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
@@ -176,6 +177,9 @@ type released struct {
 	h           uint64
 }
 
+// populateReleases is how many ring entries (256 KiB) are backed at once.
+const populateReleases = 1 << 14
+
 // ring is a FIFO of up to the size it is told. Its room is allocated
 // whole (chunkMemory) and so costs the pages its entries have covered:
 // growing by copies would touch the old and the new memory.
@@ -201,7 +205,13 @@ func (r *ring) push(x released, limit int) {
 	if r.size == len(r.buf) {
 		panic("refcount: quarantine ring over its limit")
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = x
+	i := (r.head + r.size) % len(r.buf)
+	if i%populateReleases == 0 {
+		// The ring fills in order: back the next entries in one call
+		// rather than a fault per page.
+		hugepage.Populate(r.buf[i:min(i+populateReleases, len(r.buf))])
+	}
+	r.buf[i] = x
 	r.size++
 }
 

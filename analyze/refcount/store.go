@@ -140,6 +140,8 @@ type slab struct {
 const (
 	chunkBits = 15 // 32768 objects of 64 bytes: one huge page
 	chunkLen  = 1 << chunkBits
+	// populateSlots is how many new slots (128 KiB) are backed at once.
+	populateSlots = 2048
 )
 
 func (s *slab) at(i uint32) *obj { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
@@ -159,6 +161,13 @@ func (s *slab) alloc() uint32 {
 		}
 		s.chunks = append(s.chunks, s.mem.objects(chunkLen, c > 0))
 	}
+	if s.n%populateSlots == 0 {
+		// Slots are handed out in order: back the next ones in one call
+		// rather than a fault per page.
+		c := s.chunks[s.n>>chunkBits]
+		i := int(s.n & (chunkLen - 1))
+		hugepage.Populate(c[i:min(i+populateSlots, len(c))])
+	}
 	s.n++
 	return s.n - 1
 }
@@ -175,6 +184,7 @@ func (s *slab) release(i uint32) {
 // position is the hash's low bits, so the stored 32 bits rebuild it
 // (tables stay far below 2^32 entries).
 type index struct {
+	mem  *chunkMemory // tables live outside Go's heap, freed at each growth
 	e    []entry
 	n    int
 	mask uint64
@@ -237,11 +247,17 @@ func (ix *index) grow() {
 	if len(old) > 0 {
 		size = 2 * len(old)
 	}
-	ix.e, ix.mask = hugepage.Slice[entry](size), uint64(size-1)
+	if ix.mem == nil {
+		ix.mem = newChunkMemory()
+	}
+	ix.e, ix.mask = ix.mem.entries(size), uint64(size-1)
 	for _, e := range old {
 		if e.slot != 0 {
 			ix.put(uint64(e.h), e.slot-1)
 		}
+	}
+	if old != nil {
+		ix.mem.drop(old)
 	}
 }
 

@@ -3,6 +3,8 @@ package tracefmt
 import (
 	"fmt"
 	"io"
+
+	"github.com/gprobe/gprobe/internal/hugepage"
 )
 
 // maxChunk bounds one compressed chunk's inflated size (trace-cmd writes
@@ -58,6 +60,7 @@ func (p *Pages) buffer(n int, last int64) []byte {
 	// The oldest buffer is still in use: the ring grows until it spans
 	// Keep pages, then stays that size.
 	b := make([]byte, n)
+	hugepage.Populate(b) // filled by a read: one call instead of a fault per page
 	p.ring = append(p.ring, slot{})
 	copy(p.ring[p.next+1:], p.ring[p.next:])
 	p.ring[p.next] = slot{buf: b, last: last}
