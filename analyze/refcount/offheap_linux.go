@@ -75,3 +75,6 @@ func (m *chunkMemory) drop(e []entry) {
 		}
 	}
 }
+
+// tables counts the mappings held (for tests).
+func (m *chunkMemory) tables() int { return len(*m.maps) }

@@ -21,3 +21,5 @@ func (m *chunkMemory) releases(n int) []released { return make([]released, n) }
 func (m *chunkMemory) entries(n int) []entry { return hugepage.Slice[entry](n) }
 
 func (m *chunkMemory) drop([]entry) {}
+
+func (m *chunkMemory) tables() int { return 1 }

@@ -42,6 +42,9 @@ func TestIndexAgainstMap(t *testing.T) {
 	if ix.n != len(want) {
 		t.Fatalf("index holds %d keys, want %d", ix.n, len(want))
 	}
+	if n := ix.mem.tables(); n != 1 {
+		t.Errorf("%d index tables kept after growing, want only the current one", n)
+	}
 	for k, slot := range want {
 		if got, ok := ix.find(&s, k); !ok || got != slot {
 			t.Fatalf("find %+v = %d %v, want %d", k, got, ok, slot)
