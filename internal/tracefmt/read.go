@@ -73,7 +73,7 @@ type File struct {
 	kallsymsLen int64
 
 	fmtMu   sync.Mutex
-	rawFmts map[int]rawFormat
+	rawFmts rawFormats
 	formats map[int]*eventfmt.Format
 }
 
@@ -84,6 +84,61 @@ type rawFormat struct {
 	text   []byte
 }
 
+// rawFormats holds the stored formats by ID. IDs are small and dense (an
+// event's type is 16 bits; a kernel numbers its ~2,000 events from 1),
+// so they index a slice: a trace-cmd file stores every format of the
+// kernel, and a map of them cost more to build than the rest of a small
+// recording's metadata. Larger IDs, which no event can carry, go in a map.
+type rawFormats struct {
+	byID  []rawFormat // text nil: no format
+	large map[int]rawFormat
+	n     int
+}
+
+func (r *rawFormats) get(id int) (rawFormat, bool) {
+	if id >= 0 && id < len(r.byID) {
+		return r.byID[id], r.byID[id].text != nil
+	}
+	f, ok := r.large[id]
+	return f, ok
+}
+
+func (r *rawFormats) set(id int, f rawFormat) {
+	if f.text == nil {
+		f.text = []byte{}
+	}
+	if _, ok := r.get(id); !ok {
+		r.n++
+	}
+	switch {
+	case id >= 0 && id < len(r.byID):
+		r.byID[id] = f
+	case id >= 0 && id <= 0xffff:
+		r.byID = append(r.byID, make([]rawFormat, id+1-len(r.byID))...)
+		r.byID[id] = f
+	default:
+		if r.large == nil {
+			r.large = map[int]rawFormat{}
+		}
+		r.large[id] = f
+	}
+}
+
+// ids lists the stored IDs in increasing order.
+func (r *rawFormats) ids() []int {
+	ids := make([]int, 0, r.n)
+	for id, f := range r.byID {
+		if f.text != nil {
+			ids = append(ids, id)
+		}
+	}
+	for id := range r.large {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
 // Format returns the description of event id, parsing it on first use.
 func (f *File) Format(id int) (*eventfmt.Format, error) {
 	f.fmtMu.Lock()
@@ -91,7 +146,7 @@ func (f *File) Format(id int) (*eventfmt.Format, error) {
 	if ef, ok := f.formats[id]; ok {
 		return ef, nil
 	}
-	raw, ok := f.rawFmts[id]
+	raw, ok := f.rawFmts.get(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: no format for event id %d", ErrCorrupt, id)
 	}
@@ -107,7 +162,7 @@ func (f *File) Format(id int) (*eventfmt.Format, error) {
 func (f *File) FormatSource(id int) (system, text string, ok bool) {
 	f.fmtMu.Lock()
 	defer f.fmtMu.Unlock()
-	raw, ok := f.rawFmts[id]
+	raw, ok := f.rawFmts.get(id)
 	return raw.system, string(raw.text), ok
 }
 
@@ -115,21 +170,13 @@ func (f *File) FormatSource(id int) (system, text string, ok bool) {
 func (f *File) FormatIDs() []int {
 	f.fmtMu.Lock()
 	defer f.fmtMu.Unlock()
-	ids := make([]int, 0, len(f.rawFmts))
-	for id := range f.rawFmts {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
+	return f.rawFmts.ids()
 }
 
 // Formats lists every event format in the file, parsed.
 func (f *File) Formats() []*eventfmt.Format {
 	f.fmtMu.Lock()
-	ids := make([]int, 0, len(f.rawFmts))
-	for id := range f.rawFmts {
-		ids = append(ids, id)
-	}
+	ids := f.rawFmts.ids()
 	f.fmtMu.Unlock()
 	var out []*eventfmt.Format
 	for _, id := range ids {
@@ -148,7 +195,7 @@ func (f *File) cursorAt(off int64) *cursor {
 
 // Open reads the metadata of a trace.dat of size bytes.
 func Open(r io.ReaderAt, size int64) (*File, error) {
-	f := &File{r: r, size: size, Cmdlines: &PIDTable{}, rawFmts: map[int]rawFormat{}, formats: map[int]*eventfmt.Format{}}
+	f := &File{r: r, size: size, Cmdlines: &PIDTable{}, formats: map[int]*eventfmt.Format{}}
 	if m, ok := r.(*Mapping); ok && int64(len(m.data)) == size {
 		f.data = m.data
 	}
@@ -286,7 +333,7 @@ func (f *File) addFormat(system string, text []byte) {
 	if err != nil {
 		return
 	}
-	f.rawFmts[id] = rawFormat{system, text}
+	f.rawFmts.set(id, rawFormat{system, text})
 }
 
 func (f *File) parseCmdlines(text []byte) {

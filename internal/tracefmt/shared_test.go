@@ -42,12 +42,13 @@ func TestSharedSections(t *testing.T) {
 	for _, comp := range []string{"zstd", "zlib"} {
 		t.Run(comp, func(t *testing.T) {
 			a, b := fleetFile(t, comp, false), fleetFile(t, comp, false)
-			ra, rb := a.rawFmts[12999], b.rawFmts[12999]
+			ra, _ := a.rawFmts.get(12999)
+			rb, _ := b.rawFmts.get(12999)
 			if unsafe.SliceData(ra.text) != unsafe.SliceData(rb.text) {
 				t.Errorf("the same section was inflated twice")
 			}
 			c := fleetFile(t, comp, true)
-			rc := c.rawFmts[12999]
+			rc, _ := c.rawFmts.get(12999)
 			if unsafe.SliceData(rc.text) == unsafe.SliceData(ra.text) {
 				t.Fatalf("a different section shares the first one's bytes")
 			}
@@ -58,5 +59,28 @@ func TestSharedSections(t *testing.T) {
 				t.Errorf("Format(4242) = %v, %v", ef, err)
 			}
 		})
+	}
+}
+
+// TestRawFormats: IDs an event can carry and IDs none can (negative,
+// past 16 bits) are kept, replaced and listed in order.
+func TestRawFormats(t *testing.T) {
+	var r rawFormats
+	for _, id := range []int{70000, 7, -3, 0, 65535, 7} {
+		r.set(id, rawFormat{system: fmt.Sprint(id), text: []byte("x")})
+	}
+	r.set(12, rawFormat{system: "empty"}) // no text is still a format
+	if got, want := fmt.Sprint(r.ids()), "[-3 0 7 12 65535 70000]"; got != want {
+		t.Errorf("ids %s, want %s", got, want)
+	}
+	for _, id := range []int{-3, 0, 7, 12, 65535, 70000} {
+		if f, ok := r.get(id); !ok || (f.system != fmt.Sprint(id) && f.system != "empty") {
+			t.Errorf("get(%d) = %v, %v", id, f, ok)
+		}
+	}
+	for _, id := range []int{1, 8, 13, 65534, 65536, -1} {
+		if _, ok := r.get(id); ok {
+			t.Errorf("get(%d) found a format never stored", id)
+		}
 	}
 }
