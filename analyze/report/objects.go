@@ -109,8 +109,16 @@ func (t *ObjectTrace) Close(s objtrace.Summary) error {
 
 func pluralEvents(n int) string { return plural(n, "event", "events") }
 
-// Ranking writes the ranked objects as text or JSON.
+// Ranking writes the ranked objects as text or JSON, in blocks.
 func Ranking(w io.Writer, r objtrace.Ranking, asJSON bool, unit Unit) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := ranking(bw, r, asJSON, unit); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func ranking(w io.Writer, r objtrace.Ranking, asJSON bool, unit Unit) error {
 	if asJSON {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {

@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -113,8 +114,15 @@ func (u Unit) fmt(ns uint64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// Text writes the human-readable report.
+// Text writes the human-readable report, in blocks rather than a write
+// per table cell.
 func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	text(bw, r, unit, maxObjects)
+	return bw.Flush()
+}
+
+func text(w *bufio.Writer, r *Report, unit Unit, maxObjects int) {
 	state := "complete"
 	if r.Truncated {
 		state = "TRUNCATED: read as far as the data is sound"
@@ -186,7 +194,6 @@ func Text(w io.Writer, r *Report, unit Unit, maxObjects int) error {
 	if r.Refcount != nil {
 		refText(w, r, maxObjects)
 	}
-	return nil
 }
 
 func histogram(w io.Writer, hs []latency.Bucket, unit Unit) {
