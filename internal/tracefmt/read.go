@@ -114,7 +114,16 @@ func (r *rawFormats) set(id int, f rawFormat) {
 	case id >= 0 && id < len(r.byID):
 		r.byID[id] = f
 	case id >= 0 && id <= 0xffff:
-		r.byID = append(r.byID, make([]rawFormat, id+1-len(r.byID))...)
+		if id >= cap(r.byID) {
+			// Grown ahead (a kernel's IDs reach a few thousand) and
+			// backed in one call: the copies and first touches of
+			// growing by append cost more than the rest of the table.
+			grown := make([]rawFormat, len(r.byID), min(max(2*cap(r.byID), id+1, 4096), 0x10000))
+			hugepage.Populate(grown[:cap(grown)])
+			copy(grown, r.byID)
+			r.byID = grown
+		}
+		r.byID = r.byID[:id+1]
 		r.byID[id] = f
 	default:
 		if r.large == nil {
@@ -741,7 +750,10 @@ func (m *sectionMemo) put(codec string, z, body []byte) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.kept[m.next] = inflatedSection{codec, bytes.Clone(z), body}
+	zc := make([]byte, len(z))
+	hugepage.Populate(zc) // about to be filled: one call, not a fault per page
+	copy(zc, z)
+	m.kept[m.next] = inflatedSection{codec, zc, body}
 	m.next = (m.next + 1) % len(m.kept)
 }
 
