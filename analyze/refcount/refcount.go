@@ -177,8 +177,12 @@ type released struct {
 	h           uint64
 }
 
-// populateReleases is how many ring entries (256 KiB) are backed at once.
-const populateReleases = 1 << 14
+// The quarantine ring's entries are backed ahead of its first pass, 1,024
+// (16 KiB) to 16,384 (256 KiB) at a time.
+const (
+	backReleasesMin = 1 << 10
+	backReleasesMax = 1 << 14
+)
 
 // ring is a FIFO of up to the size it is told. Its room is allocated
 // whole (chunkMemory) and so costs the pages its entries have covered:
@@ -187,6 +191,7 @@ type ring struct {
 	mem        *chunkMemory
 	buf        []released
 	head, size int
+	backed     int // entries of buf backed (hugepage.Ahead): the first pass fills it in order
 }
 
 func (r *ring) len() int { return r.size }
@@ -206,11 +211,7 @@ func (r *ring) push(x released, limit int) {
 		panic("refcount: quarantine ring over its limit")
 	}
 	i := (r.head + r.size) % len(r.buf)
-	if i%populateReleases == 0 {
-		// The ring fills in order: back the next entries in one call
-		// rather than a fault per page.
-		hugepage.Populate(r.buf[i:min(i+populateReleases, len(r.buf))])
-	}
+	hugepage.Ahead(r.buf, i, &r.backed, backReleasesMin, backReleasesMax)
 	r.buf[i] = x
 	r.size++
 }

@@ -134,14 +134,17 @@ type slab struct {
 	mem    *chunkMemory
 	chunks [][]obj
 	n      uint32 // slots handed out so far
+	backed int    // slots of the last chunk backed (hugepage.Ahead)
 	free   uint32 // head of the free list, plus one (0: empty)
 }
 
 const (
 	chunkBits = 15 // 32768 objects of 64 bytes: one huge page
 	chunkLen  = 1 << chunkBits
-	// populateSlots is how many new slots (128 KiB) are backed at once.
-	populateSlots = 2048
+	// New slots are backed ahead, 256 (16 KiB) to 2,048 (128 KiB) at a
+	// time.
+	backSlotsMin = 256
+	backSlotsMax = 2048
 )
 
 func (s *slab) at(i uint32) *obj { return &s.chunks[i>>chunkBits][i&(chunkLen-1)] }
@@ -160,14 +163,11 @@ func (s *slab) alloc() uint32 {
 			s.mem = newChunkMemory()
 		}
 		s.chunks = append(s.chunks, s.mem.objects(chunkLen, c > 0))
+		s.backed = 0
 	}
-	if s.n%populateSlots == 0 {
-		// Slots are handed out in order: back the next ones in one call
-		// rather than a fault per page.
-		c := s.chunks[s.n>>chunkBits]
-		i := int(s.n & (chunkLen - 1))
-		hugepage.Populate(c[i:min(i+populateSlots, len(c))])
-	}
+	// Slots are handed out in order: the next ones are backed in one call
+	// rather than a fault per page.
+	hugepage.Ahead(s.chunks[s.n>>chunkBits], int(s.n&(chunkLen-1)), &s.backed, backSlotsMin, backSlotsMax)
 	s.n++
 	return s.n - 1
 }

@@ -50,3 +50,18 @@ func Populate[T any](s []T) {
 	populate(uintptr(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(s[0]))
 	runtime.KeepAlive(s)
 }
+
+// Ahead backs s ahead of a fill that has reached s[i], where the elements
+// are filled in order from s[0] and *backed counts those already backed.
+// When i reaches *backed, the next elements are backed in one call (see
+// Populate): as many as are filled already, at least lo and at most hi,
+// so that a small fill costs about what it uses and a large one a call
+// per hi elements.
+func Ahead[T any](s []T, i int, backed *int, lo, hi int) {
+	if i != *backed || i >= len(s) {
+		return
+	}
+	n := min(max(i, lo), hi, len(s)-i)
+	Populate(s[i : i+n])
+	*backed = i + n
+}

@@ -68,3 +68,54 @@ func TestPopulateHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestAhead: a fill in order is backed ahead in growing windows, never
+// more than what is filled plus the larger of lo and what is filled, and
+// at most hi at a time; the pages it backs are resident before they are
+// written.
+func TestAhead(t *testing.T) {
+	ps := pageSizeInt()
+	type elem [64]byte
+	per := ps / 64 // elements a page
+	const n = 4096
+	b, err := unix.Mmap(-1, 0, n*64, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(b)
+	_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
+	if err := unix.Madvise(b[:ps], unix.MADV_POPULATE_WRITE); errors.Is(err, unix.EINVAL) {
+		t.Skip("kernel without MADV_POPULATE_WRITE (before 5.14)")
+	}
+	unix.Madvise(b[:ps], unix.MADV_DONTNEED)
+	s := unsafe.Slice((*elem)(unsafe.Pointer(&b[0])), n)
+	lo, hi := per, 16*per
+	backed, calls := 0, 0
+	for i := range s {
+		before := backed
+		Ahead(s, i, &backed, lo, hi)
+		if backed != before {
+			calls++
+			want := min(max(i, lo), hi)
+			if backed-before != want {
+				t.Fatalf("at %d backed %d more, want %d", i, backed-before, want)
+			}
+			res := resident(t, b)
+			for p := i / per; p < backed/per; p++ {
+				if !res[p] {
+					t.Fatalf("at %d page %d not backed", i, p)
+				}
+			}
+			for p := backed / per; p < len(res); p++ {
+				if res[p] {
+					t.Fatalf("at %d page %d backed beyond the window (backed %d)", i, p, backed)
+				}
+			}
+		}
+		s[i][0] = 1
+	}
+	// 1, 1, 2, 4, 8 pages, then 16 at a time: 64 pages in 8 calls.
+	if calls != 8 {
+		t.Errorf("%d calls, want 8", calls)
+	}
+}
