@@ -57,14 +57,8 @@ func (a *app) analyzeFail(err error) int {
 }
 
 func (a *app) analyze(c *cli.Context) int {
-	// The objects' store and index live outside Go's heap, which holds
-	// the recording's metadata and buffers, nearly all live to the end:
-	// a collection before 16 MiB frees little and costs a small
-	// recording more than its analysis (the collector's first touch of
-	// its own memory: ~4 ms on a virtual machine, for a trace-cmd zstd
-	// file's 2 MB of inflated formats). Past 8 MiB live, collecting at
-	// 40% keeps the peak below trace-cmd's at every size.
-	debug.SetGCPercent(400)
+	// Past 8 MiB live, collecting at 40% keeps the peak below
+	// trace-cmd's at every size.
 	gcSwitchAt.Store(8 << 20)
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -123,6 +117,16 @@ func (a *app) analyze(c *cli.Context) int {
 		return a.analyzeObjects(c, paths, cfg.Refcount, unit, out)
 	}
 	many := len(args) > 1 || len(paths) != 1 || paths[0] != args[0] || parts != ""
+	if !many {
+		// One recording: the objects' store and index live outside Go's
+		// heap, which holds the metadata and buffers, nearly all live to
+		// the end, so a collection before 16 MiB frees little and costs
+		// a small recording more than its analysis (the collector's
+		// first touch of its own memory: ~4 ms on a virtual machine, for
+		// a trace-cmd zstd file's 2 MB of inflated formats). Many files
+		// leave each one's state behind: Go's pacing stays.
+		debug.SetGCPercent(400)
+	}
 	if parts == "" {
 		parts = "file"
 	}
