@@ -163,13 +163,13 @@ done
 # event formats inflated once) against trace-cmd printing each file. Only
 # for a first size of up to 100k events: fifty copies of a larger one
 # would take trace-cmd most of an hour.
-if [ "${first%:*}" -gt 100000 ]; then
-	echo "fleet: skipped (the first size, ${first%:*} events, is over 100000)"
-	exit 0
-fi
 fleet=50
 dir=$(recording "${first%:*}" "${first#*:}")
 events=$(cat "$dir/ok")
+if [ "$events" -gt 100000 ]; then
+	echo "fleet: skipped (the first size has $events events, over 100000)"
+	exit 0
+fi
 mkdir -p "$tmp/fleet"
 for f in v7-zstd.dat gprobe.dat; do
 	rm -f "$tmp/fleet"/*
