@@ -29,11 +29,21 @@ type cursor struct {
 // readAhead is how much a cursor over a ReaderAt reads at once.
 const readAhead = 64 << 10
 
+// left is how many bytes remain after off: -1 for a cursor placed
+// outside the data (at an offset read from a damaged file), where no read,
+// not even of no bytes, succeeds.
+func (c *cursor) left() int64 {
+	if c.off < 0 || c.off > c.size {
+		return -1
+	}
+	return c.size - c.off
+}
+
 func (c *cursor) bytes(n int) []byte {
 	if c.err != nil {
-		return make([]byte, n)
+		return make([]byte, max(n, 0))
 	}
-	if n < 0 || c.off+int64(n) > c.size {
+	if n < 0 || int64(n) > c.left() {
 		c.err = errShort
 		return make([]byte, max(n, 0))
 	}
@@ -63,7 +73,7 @@ func (c *cursor) bytes(n int) []byte {
 // borrow is blob without the copy when it can: the bytes are only valid
 // until the cursor's next read.
 func (c *cursor) borrow(n uint64) []byte {
-	if c.err == nil && n > uint64(c.size-c.off) {
+	if c.err == nil && (c.left() < 0 || n > uint64(c.left())) {
 		c.err = errShort
 	}
 	if c.err != nil {
@@ -102,7 +112,7 @@ func (c *cursor) fill(n int) {
 // blob reads n bytes after checking n against what is left, so that a
 // damaged size never causes a huge allocation.
 func (c *cursor) blob(n uint64) []byte {
-	if c.err == nil && n > uint64(c.size-c.off) {
+	if c.err == nil && (c.left() < 0 || n > uint64(c.left())) {
 		c.err = errShort
 	}
 	if c.err != nil {
@@ -112,7 +122,7 @@ func (c *cursor) blob(n uint64) []byte {
 }
 
 func (c *cursor) skip(n uint64) {
-	if c.err == nil && n > uint64(c.size-c.off) {
+	if c.err == nil && (c.left() < 0 || n > uint64(c.left())) {
 		c.err = errShort
 	}
 	if c.err == nil {
