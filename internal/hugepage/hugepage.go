@@ -1,7 +1,8 @@
-// Package hugepage allocates memory that the kernel backs with
-// transparent huge pages: memory that will be filled then costs a page
-// fault per 2 MiB instead of per 4 KiB (on virtual machines a fault costs
-// tens of microseconds) and far fewer TLB misses.
+// Package hugepage spares memory that will be filled its page faults (on
+// virtual machines a fault costs tens of microseconds): Slice allocates
+// memory the kernel backs with transparent huge pages, a fault per 2 MiB
+// instead of per 4 KiB and far fewer TLB misses; Populate and Ahead have
+// base pages backed in one system call before they are filled.
 package hugepage
 
 import (
