@@ -122,7 +122,7 @@ func (a *app) analyze(c *cli.Context) int {
 		// heap, which holds the metadata and buffers, nearly all live to
 		// the end, so a collection before 16 MiB frees little and costs
 		// a small recording more than its analysis (the collector's
-		// first touch of its own memory: ~4 ms on a virtual machine, for
+		// first touch of its own memory: ~3 ms on a virtual machine, for
 		// a trace-cmd zstd file's 2 MB of inflated formats). Many files
 		// leave each one's state behind: Go's pacing stays.
 		debug.SetGCPercent(400)
