@@ -71,6 +71,7 @@ var (
 // sources (see BuildGprobe), or fails tb.
 func Gprobe(tb testing.TB) string {
 	tb.Helper()
+	Heavy(tb, "tests of the built gprobe binary")
 	p, err := BuildGprobe()
 	if err != nil {
 		tb.Fatal(err)
@@ -134,6 +135,7 @@ func BuildGprobe() (string, error) {
 // tree, like BuildGprobe.
 func StaticTestBinary(tb testing.TB, pkg string) string {
 	tb.Helper()
+	Heavy(tb, "tests run inside a qemu guest")
 	repo := Repo(tb)
 	key, err := sourceKey(repo, true)
 	if err != nil {

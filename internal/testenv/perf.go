@@ -57,6 +57,7 @@ var (
 // RequirePerf returns the shared Perf, or ends tb with Missing.
 func RequirePerf(tb testing.TB) *Perf {
 	tb.Helper()
+	Heavy(tb, "differential tests against perf probe")
 	perfOnce.Do(func() { perfVal, perfErr = newPerf() })
 	if perfErr != nil {
 		Missing(tb, "perf probe: %v", perfErr)
