@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/atomicfile"
 )
 
 // BuildC compiles the C source src (a path relative to the test's
@@ -214,4 +216,34 @@ func CheckStatic(p string) error {
 		}
 	}
 	return nil
+}
+
+// BuildSymbols returns a shared object (built by gcc, cached like BuildC)
+// whose .symtab and .dynsym hold one global function symbol for each of
+// names, in that order, each on a one-byte function: a way to ask perf how
+// it shows arbitrary symbol names (perf probe -x OBJ -F '*'). A name must
+// not hold a double quote, a newline or a NUL.
+func BuildSymbols(tb testing.TB, name string, names []string) string {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString(".text\n")
+	for _, n := range names {
+		if strings.ContainsAny(n, "\"\n\x00") {
+			tb.Fatalf("BuildSymbols: %q cannot be an assembler symbol", n)
+		}
+		fmt.Fprintf(&b, ".globl \"%s\"\n.type \"%s\",@function\n\"%s\":\n\tret\n.size \"%s\",1\n", n, n, n, n)
+	}
+	src := b.String()
+	dir := Scratch("symbols")
+	if dir == "" {
+		dir = tb.TempDir()
+	}
+	// The source's path is part of BuildC's key: name it by its content.
+	path := filepath.Join(dir, hashStrings("symbols-v1", src)[:32]+".s")
+	if _, err := os.Stat(path); err != nil {
+		if err := atomicfile.Write(path, []byte(src)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return BuildC(tb, "gcc", path, name, "-shared", "-nostdlib")
 }
