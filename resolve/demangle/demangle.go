@@ -100,7 +100,11 @@ func cxx(sym string, o Options) (string, bool) {
 		// The address of a function in a template argument (ad L_Z...E).
 		a = addressOfFunctions(a)
 	}
-	a, marked := markEmptyPacks(a)
+	marked := false
+	if strings.IndexByte(sym, 'J') >= 0 {
+		// Only an argument pack (J...E) makes an empty one.
+		a, marked = markEmptyPacks(a)
+	}
 	s := demangle.ASTToString(a, opts...)
 	if marked {
 		s = dropEmptyPacks(s)
