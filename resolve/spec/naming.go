@@ -37,15 +37,39 @@ func eventBase(base string) string {
 
 // EventName is the event name perf 6.1 derives from base (a function or
 // symbol name, or the user's EVENT) for C targets when it is not taken yet:
-// see eventBase, plus "__return" for return probes. The result is not
-// validated; perf then requires IsCFuncName and a length below
-// probedef.MaxEventNameLen, the kernel's limit too ("Internal error: \"%s\" is an invalid event name.").
+// see eventBase, plus "__return" for return probes.
+//
+// Where perf 6.1 would stop with "Internal error: ... is an invalid event
+// name." because that is no C name (a C++ or Rust name: ns::Klass::method,
+// Vec<u8>::push), the name is made as newer perf makes it for other
+// languages: each run of bytes that are neither letters nor digits becomes
+// one '_', none at the start (ns_Klass_method, Vec_u8_push). The result is
+// not validated further; callers then require IsCFuncName and a length
+// below probedef.MaxEventNameLen, the kernel's limit too.
 func EventName(base string, ret bool) string {
 	n := eventBase(base)
+	if !IsCFuncName(n) {
+		n = sanitizeEventName(cString(base))
+	}
 	if ret {
 		n += "__return"
 	}
 	return n
+}
+
+// sanitizeEventName is newer perf's get_new_event_name rule for names that
+// are not C's: runs of non-alphanumeric bytes (per the tools' ctype, '_'
+// included) become one '_', and none is put first.
+func sanitizeEventName(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if toolsIsAlnum(s[i]) {
+			b = append(b, s[i])
+		} else if len(b) > 0 && b[len(b)-1] != '_' {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
 }
 
 // UprobeGroup is perf's default group for uprobes on the binary at path
