@@ -247,3 +247,46 @@ func BuildSymbols(tb testing.TB, name string, names []string) string {
 	}
 	return BuildC(tb, "gcc", path, name, "-shared", "-nostdlib")
 }
+
+// NamesBuild is one build of the programs of C++ and Rust names
+// (cmd/gprobe/testdata/cxx/names.cpp, cmd/gprobe/testdata/rust/names.rs):
+// namespaces, classes, overloads, templates, Rust modules, closures,
+// traits and generics, for the tests of demangled names.
+type NamesBuild struct {
+	Name     string // the binary's name, unique among NamesBuilds
+	Compiler string // g++, clang++ or rustc
+	Flags    []string
+}
+
+// Rust reports a Rust build.
+func (b NamesBuild) Rust() bool { return b.Compiler == "rustc" }
+
+// NamesBuilds lists the builds the tests use: g++ and clang++ at -O0 and
+// -O2 with DWARF 4 and 5, and rustc's debug and release builds, and a
+// debug build with v0 symbol names.
+func NamesBuilds() []NamesBuild {
+	var bs []NamesBuild
+	for _, cc := range []string{"g++", "clang++"} {
+		for _, o := range []string{"-O0", "-O2"} {
+			for _, d := range []string{"-gdwarf-4", "-gdwarf-5"} {
+				bs = append(bs, NamesBuild{"names-" + cc + o + d, cc, []string{o, d}})
+			}
+		}
+	}
+	return append(bs,
+		NamesBuild{"names-rs-debug", "rustc", []string{"-g"}},
+		NamesBuild{"names-rs-release", "rustc", []string{"-g", "-O"}},
+		NamesBuild{"names-rs-v0", "rustc", []string{"-g", "-C", "symbol-mangling-version=v0"}})
+}
+
+// Build compiles b (as BuildC does, once per compiler version, flags and
+// source) and returns the binary's path. A missing compiler ends tb with
+// Missing.
+func (b NamesBuild) Build(tb testing.TB) string {
+	tb.Helper()
+	src := filepath.Join(Repo(tb), "cmd", "gprobe", "testdata", "cxx", "names.cpp")
+	if b.Rust() {
+		src = filepath.Join(Repo(tb), "cmd", "gprobe", "testdata", "rust", "names.rs")
+	}
+	return BuildC(tb, b.Compiler, src, b.Name, b.Flags...)
+}
