@@ -812,7 +812,7 @@ func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (tracePoint, 
 		if err != nil {
 			return tracePoint{}, err
 		}
-		sym, ok := m.find(addr)
+		sym, ok := m.find(f.r.dwflAddr(addr))
 		if !ok || (sym.typ != elf.STT_FUNC && sym.typ != elf.STT_GNU_IFUNC) {
 			f.warn("Failed to find symbol at 0x%x", addr)
 			return tracePoint{}, errorf(ErrNotFound, "")
