@@ -578,13 +578,13 @@ func (c *scopeCtx) fields(vr *dwarf.Entry, varname string, fs []spec.Field, t *t
 				c.f.warn("Failed to get the type of %s.", varname)
 				return nil, errorf(ErrNotFound, "")
 			}
-			if typ.Tag != dwarf.TagStructType && typ.Tag != dwarf.TagUnionType {
+			if !isRecord(typ) {
 				c.f.warn("%s is not a data structure nor a union.", varname)
 				return nil, errorf(ErrInvalid, "")
 			}
 			t.refs = append(t.refs, varRef{})
 		} else {
-			if typ.Tag != dwarf.TagStructType && typ.Tag != dwarf.TagUnionType {
+			if !isRecord(typ) {
 				c.f.warn("%s is not a data structure nor a union.", varname)
 				return nil, errorf(ErrInvalid, "")
 			}
