@@ -248,15 +248,7 @@ func unreversibleLines(t *testing.T, bin, perfOut, gOut string) ([]int, bool) {
 		return nil, false
 	}
 	fn := strings.TrimPrefix(strings.SplitN(gl[0], "@", 2)[0], "<")
-	ef, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	d, err := ef.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := dwarfOf(t, bin)
 	for r := d.Reader(); ; {
 		cu, err := r.Next()
 		if err != nil || cu == nil {
@@ -389,15 +381,7 @@ func classMembers(t *testing.T, perf *testenv.Perf, bin string, args []string, g
 // classMember finds member in a class of bin's DWARF: its offset and its
 // fetch type (s/u and its size in bits, for a base type).
 func classMember(t *testing.T, bin, member string) (int64, string, bool) {
-	ef, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	d, err := ef.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := dwarfOf(t, bin)
 	r := d.Reader()
 	inClass := false
 	for {
@@ -437,4 +421,20 @@ func classMember(t *testing.T, bin, member string) (int64, string, bool) {
 		}
 		return off, fmt.Sprintf("%s%d", sign, size*8), true
 	}
+}
+
+// dwarfOf reads an image's DWARF with the standard library (the oracle of
+// the differential tests).
+func dwarfOf(t *testing.T, path string) *dwarf.Data {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

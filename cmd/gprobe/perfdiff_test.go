@@ -616,15 +616,7 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 // does not are such declaration lines, read here with debug/dwarf.
 func explainDeclFile0(t *testing.T, bin string) func(args []string, p, g result) (string, bool) {
 	t.Helper()
-	ef, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	d, err := ef.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := dwarfOf(t, bin)
 	decl := map[int64]bool{}
 	for r := d.Reader(); ; {
 		e, err := r.Next()

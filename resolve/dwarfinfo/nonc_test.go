@@ -25,27 +25,11 @@ func TestNonCUnits(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			path := b.Build(t)
 			f := open(t, path)
-			units, err := f.unitHeaders()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range units {
-				fast, err := f.decodeScopes(i, &units[i])
-				if err != nil {
-					t.Fatalf("unit %d: %v", i, err)
-				}
-				slow, err := f.decodeUnit(i, &units[i])
-				if err != nil {
-					t.Fatalf("unit %d (stdlib): %v", i, err)
-				}
-				// The tree's shape: the oracle integrates names only
-				// through origins that are scopes of the unit, and these
-				// programs name functions through class declarations
-				// and other units (checked below through EachFuncs).
-				if a, b := dumpShape(fast.Lines), dumpShape(slow.Lines); a != b {
-					t.Fatalf("unit %d (%s) differs from debug/dwarf:\n%s", i, fast.Lines.Name, firstDiff(a, b))
-				}
-			}
+			// The tree's shape: the oracle integrates names only
+			// through origins that are scopes of the unit, and these
+			// programs name functions through class declarations
+			// and other units (checked below through EachFuncs).
+			matchStdlib(t, f, dumpShape)
 			want := getfuncs(t, path)
 			for _, name := range []string{"work", "size", "bump", "main", "method", "smethod", "scale", "hidden", "cfunc", "plain_c"} {
 				var got []string
