@@ -3,6 +3,7 @@ package demangle
 import (
 	"bytes"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -113,4 +114,33 @@ func keyIdentifier(want string) string {
 		}
 	}
 	return best
+}
+
+// PLTSuffix ends the names perf synthesizes for a user binary's PLT
+// entries ("memcpy@plt"): perf demangles the name before it.
+const PLTSuffix = "@plt"
+
+// List is perf -F's listing of a symbol map's names (util/probe-event.c
+// show_available_funcs over the names dso__load_sym and
+// dso__synthesize_plt_symbols made): each name demangled as Name does
+// (a "NAME@plt" as NAME, then "@plt"), those keep accepts, sorted as strcmp
+// sorts them, one line per symbol (overloads, aliases and the .symtab and
+// .dynsym copies of a name stay, as in perf).
+func List(raws []string, o Options, keep func(string) bool) []string {
+	plain := make([]string, len(raws))
+	for i, r := range raws {
+		plain[i] = strings.TrimSuffix(r, PLTSuffix)
+	}
+	names := Names(plain, o)
+	out := names[:0]
+	for i, n := range names {
+		if len(plain[i]) < len(raws[i]) {
+			n += PLTSuffix
+		}
+		if keep(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,6 +1,9 @@
 package demangle
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNames(t *testing.T) {
 	var syms []string
@@ -69,5 +72,19 @@ func TestCandidates(t *testing.T) {
 		if got := keyIdentifier(want); got != key {
 			t.Errorf("keyIdentifier(%q) = %q, want %q", want, got, key)
 		}
+	}
+}
+
+func TestList(t *testing.T) {
+	raws := []string{"_ZN2ns5Klass6methodEi", "main", "_ZN2ns5Klass6methodEPKc", "_ZNKSt9type_info4nameEv@plt", "_start", "printf@plt"}
+	got := List(raws, Options{}, func(n string) bool { return !strings.HasPrefix(n, "_") })
+	want := []string{"main", "ns::Klass::method", "ns::Klass::method", "printf@plt", "std::type_info::name@plt"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("List = %q, want %q", got, want)
+	}
+	got = List(raws, Options{Params: true}, func(n string) bool { return strings.Contains(n, "method") })
+	want = []string{"ns::Klass::method(char const*)", "ns::Klass::method(int)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("List(Params) = %q, want %q", got, want)
 	}
 }
