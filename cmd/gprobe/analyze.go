@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,14 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/analyze/folded"
-	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/objtrace"
-	"github.com/gprobe/gprobe/analyze/perfetto"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
-	"github.com/gprobe/gprobe/analyze/timeline"
-	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // analyze: latency and refcount reports from recordings.
@@ -28,14 +24,12 @@ func (a *app) analyzeCommand() *cli.Command {
 		Name:      "analyze",
 		Usage:     "latency, refcount and object reports from recordings",
 		ArgsUsage: "[FILE|DIR...] (trace.dat v6/v7, ftrace text; default trace.out; several files or a directory: a report per file and a total)",
-		Flags: []cli.Flag{
+		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "refcount", Usage: "`get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]`: follow objects by key"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (summaries, totals and the --max-objects first objects and sites)"},
 			&cli.BoolFlag{Name: "json-lines", Usage: "print JSON lines: every outstanding object, then the report"},
 			&cli.BoolFlag{Name: "all-objects", Usage: "list every outstanding object in the text or JSON report (streamed)"},
-			&cli.StringFlag{Name: "export-timeline", Usage: "write matched calls as Chrome trace-event JSON to `FILE` (Perfetto)"},
-			&cli.StringFlag{Name: "export-perfetto", Usage: "write matched calls (and with --refcount the live objects) as a Perfetto protobuf trace to `FILE`"},
-			&cli.StringFlag{Name: "folded", Usage: "write folded stacks of matched calls, weighted by self time in ns, to `FILE` (flamegraph.pl, inferno, speedscope)"},
+		}, formatFlags("analyze")...),
 			&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`; report several recordings by file|host (comma-separated, e.g. host,comm)"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
 			&cli.StringFlag{Name: "probes", Usage: "`FILE` of probe definitions (uprobe_events/kprobe_events lines) to pair entry and return probes"},
@@ -43,17 +37,56 @@ func (a *app) analyzeCommand() *cli.Command {
 			&cli.StringFlag{Name: "object", Usage: "print every event whose arguments carry the address `ADDR` (kernel) or PID:ADDR (user space), and its life"},
 			&cli.IntFlag{Name: "objects", Usage: "rank the `N` objects seen most (addresses in pointer-like arguments, or with --refcount its key)"},
 			&cli.StringFlag{Name: "rank", Value: "events", Usage: "rank --objects by `events|lifetime`"},
-		},
+		),
 		Action: func(c *cli.Context) error { return a.set(a.analyze(c)) },
 	}
 }
 
-func (a *app) analyzeFail(err error) int {
-	fmt.Fprintf(a.stderr, "gprobe analyze: %v\n", err)
+// failIn prints err as command's one-line error and returns its status:
+// ENOENT for a missing file, else EINVAL.
+func (a *app) failIn(command string, err error) int {
+	fmt.Fprintf(a.stderr, "gprobe %s: %v\n", command, err)
 	if errors.Is(err, fs.ErrNotExist) {
 		return exitENOENT
 	}
 	return exitEINVAL
+}
+
+func (a *app) analyzeFail(err error) int { return a.failIn("analyze", err) }
+
+// analyzeFlags reads the analyses' flags: their configuration, the
+// report's format and how several recordings are reported ("file" or
+// "host", "" when not said).
+func analyzeFlags(c *cli.Context) (cfg analyze.Config, out report.Output, parts string, err error) {
+	switch {
+	case c.Bool("json") && c.Bool("json-lines"):
+		return cfg, out, "", errors.New("--json and --json-lines: choose one")
+	case c.Bool("json"):
+		out = report.OutputJSON
+	case c.Bool("json-lines"):
+		out = report.OutputJSONLines
+	}
+	if cfg.MaxListed = c.Int("max-objects"); cfg.MaxListed <= 0 {
+		return cfg, out, "", fmt.Errorf("--max-objects %d: want at least 1", cfg.MaxListed)
+	}
+	if cfg.Latency.By, parts, err = analyze.ParseBy(c.String("by")); err != nil {
+		return cfg, out, "", err
+	}
+	if s := c.String("refcount"); s != "" {
+		spec, err := refcount.ParseSpec(s)
+		if err != nil {
+			return cfg, out, "", err
+		}
+		cfg.Refcount, cfg.RefSpec = &spec, s
+	}
+	if p := c.String("probes"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return cfg, out, "", err
+		}
+		cfg.Latency.Definitions = strings.Split(string(b), "\n")
+	}
+	return cfg, out, parts, nil
 }
 
 func (a *app) analyze(c *cli.Context) int {
@@ -68,46 +101,9 @@ func (a *app) analyze(c *cli.Context) int {
 	if err != nil {
 		return a.analyzeFail(err)
 	}
-	out := report.OutputText
-	switch {
-	case c.Bool("json") && c.Bool("json-lines"):
-		return a.analyzeFail(errors.New("--json and --json-lines: choose one"))
-	case c.Bool("json"):
-		out = report.OutputJSON
-	case c.Bool("json-lines"):
-		out = report.OutputJSONLines
-	}
-	max := c.Int("max-objects")
-	if max <= 0 {
-		return a.analyzeFail(fmt.Errorf("--max-objects %d: want at least 1", max))
-	}
-	cfg := analyze.Config{MaxListed: max}
-	parts := ""
-	if by := c.String("by"); by != "" {
-		for _, b := range strings.Split(by, ",") {
-			switch {
-			case (b == "comm" || b == "pid") && cfg.Latency.By == "":
-				cfg.Latency.By = b
-			case (b == "file" || b == "host") && parts == "":
-				parts = b
-			default:
-				return a.analyzeFail(fmt.Errorf("--by %q: want comm or pid, file or host, or one of each", by))
-			}
-		}
-	}
-	if s := c.String("refcount"); s != "" {
-		spec, err := refcount.ParseSpec(s)
-		if err != nil {
-			return a.analyzeFail(err)
-		}
-		cfg.Refcount, cfg.RefSpec = &spec, s
-	}
-	if p := c.String("probes"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return a.analyzeFail(err)
-		}
-		cfg.Latency.Definitions = strings.Split(string(b), "\n")
+	cfg, out, parts, err := analyzeFlags(c)
+	if err != nil {
+		return a.analyzeFail(err)
 	}
 	paths, err := analyze.Inputs(args)
 	if err != nil {
@@ -127,105 +123,45 @@ func (a *app) analyze(c *cli.Context) int {
 		// leave each one's state behind: Go's pacing stays.
 		debug.SetGCPercent(400)
 	}
-	if parts == "" {
-		parts = "file"
-	}
-	if many && parts == "host" && c.Bool("all-objects") && out != report.OutputJSONLines {
+	all := c.Bool("all-objects")
+	if many && parts == "host" && all && out != report.OutputJSONLines {
 		return a.analyzeFail(errors.New("--all-objects lists the objects of each recording: use --by file or --json-lines"))
 	}
-	var tl *timeline.Writer
-	var tlFile *os.File
-	if p := c.String("export-timeline"); p != "" {
-		tlFile, err = os.Create(p)
-		if err != nil {
-			return a.analyzeFail(err)
-		}
-		defer tlFile.Close()
-		tl = timeline.New(tlFile)
-	}
-	var pf *perfetto.Writer
-	var pfFile *os.File
-	wrap := func(src trace.Source) trace.Source { return src }
-	if p := c.String("export-perfetto"); p != "" {
-		if many {
-			return a.analyzeFail(errors.New("--export-perfetto writes one recording's calls: give one file"))
-		}
-		pfFile, err = os.Create(p)
-		if err != nil {
-			return a.analyzeFail(err)
-		}
-		defer pfFile.Close()
-		pf = perfetto.New(pfFile, perfetto.Options{Refcount: cfg.Refcount, RefSpec: cfg.RefSpec})
-		wrap = pf.Source
-	}
-	var fb *folded.Builder
-	var fbFile *os.File
-	if p := c.String("folded"); p != "" {
-		fbFile, err = os.Create(p)
-		if err != nil {
-			return a.analyzeFail(err)
-		}
-		defer fbFile.Close()
-		fb = folded.New()
-	}
-	if tl != nil || fb != nil || pf != nil {
-		cfg.OnCall = func(call latency.Call) {
-			if tl != nil {
-				tl.Call(call)
-			}
-			if pf != nil {
-				pf.Call(call)
-			}
-			if fb != nil {
-				fb.Call(call)
-			}
-		}
-	}
-	write := func(r *report.Report) error {
-		r.AllObjects = c.Bool("all-objects")
-		switch out {
-		case report.OutputJSON:
-			return report.JSON(a.stdout, r)
-		case report.OutputJSONLines:
-			return report.JSONLines(a.stdout, r, "report")
-		}
-		return report.Text(a.stdout, r, unit, max)
-	}
-	if many {
-		err = a.analyzeMany(paths, cfg, out, parts, unit, max, c.Bool("all-objects"))
-	} else {
-		err = analyzeOne(paths[0], cfg, wrap, write)
-	}
+	outs, _, err := openFormats("analyze", formatInput{c, paths, cfg}, many)
 	if err != nil {
 		return a.analyzeFail(err)
 	}
-	if tl != nil {
-		if err := tl.Close(); err != nil {
-			return a.analyzeFail(err)
-		}
+	defer outs.Abort()
+	cfg.Exporters = outs.Exporters()
+	max := cfg.MaxListed
+	if many {
+		m := report.NewMany(a.stdout, out, cmp.Or(parts, "file")+"s", unit, max)
+		err = analyze.ReportFiles(m, paths, cfg, parts == "host", all)
+	} else {
+		err = analyze.File(paths[0], cfg, func(an *analyze.Analysis) error {
+			r := an.Report()
+			r.AllObjects = all
+			return report.Write(a.stdout, r, out, unit, max)
+		})
 	}
-	if pf != nil {
-		if err := pf.Close(); err != nil {
-			return a.analyzeFail(err)
-		}
-		if err := pfFile.Close(); err != nil {
-			return a.analyzeFail(err)
-		}
+	if err == nil {
+		err = outs.Close()
 	}
-	if fb != nil {
-		if err := fb.Write(fbFile); err != nil {
-			return a.analyzeFail(err)
-		}
-		if err := fbFile.Close(); err != nil {
-			return a.analyzeFail(err)
-		}
+	if err != nil {
+		return a.analyzeFail(err)
 	}
 	return exitOK
 }
 
 // analyzeObjects runs --object or --objects, alone.
 func (a *app) analyzeObjects(c *cli.Context, paths []string, spec *refcount.Spec, unit report.Unit, out report.Output) int {
-	for _, f := range []string{"export-timeline", "export-perfetto", "folded", "json-lines", "all-objects", "by", "probes"} {
+	var alone []string
+	for _, f := range formats {
+		if f.command == "analyze" {
+			alone = append(alone, f.flag)
+		}
+	}
+	for _, f := range append(alone, "json-lines", "all-objects", "by", "probes") {
 		if c.IsSet(f) {
 			return a.analyzeFail(fmt.Errorf("--%s does not go with --object or --objects", f))
 		}
@@ -265,50 +201,4 @@ func (a *app) analyzeObjects(c *cli.Context, paths []string, spec *refcount.Spec
 		return a.analyzeFail(err)
 	}
 	return exitOK
-}
-
-// analyzeOne reports one recording, read through wrap (which may watch
-// the events, as the Perfetto writer does).
-func analyzeOne(path string, cfg analyze.Config, wrap func(trace.Source) trace.Source, write func(*report.Report) error) error {
-	rec, err := analyze.Open(path)
-	if err != nil {
-		return err
-	}
-	defer rec.Close()
-	an, err := analyze.Analyze(wrap(rec), cfg)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return write(an.Report())
-}
-
-// analyzeMany reports each recording (or host) and the total, in one pass
-// over the files.
-func (a *app) analyzeMany(paths []string, cfg analyze.Config, out report.Output, parts string, unit report.Unit, max int, all bool) error {
-	m := report.NewMany(a.stdout, out, parts+"s", unit, max)
-	hosts := map[string]*analyze.Total{}
-	var order []string
-	total, err := analyze.RunFiles(paths, cfg, func(an *analyze.Analysis) error {
-		if parts == "host" {
-			h, ok := hosts[an.Host]
-			if !ok {
-				h = analyze.NewTotal(cfg)
-				hosts[an.Host] = h
-				order = append(order, an.Host)
-			}
-			h.Add(an)
-		}
-		r := an.Report()
-		r.AllObjects = all
-		return m.Recording(r)
-	})
-	if err != nil {
-		return err
-	}
-	for _, h := range order {
-		if err := m.Host(hosts[h].Report()); err != nil {
-			return err
-		}
-	}
-	return m.Total(total.Report())
 }
