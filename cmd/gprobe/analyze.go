@@ -15,6 +15,7 @@ import (
 	"github.com/gprobe/gprobe/analyze/objtrace"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
+	"github.com/gprobe/gprobe/internal/gcpace"
 )
 
 // analyze: latency and refcount reports from recordings.
@@ -25,7 +26,7 @@ func (a *app) analyzeCommand() *cli.Command {
 		Usage:     "latency, refcount and object reports from recordings",
 		ArgsUsage: "[FILE|DIR...] (trace.dat v6/v7, ftrace text; default trace.out; several files or a directory: a report per file and a total)",
 		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "refcount", Usage: "`get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]`: follow objects by key"},
+			&cli.StringFlag{Name: "refcount", Usage: "follow objects by key: `SPEC` is get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (summaries, totals and the --max-objects first objects and sites)"},
 			&cli.BoolFlag{Name: "json-lines", Usage: "print JSON lines: every outstanding object, then the report"},
 			&cli.BoolFlag{Name: "all-objects", Usage: "list every outstanding object in the text or JSON report (streamed)"},
@@ -92,7 +93,7 @@ func analyzeFlags(c *cli.Context) (cfg analyze.Config, out report.Output, parts 
 func (a *app) analyze(c *cli.Context) int {
 	// Past 8 MiB live, collecting at 40% keeps the peak below
 	// trace-cmd's at every size.
-	gcSwitchAt.Store(8 << 20)
+	gcpace.SwitchAt(8 << 20)
 	args := c.Args().Slice()
 	if len(args) == 0 {
 		args = []string{"trace.out"}

@@ -42,6 +42,8 @@ type app struct {
 	// cli is the command tree, built once (it holds every flag of every
 	// command: building it is a noticeable part of a short run).
 	cli *cli.App
+	// operand is the root command's first operand (firstuse.go).
+	operand string
 }
 
 // tune completes the resolve options every command uses.
@@ -177,7 +179,7 @@ func (a *app) main(args []string) int {
 
 func (a *app) cliApp() *cli.App {
 	if a.cli == nil {
-		a.cli = withFixedNames(a.newCLIApp())
+		a.cli = a.finishCLI(a.newCLIApp())
 	}
 	return a.cli
 }

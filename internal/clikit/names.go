@@ -1,4 +1,4 @@
-package main
+package clikit
 
 import "github.com/urfave/cli/v2"
 
@@ -44,8 +44,9 @@ func (n *names) get(f cli.Flag) []string {
 	return n.list
 }
 
-// withFixedNames wraps the flags of app and of all its commands.
-func withFixedNames(app *cli.App) *cli.App {
+// FixNames wraps the flags of app and of all its commands so that each
+// derives its names once.
+func FixNames(app *cli.App) *cli.App {
 	app.Flags = fixNames(app.Flags)
 	var walk func([]*cli.Command)
 	walk = func(cmds []*cli.Command) {
