@@ -43,9 +43,12 @@ func (a *app) analyzeCommand() *cli.Command {
 	}
 }
 
-// failIn prints err as command's one-line error and returns its status:
-// ENOENT for a missing file, else EINVAL.
-func (a *app) failIn(command string, err error) int {
+// done is command's exit status after err (0 without), which it prints
+// as the command's one-line error: ENOENT for a missing file, else EINVAL.
+func (a *app) done(command string, err error) int {
+	if err == nil {
+		return exitOK
+	}
 	fmt.Fprintf(a.stderr, "gprobe %s: %v\n", command, err)
 	if errors.Is(err, fs.ErrNotExist) {
 		return exitENOENT
@@ -53,41 +56,52 @@ func (a *app) failIn(command string, err error) int {
 	return exitEINVAL
 }
 
-func (a *app) analyzeFail(err error) int { return a.failIn("analyze", err) }
+// analyzeRequest is what analyze's flags ask.
+type analyzeRequest struct {
+	cfg  analyze.Config
+	out  report.Output
+	unit report.Unit
+	// parts says how several recordings are reported: "file" or "host"
+	// ("" when --by does not say).
+	parts string
+	all   bool // --all-objects
+}
 
-// analyzeFlags reads the analyses' flags: their configuration, the
-// report's format and how several recordings are reported ("file" or
-// "host", "" when not said).
-func analyzeFlags(c *cli.Context) (cfg analyze.Config, out report.Output, parts string, err error) {
+// analyzeFlags reads analyze's flags (but those of --object and --objects).
+func analyzeFlags(c *cli.Context) (req analyzeRequest, err error) {
+	if req.unit, err = report.ParseUnit(c.String("unit")); err != nil {
+		return req, err
+	}
 	switch {
 	case c.Bool("json") && c.Bool("json-lines"):
-		return cfg, out, "", errors.New("--json and --json-lines: choose one")
+		return req, errors.New("--json and --json-lines: choose one")
 	case c.Bool("json"):
-		out = report.OutputJSON
+		req.out = report.OutputJSON
 	case c.Bool("json-lines"):
-		out = report.OutputJSONLines
+		req.out = report.OutputJSONLines
 	}
-	if cfg.MaxListed = c.Int("max-objects"); cfg.MaxListed <= 0 {
-		return cfg, out, "", fmt.Errorf("--max-objects %d: want at least 1", cfg.MaxListed)
+	if req.cfg.MaxListed = c.Int("max-objects"); req.cfg.MaxListed <= 0 {
+		return req, fmt.Errorf("--max-objects %d: want at least 1", req.cfg.MaxListed)
 	}
-	if cfg.Latency.By, parts, err = analyze.ParseBy(c.String("by")); err != nil {
-		return cfg, out, "", err
+	if req.cfg.Latency.By, req.parts, err = analyze.ParseBy(c.String("by")); err != nil {
+		return req, err
 	}
 	if s := c.String("refcount"); s != "" {
 		spec, err := refcount.ParseSpec(s)
 		if err != nil {
-			return cfg, out, "", err
+			return req, err
 		}
-		cfg.Refcount, cfg.RefSpec = &spec, s
+		req.cfg.Refcount, req.cfg.RefSpec = &spec, s
 	}
 	if p := c.String("probes"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return cfg, out, "", err
+			return req, err
 		}
-		cfg.Latency.Definitions = strings.Split(string(b), "\n")
+		req.cfg.Latency.Definitions = strings.Split(string(b), "\n")
 	}
-	return cfg, out, parts, nil
+	req.all = c.Bool("all-objects")
+	return req, nil
 }
 
 func (a *app) analyze(c *cli.Context) int {
@@ -98,22 +112,18 @@ func (a *app) analyze(c *cli.Context) int {
 	if len(args) == 0 {
 		args = []string{"trace.out"}
 	}
-	unit, err := report.ParseUnit(c.String("unit"))
+	req, err := analyzeFlags(c)
 	if err != nil {
-		return a.analyzeFail(err)
-	}
-	cfg, out, parts, err := analyzeFlags(c)
-	if err != nil {
-		return a.analyzeFail(err)
+		return a.done("analyze", err)
 	}
 	paths, err := analyze.Inputs(args)
 	if err != nil {
-		return a.analyzeFail(err)
+		return a.done("analyze", err)
 	}
 	if c.IsSet("object") || c.IsSet("objects") {
-		return a.analyzeObjects(c, paths, cfg.Refcount, unit, out)
+		return a.analyzeObjects(c, paths, req)
 	}
-	many := len(args) > 1 || len(paths) != 1 || paths[0] != args[0] || parts != ""
+	many := len(args) > 1 || len(paths) != 1 || paths[0] != args[0] || req.parts != ""
 	if !many {
 		// One recording: the objects' store and index live outside Go's
 		// heap, which holds the metadata and buffers, nearly all live to
@@ -124,38 +134,39 @@ func (a *app) analyze(c *cli.Context) int {
 		// leave each one's state behind: Go's pacing stays.
 		debug.SetGCPercent(400)
 	}
-	all := c.Bool("all-objects")
-	if many && parts == "host" && all && out != report.OutputJSONLines {
-		return a.analyzeFail(errors.New("--all-objects lists the objects of each recording: use --by file or --json-lines"))
+	if many && req.parts == "host" && req.all && req.out != report.OutputJSONLines {
+		return a.done("analyze", errors.New("--all-objects lists the objects of each recording: use --by file or --json-lines"))
 	}
-	outs, _, err := openFormats("analyze", formatInput{c, paths, cfg}, many)
+	return a.done("analyze", a.analyzeReport(c, req, paths, many))
+}
+
+// analyzeReport runs the pass over the recordings at paths: the report of
+// each (of each host), the total, and the outputs of the format flags.
+func (a *app) analyzeReport(c *cli.Context, req analyzeRequest, paths []string, many bool) error {
+	outs, _, err := openFormats("analyze", formatInput{c, paths, req.cfg}, many)
 	if err != nil {
-		return a.analyzeFail(err)
+		return err
 	}
 	defer outs.Abort()
-	cfg.Exporters = outs.Exporters()
-	max := cfg.MaxListed
+	req.cfg.Exporters = outs.Exporters()
 	if many {
-		m := report.NewMany(a.stdout, out, cmp.Or(parts, "file")+"s", unit, max)
-		err = analyze.ReportFiles(m, paths, cfg, parts == "host", all)
+		m := report.NewMany(a.stdout, req.out, cmp.Or(req.parts, "file")+"s", req.unit, req.cfg.MaxListed)
+		err = analyze.ReportFiles(m, paths, req.cfg, req.parts == "host", req.all)
 	} else {
-		err = analyze.File(paths[0], cfg, func(an *analyze.Analysis) error {
+		err = analyze.File(paths[0], req.cfg, func(an *analyze.Analysis) error {
 			r := an.Report()
-			r.AllObjects = all
-			return report.Write(a.stdout, r, out, unit, max)
+			r.AllObjects = req.all
+			return report.Write(a.stdout, r, req.out, req.unit, req.cfg.MaxListed)
 		})
 	}
-	if err == nil {
-		err = outs.Close()
-	}
 	if err != nil {
-		return a.analyzeFail(err)
+		return err
 	}
-	return exitOK
+	return outs.Close()
 }
 
 // analyzeObjects runs --object or --objects, alone.
-func (a *app) analyzeObjects(c *cli.Context, paths []string, spec *refcount.Spec, unit report.Unit, out report.Output) int {
+func (a *app) analyzeObjects(c *cli.Context, paths []string, req analyzeRequest) int {
 	var alone []string
 	for _, f := range formats {
 		if f.command == "analyze" {
@@ -164,42 +175,27 @@ func (a *app) analyzeObjects(c *cli.Context, paths []string, spec *refcount.Spec
 	}
 	for _, f := range append(alone, "json-lines", "all-objects", "by", "probes") {
 		if c.IsSet(f) {
-			return a.analyzeFail(fmt.Errorf("--%s does not go with --object or --objects", f))
+			return a.done("analyze", fmt.Errorf("--%s does not go with --object or --objects", f))
 		}
 	}
-	asJSON := out == report.OutputJSON
+	asJSON, unit, spec := req.out == report.OutputJSON, req.unit, req.cfg.Refcount
 	if c.IsSet("object") {
 		if c.IsSet("objects") || spec != nil {
-			return a.analyzeFail(errors.New("--object follows every field: give it without --objects or --refcount"))
+			return a.done("analyze", errors.New("--object follows every field: give it without --objects or --refcount"))
 		}
 		addr, err := objtrace.ParseAddr(c.String("object"))
-		if err != nil {
-			return a.analyzeFail(err)
+		if err == nil {
+			err = analyze.ReportObject(a.stdout, paths, addr, asJSON, unit)
 		}
-		t := objtrace.NewTracer(addr)
-		w := report.NewObjectTrace(a.stdout, addr, asJSON, unit)
-		if err := analyze.TraceObject(paths, t, w.Hit); err != nil {
-			return a.analyzeFail(err)
-		}
-		if err := w.Close(t.Summary()); err != nil {
-			return a.analyzeFail(err)
-		}
-		return exitOK
+		return a.done("analyze", err)
 	}
 	n := c.Int("objects")
 	if n <= 0 {
-		return a.analyzeFail(fmt.Errorf("--objects %d: want at least 1", n))
+		return a.done("analyze", fmt.Errorf("--objects %d: want at least 1", n))
 	}
 	by, err := objtrace.ParseBy(c.String("rank"))
-	if err != nil {
-		return a.analyzeFail(err)
+	if err == nil {
+		err = analyze.ReportRanking(a.stdout, paths, objtrace.NewRanker(n, by, spec), asJSON, unit)
 	}
-	r := objtrace.NewRanker(n, by, spec)
-	if err := analyze.RankObjects(paths, r); err != nil {
-		return a.analyzeFail(err)
-	}
-	if err := report.Ranking(a.stdout, r.Ranking(), asJSON, unit); err != nil {
-		return a.analyzeFail(err)
-	}
-	return exitOK
+	return a.done("analyze", err)
 }

@@ -27,15 +27,15 @@ func (a *app) exportCommand() *cli.Command {
 
 func (a *app) export(c *cli.Context) int {
 	if c.String("parquet") == "" {
-		return a.failIn("export", errors.New("--parquet OUT.parquet is required"))
+		return a.done("export", errors.New("--parquet OUT.parquet is required"))
 	}
 	if c.Int("row-group-rows") <= 0 {
-		return a.failIn("export", fmt.Errorf("--row-group-rows %d: want a positive number", c.Int("row-group-rows")))
+		return a.done("export", fmt.Errorf("--row-group-rows %d: want a positive number", c.Int("row-group-rows")))
 	}
 	paths := c.Args().Slice()
 	outs, used, err := openFormats("export", formatInput{c: c, paths: paths}, len(paths) > 1)
 	if err != nil {
-		return a.failIn("export", err)
+		return a.done("export", err)
 	}
 	defer outs.Abort()
 	_, err = analyze.RunFiles(paths, analyze.Config{Exporters: outs.Exporters()}, nil)
@@ -43,7 +43,7 @@ func (a *app) export(c *cli.Context) int {
 		err = outs.Close()
 	}
 	if err != nil {
-		return a.failIn("export", err)
+		return a.done("export", err)
 	}
 	for i, f := range used {
 		if f.summary != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -27,7 +25,7 @@ func init() {
 
 // finishCLI completes the command tree newCLIApp builds.
 func (a *app) finishCLI(app *cli.App) *cli.App {
-	app.Version = version()
+	app.Version = clikit.Version(revision, modified)
 	app.OnUsageError = a.usageFailed
 	// The root's first operand: a probe point, or a mistyped command.
 	app.Before = func(c *cli.Context) error { a.operand = c.Args().First(); return nil }
@@ -40,52 +38,15 @@ func (a *app) finishCLI(app *cli.App) *cli.App {
 	return clikit.FixNames(app)
 }
 
-// version is the module's version, the VCS revision of the build (Go's
-// stamp, else scripts/build.sh's) and the Go release.
-func version() string {
-	v, rev, mod := "(devel)", revision, modified == "true"
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if info.Main.Version != "" {
-			v = info.Main.Version
-		}
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				mod = s.Value == "true"
-			}
-		}
-	}
-	if rev == "" {
-		rev = "unknown"
-	} else if mod {
-		rev += " (modified)"
-	}
-	return fmt.Sprintf("%s, revision %s, %s", v, rev, runtime.Version())
-}
-
-// usageFailed answers a flag urfave/cli could not parse as perf does: the
-// error perf words it with (and the flag it was probably meant to be),
-// then one usage block, all on stderr, and status 129.
+// usageFailed answers a flag urfave/cli could not parse as perf does:
+// perf's message (and the flag probably meant), then one usage block, all
+// on stderr, and status 129.
 func (a *app) usageFailed(c *cli.Context, err error, sub bool) error {
-	msg, unknown := clikit.OptionError(err)
-	fmt.Fprintln(a.stderr, msg)
-	if unknown != "" {
-		var names []string
-		for _, f := range c.Command.VisibleFlags() {
-			names = append(names, f.Names()[0])
-		}
-		if s := clikit.Suggest(unknown, names); len(unknown) > 1 && s != "" {
-			fmt.Fprintf(a.stderr, "  Did you mean --%s?\n", s)
-		}
-		fmt.Fprintln(a.stderr)
-	}
+	usage := usageText
 	if sub {
-		fmt.Fprintf(a.stderr, " Usage: %s\n", c.Command.UsageText)
-	} else {
-		fmt.Fprint(a.stderr, usageText)
+		usage = " Usage: " + c.Command.UsageText + "\n"
 	}
+	clikit.UsageError(a.stderr, c, err, usage)
 	a.status = exitUsage
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gprobe/gprobe/internal/clikit"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -34,7 +35,7 @@ func TestVersion(t *testing.T) {
 	// What scripts/build.sh stamps stands in for Go's stamp.
 	defer func(r, m string) { revision, modified = r, m }(revision, modified)
 	revision, modified = strings.Repeat("ab", 20), "true"
-	if v := version(); want == "unknown" && !strings.Contains(v, "revision "+revision+" (modified), go") {
+	if v := clikit.Version(revision, modified); want == "unknown" && !strings.Contains(v, "revision "+revision+" (modified), go") {
 		t.Errorf("with the linker's revision: %s", v)
 	}
 }

@@ -69,17 +69,25 @@ func (a *app) latencyFail(err error, status int) int {
 	return status
 }
 
-func (a *app) latency(c *cli.Context) int {
+// latencyOperands are FUNC and the command after --.
+func (a *app) latencyOperands(c *cli.Context) (fn string, command []string, status int) {
 	args := c.Args().Slice()
 	if len(args) == 0 {
-		return a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
+		return "", nil, a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
 	}
-	fn, command := args[0], args[1:]
-	if len(command) > 0 {
-		if command[0] != "--" {
-			return a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
-		}
-		command = command[1:]
+	if len(args) > 1 && args[1] != "--" {
+		return "", nil, a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
+	}
+	if len(args) > 1 {
+		command = args[2:]
+	}
+	return args[0], command, exitOK
+}
+
+func (a *app) latency(c *cli.Context) int {
+	fn, command, st := a.latencyOperands(c)
+	if st != exitOK {
+		return st
 	}
 	unit, err := report.ParseUnit(c.String("unit"))
 	if err != nil {
@@ -123,6 +131,12 @@ func (a *app) latency(c *cli.Context) int {
 			err = perr
 		}
 	}
+	return a.latencyStatus(res, err)
+}
+
+// latencyStatus is the status of a measurement: the command's, or the
+// error's.
+func (a *app) latencyStatus(res *khist.Result, err error) int {
 	switch {
 	case err == nil:
 		return res.ExitCode

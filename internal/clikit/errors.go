@@ -1,6 +1,12 @@
 package clikit
 
-import "strings"
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
 
 // OptionError words an error of urfave/cli's flag parsing (the standard
 // library's flag package) as perf's parse-options does, the line perf
@@ -41,4 +47,23 @@ func OptionError(err error) (msg, unknown string) {
 		}
 	}
 	return " Error: " + text, ""
+}
+
+// UsageError writes to w what perf prints for a flag it could not parse
+// (OptionError), with the flag of c's command an unknown one was probably
+// meant to be, then usage.
+func UsageError(w io.Writer, c *cli.Context, err error, usage string) {
+	msg, unknown := OptionError(err)
+	fmt.Fprintln(w, msg)
+	if unknown != "" {
+		var names []string
+		for _, f := range c.Command.VisibleFlags() {
+			names = append(names, f.Names()[0])
+		}
+		if s := Suggest(unknown, names); len(unknown) > 1 && s != "" {
+			fmt.Fprintf(w, "  Did you mean --%s?\n", s)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, usage)
 }
