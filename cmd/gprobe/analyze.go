@@ -143,26 +143,18 @@ func (a *app) analyze(c *cli.Context) int {
 // analyzeReport runs the pass over the recordings at paths: the report of
 // each (of each host), the total, and the outputs of the format flags.
 func (a *app) analyzeReport(c *cli.Context, req analyzeRequest, paths []string, many bool) error {
-	outs, _, err := openFormats("analyze", formatInput{c, paths, req.cfg}, many)
-	if err != nil {
-		return err
-	}
-	defer outs.Abort()
-	req.cfg.Exporters = outs.Exporters()
-	if many {
-		m := report.NewMany(a.stdout, req.out, cmp.Or(req.parts, "file")+"s", req.unit, req.cfg.MaxListed)
-		err = analyze.ReportFiles(m, paths, req.cfg, req.parts == "host", req.all)
-	} else {
-		err = analyze.File(paths[0], req.cfg, func(an *analyze.Analysis) error {
+	_, _, err := withFormats("analyze", formatInput{c, paths, req.cfg}, many, func(cfg analyze.Config) error {
+		if many {
+			m := report.NewMany(a.stdout, req.out, cmp.Or(req.parts, "file")+"s", req.unit, cfg.MaxListed)
+			return analyze.ReportFiles(m, paths, cfg, req.parts == "host", req.all)
+		}
+		return analyze.File(paths[0], cfg, func(an *analyze.Analysis) error {
 			r := an.Report()
 			r.AllObjects = req.all
-			return report.Write(a.stdout, r, req.out, req.unit, req.cfg.MaxListed)
+			return report.Write(a.stdout, r, req.out, req.unit, cfg.MaxListed)
 		})
-	}
-	if err != nil {
-		return err
-	}
-	return outs.Close()
+	})
+	return err
 }
 
 // analyzeObjects runs --object or --objects, alone.

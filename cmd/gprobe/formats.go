@@ -28,7 +28,16 @@ var formats = []format{
 	{command: "analyze", flag: "folded", usage: "write folded stacks of matched calls, weighted by self time in ns, to `FILE` (flamegraph.pl, inferno, speedscope)",
 		open: func(w io.Writer, _ formatInput) (analyze.Exporter, error) { return folded.NewWriter(w), nil }},
 	{command: "export", flag: "parquet", usage: "write the events to `OUT.parquet`",
+		flags: func() []cli.Flag {
+			return []cli.Flag{
+				&cli.StringFlag{Name: "host", Usage: "`NAME` of the machine the recordings come from (default: this one's)"},
+				&cli.IntFlag{Name: "row-group-rows", Value: parquet.DefaultRowGroupRows, Usage: "`ROWS` per row group (what is held in memory)"},
+			}
+		},
 		open: func(w io.Writer, in formatInput) (analyze.Exporter, error) {
+			if n := in.c.Int("row-group-rows"); n <= 0 {
+				return nil, fmt.Errorf("--row-group-rows %d: want a positive number", n)
+			}
 			return parquet.New(w, in.paths, parquet.Options{Host: in.c.String("host"), RowGroupRows: in.c.Int("row-group-rows")})
 		},
 		summary: func(e analyze.Exporter) string {
@@ -40,6 +49,8 @@ var formats = []format{
 type format struct {
 	// command offers the format; flag names its output file.
 	command, flag, usage string
+	// flags, when set, are the format's own flags, after flag.
+	flags func() []cli.Flag
 	// oneRecording: the format holds the calls of one recording only.
 	oneRecording bool
 	open         func(io.Writer, formatInput) (analyze.Exporter, error)
@@ -61,31 +72,37 @@ func formatFlags(command string) []cli.Flag {
 	for _, f := range formats {
 		if f.command == command {
 			out = append(out, &cli.StringFlag{Name: f.flag, Usage: f.usage})
+			if f.flags != nil {
+				out = append(out, f.flags()...)
+			}
 		}
 	}
 	return out
 }
 
-// openFormats starts the outputs that command's format flags name; many
-// says whether the pass reads several recordings.
-func openFormats(command string, in formatInput, many bool) (*analyze.Outputs, []format, error) {
-	outs := new(analyze.Outputs)
+// withFormats runs pass with the exporters of the format flags of command
+// given in in.c (in cfg.Exporters), then puts their files in place; many
+// says whether the pass reads several recordings. It returns the formats
+// written and their exporters.
+func withFormats(command string, in formatInput, many bool, pass func(analyze.Config) error) ([]format, []analyze.Exporter, error) {
+	var outs analyze.Outputs
+	defer outs.Abort()
 	var used []format
 	for _, f := range formats {
 		if f.command != command || in.c.String(f.flag) == "" {
 			continue
 		}
-		err := error(nil)
 		if f.oneRecording && many {
-			err = fmt.Errorf("--%s writes one recording's calls: give one file", f.flag)
-		} else {
-			err = outs.Create(in.c.String(f.flag), func(w io.Writer) (analyze.Exporter, error) { return f.open(w, in) })
+			return nil, nil, fmt.Errorf("--%s writes one recording's calls: give one file", f.flag)
 		}
-		if err != nil {
-			outs.Abort()
+		if err := outs.Create(in.c.String(f.flag), func(w io.Writer) (analyze.Exporter, error) { return f.open(w, in) }); err != nil {
 			return nil, nil, err
 		}
 		used = append(used, f)
 	}
-	return outs, used, nil
+	in.cfg.Exporters = outs.Exporters()
+	if err := pass(in.cfg); err != nil {
+		return nil, nil, err
+	}
+	return used, outs.Exporters(), outs.Close()
 }
