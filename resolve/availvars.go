@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gprobe/gprobe/resolve/dwarfexpr"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 

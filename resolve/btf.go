@@ -9,7 +9,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
-	"github.com/gprobe/gprobe/resolve/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 

@@ -8,7 +8,7 @@ import (
 	"unicode"
 
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Filter is perf's strfilter: glob patterns combined with '!' (not), '&'

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Kernel modules (-m). A module is a relocatable ELF file: dwarfinfo lays

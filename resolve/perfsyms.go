@@ -3,7 +3,7 @@ package resolve
 import (
 	"debug/elf"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // rbSymbols reproduces the symbol map perf probe builds for a module file:

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/probedef"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // symbol is one entry of perf's symbol map for a DSO.

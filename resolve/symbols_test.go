@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // TestSymbolMapFind: find through the sorted symbol table gives what a

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Debug information that is not in the probed file: a binary's separate

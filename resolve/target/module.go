@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Kernel modules (-m MODULE|PATH.ko).

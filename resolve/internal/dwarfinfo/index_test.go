@@ -292,7 +292,7 @@ func compareUnits(t *testing.T, plain, f *File) {
 func TestCFIMatchesDelve(t *testing.T) {
 	imgs := fixtures(t)
 	for _, cc := range []string{"gcc", "aarch64-linux-gnu-gcc"} {
-		imgs = append(imgs, testenv.BuildC(t, cc, "../../cmd/gprobe/testdata/uprobe/prog.c", "prog-"+cc, "-O2", "-g"))
+		imgs = append(imgs, testenv.BuildC(t, cc, "../../../cmd/gprobe/testdata/uprobe/prog.c", "prog-"+cc, "-O2", "-g"))
 	}
 	if p := testenv.Linux61.Vmlinux(); fileExists(p) {
 		imgs = append(imgs, p)

@@ -15,7 +15,7 @@ import (
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
-const fixtureDir = "../../testdata/vmlinux-fixtures"
+const fixtureDir = "../../../testdata/vmlinux-fixtures"
 
 type fixture struct {
 	path string

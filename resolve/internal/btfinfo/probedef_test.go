@@ -44,7 +44,7 @@ func TestProbeBTF(t *testing.T) {
 		t.Error("no_such_function found")
 	}
 
-	readme, err := os.ReadFile("../../emit/probedef/testdata/readme/6.12.txt")
+	readme, err := os.ReadFile("../../../emit/probedef/testdata/readme/6.12.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

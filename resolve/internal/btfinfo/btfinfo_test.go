@@ -13,7 +13,7 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 )
 
-const fixtureDir = "../../testdata/vmlinux-fixtures"
+const fixtureDir = "../../../testdata/vmlinux-fixtures"
 
 func fixtures(t testing.TB) []string {
 	t.Helper()

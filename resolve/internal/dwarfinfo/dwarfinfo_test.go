@@ -17,7 +17,7 @@ import (
 
 func fixtures(t testing.TB) []string {
 	t.Helper()
-	m, _ := filepath.Glob("../../testdata/vmlinux-fixtures/*.elf")
+	m, _ := filepath.Glob("../../../testdata/vmlinux-fixtures/*.elf")
 	if len(m) == 0 {
 		t.Fatal("no fixtures")
 	}
@@ -280,20 +280,20 @@ func TestOpenRejectsGarbage(t *testing.T) {
 // and with what) and runs the whole decode path on it: no input may make
 // it panic or hang.
 func FuzzUnit(f *testing.F) {
-	fuzzImage(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O0.elf")
+	fuzzImage(f, "../../../testdata/vmlinux-fixtures/x86_64-dwarf5-O0.elf")
 }
 
 // FuzzLocations is FuzzUnit on an optimized image, whose variables have
 // location lists (.debug_loclists) rather than single expressions.
 func FuzzLocations(f *testing.F) {
-	fuzzImage(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
+	fuzzImage(f, "../../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
 }
 
 // FuzzCompressed is FuzzUnit on a copy whose debug sections are
 // compressed: the patches land in the compressed streams and their
 // headers.
 func FuzzCompressed(f *testing.F) {
-	fuzzImage(f, testenv.Compressed(f, "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", "zlib"))
+	fuzzImage(f, testenv.Compressed(f, "../../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", "zlib"))
 }
 
 // fuzzImage patches bytes of the debug sections of image path, then opens
