@@ -8,7 +8,6 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gprobe/gprobe/emit/probe"
-	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -55,7 +54,7 @@ func (r *Resolver) btfArgs(p *spec.Probe) ([]probe.FetchArg, error) {
 		why = "a source line"
 	case pp.Offset != 0:
 		why = "an offset inside the function (parameters are known only at the entry)"
-	case !pp.HasFunction || lines.IsGlob(pp.Function):
+	case !pp.HasFunction || spec.IsGlob(pp.Function):
 		why = "a function pattern"
 	}
 	if why != "" {
@@ -232,7 +231,7 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 			return nil, err
 		}
 	} else {
-		if !pp.HasFunction || lines.IsGlob(pp.Function) {
+		if !pp.HasFunction || spec.IsGlob(pp.Function) {
 			return nil, errorf(ErrNeedsDWARF, "%s: without an image, gprobe needs one function name.", pp.String())
 		}
 		if ps, err = r.name(p, []tracePoint{{symbol: pp.Function, offset: pp.Offset, realname: pp.Function, retprobe: pp.Return}}); err != nil {
@@ -250,7 +249,7 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 
 // btfFunctions is Functions from BTF alone: the functions BTF describes
 // (those the kernel did not inline everywhere), sorted, filtered.
-func (r *Resolver) btfFunctions(filter *Filter) ([]string, error) {
+func (r *Resolver) btfFunctions(filter *spec.Filter) ([]string, error) {
 	s, err := r.btfSpec()
 	if err != nil {
 		return nil, err
@@ -272,7 +271,7 @@ func (r *Resolver) btfFunctions(filter *Filter) ([]string, error) {
 // btfVars is -V from BTF: a function's parameters at its entry, typed as
 // perf's die_get_typename would print them.
 func (r *Resolver) btfVars(pp *spec.Point) ([]VarList, error) {
-	if pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 || !pp.HasFunction || lines.IsGlob(pp.Function) {
+	if pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 || !pp.HasFunction || spec.IsGlob(pp.Function) {
 		return nil, errorf(ErrNeedsDWARF, "%s: variables there need DWARF debug information; BTF describes only function prototypes (parameters at the entry).", pp.String())
 	}
 	s, err := r.btfSpec()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
-	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
@@ -126,7 +125,7 @@ func (r *Resolver) boundaryOnly(p *spec.Probe, kind string) error {
 		why = "an offset inside the function"
 	case !pp.HasFunction:
 		why = "no function"
-	case lines.IsGlob(pp.Function):
+	case spec.IsGlob(pp.Function):
 		why = "a pattern (one " + kind + " names one function)"
 	}
 	if why == "" {
@@ -153,7 +152,7 @@ func (r *Resolver) returnWithEntryValues(p *spec.Probe) ([]probe.Probe, error) {
 		return nil, err
 	}
 	pp := p.Point
-	if !pp.HasFunction || lines.IsGlob(pp.Function) || pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 {
+	if !pp.HasFunction || spec.IsGlob(pp.Function) || pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 {
 		return nil, errorf(ErrInvalid, "%s: entry values on a return probe need one function's return (FUNC%%return).", pp.String())
 	}
 	bare := *p

@@ -172,8 +172,8 @@ func (r *Resolver) Exits(pp *spec.Point) ([]FuncExits, error) {
 	if err != nil {
 		return nil, err
 	}
-	match := func(n []byte) bool { return lines.GlobMatch(string(n), pp.Function) }
-	if !lines.IsGlob(pp.Function) {
+	match := func(n []byte) bool { return spec.GlobMatch(string(n), pp.Function) }
+	if !spec.IsGlob(pp.Function) {
 		match = func(n []byte) bool { return string(n) == pp.Function }
 	}
 	var out []FuncExits
@@ -383,7 +383,7 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 	base := pp.Event
 	if base == "" {
 		base = pp.Function
-		if lines.IsGlob(base) {
+		if spec.IsGlob(base) {
 			base = ""
 		}
 	}

@@ -2,162 +2,11 @@ package resolve
 
 import (
 	"debug/elf"
-	"fmt"
 	"sort"
-	"strings"
-	"unicode"
 
-	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
 )
-
-// Filter is perf's strfilter: glob patterns combined with '!' (not), '&'
-// (and), '|' (or) and parentheses, e.g. "!_* & !__crc_*".
-type Filter struct{ root *filterNode }
-
-type filterNode struct {
-	op   byte // '|', '&', '!' or 0 for a pattern
-	pat  string
-	l, r *filterNode
-}
-
-// ParseFilter parses a filter expression. Returns an error naming the
-// position for a malformed expression.
-func ParseFilter(s string) (*Filter, error) {
-	p := &filterParser{toks: tokenizeFilter(s)}
-	n, err := p.or()
-	if err != nil {
-		return nil, err
-	}
-	if p.i != len(p.toks) {
-		return nil, fmt.Errorf("filter %q: unexpected %q", s, p.toks[p.i])
-	}
-	return &Filter{root: n}, nil
-}
-
-// Match reports whether name passes the filter.
-func (f *Filter) Match(name string) bool { return f.root.match(name) }
-
-func (n *filterNode) match(s string) bool {
-	switch n.op {
-	case '|':
-		return n.l.match(s) || n.r.match(s)
-	case '&':
-		return n.l.match(s) && n.r.match(s)
-	case '!':
-		return !n.r.match(s)
-	}
-	return lines.GlobMatch(s, n.pat)
-}
-
-// tokenizeFilter splits like perf's get_token: operators and parentheses
-// are tokens, white space separates, '\' escapes, and "[!" stays inside a
-// pattern.
-func tokenizeFilter(s string) []string {
-	var toks []string
-	i := 0
-	isSep := func(c byte) bool { return strings.IndexByte("|&!()", c) >= 0 }
-	for i < len(s) {
-		if unicode.IsSpace(rune(s[i])) {
-			i++
-			continue
-		}
-		if isSep(s[i]) {
-			toks = append(toks, s[i:i+1])
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(s) {
-			c := s[j]
-			if c == '!' && s[j-1] == '[' || s[j-1] == '\\' {
-				j++
-				continue
-			}
-			if isSep(c) || unicode.IsSpace(rune(c)) {
-				break
-			}
-			j++
-		}
-		toks = append(toks, s[i:j])
-		i = j
-	}
-	return toks
-}
-
-type filterParser struct {
-	toks []string
-	i    int
-}
-
-func (p *filterParser) peek() string {
-	if p.i < len(p.toks) {
-		return p.toks[p.i]
-	}
-	return ""
-}
-
-func (p *filterParser) or() (*filterNode, error) {
-	l, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek() == "|" {
-		p.i++
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		l = &filterNode{op: '|', l: l, r: r}
-	}
-	return l, nil
-}
-
-func (p *filterParser) and() (*filterNode, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek() == "&" {
-		p.i++
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		l = &filterNode{op: '&', l: l, r: r}
-	}
-	return l, nil
-}
-
-func (p *filterParser) unary() (*filterNode, error) {
-	switch t := p.peek(); t {
-	case "":
-		return nil, fmt.Errorf("filter: unexpected end")
-	case "!":
-		p.i++
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		return &filterNode{op: '!', r: r}, nil
-	case "(":
-		p.i++
-		n, err := p.or()
-		if err != nil {
-			return nil, err
-		}
-		if p.peek() != ")" {
-			return nil, fmt.Errorf("filter: missing ')'")
-		}
-		p.i++
-		return n, nil
-	case ")", "|", "&":
-		return nil, fmt.Errorf("filter: unexpected %q", t)
-	default:
-		p.i++
-		return &filterNode{pat: t}, nil
-	}
-}
 
 // Functions lists the image's function names as perf -F does. For a
 // kernel image: named function and label symbols of executable sections
@@ -167,7 +16,7 @@ func (p *filterParser) unary() (*filterNode, error) {
 // of text and data sections) and, for a user binary, the @plt entries perf
 // synthesizes. Sorted by name, filtered. Without an image, BTF's functions
 // are listed.
-func (r *Resolver) Functions(filter *Filter) ([]string, error) {
+func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
 	if r.f == nil {
 		return r.btfFunctions(filter)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // Kernel modules (-m). A module is a relocatable ELF file: dwarfinfo lays
@@ -155,7 +156,7 @@ func (r *Resolver) targetName() string {
 // DSO's symbol map (neither is loaded as a kernel image, so data objects
 // and labels of text and data sections are listed too), aliases
 // included, with a user binary's synthesized @plt entries, sorted.
-func (r *Resolver) dsoFunctions(filter *Filter) ([]string, error) {
+func (r *Resolver) dsoFunctions(filter *spec.Filter) ([]string, error) {
 	var out []string
 	err := r.f.Symbols(func(s dwarfinfo.Symbol) {
 		if _, ok := inModuleMap(r.f, s); ok && filter.Match(string(s.RawName)) {

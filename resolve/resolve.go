@@ -378,7 +378,7 @@ func (f *finder) lazy(root *lines.Scope, fname string) error {
 			f.warn("Failed to find source file path.")
 			return errorf(ErrNotFound, "")
 		}
-		nums, err := lines.MatchLazy(path, f.pp.Lazy)
+		nums, err := lines.MatchLazy(path, func(l string) bool { return spec.LazyMatch(l, f.pp.Lazy) })
 		if err != nil {
 			f.warn("Failed to open %s: %v", path, err)
 			return errorf(ErrNotFound, "")
@@ -427,7 +427,7 @@ func (r *Resolver) alternative(pp *spec.Point) (*spec.Point, error) {
 		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
 			n = n[:i]
 		}
-		if lines.GlobMatch(string(n), pp.Function) {
+		if spec.GlobMatch(string(n), pp.Function) {
 			addr = s.start
 			return false
 		}
@@ -565,7 +565,7 @@ func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
 	if pp.HasFile && cuFindRealpath(u, pp.File) == "" {
 		return nil
 	}
-	glob := lines.IsGlob(pp.Function)
+	glob := spec.IsGlob(pp.Function)
 	for _, ref := range refs {
 		sp := cu.Scopes[ref.Offset]
 		if sp == nil || !sp.IsFuncDef() {
@@ -672,7 +672,7 @@ func (f *finder) verifyRepresentative(fname string, lineno int, addr uint64) err
 	f.warn("This line is sharing the address with other lines.")
 	name := ""
 	if f.pp.HasFunction {
-		if sc := f.bestScope(rf, rl, addr); sc != nil && lines.GlobMatch(sc.Name, f.pp.Function) && sc.DeclLine != 0 {
+		if sc := f.bestScope(rf, rl, addr); sc != nil && spec.GlobMatch(sc.Name, f.pp.Function) && sc.DeclLine != 0 {
 			name = sc.Name
 			rl -= sc.DeclLine
 		}
@@ -714,7 +714,7 @@ func (f *finder) bestScope(fname string, line int, addr uint64) *lines.Scope {
 
 // matchName is perf's die_match_name.
 func matchName(s *lines.Scope, glob string) bool {
-	return s.Name != "" && lines.GlobMatch(s.Name, glob) || s.Linkage != "" && lines.GlobMatch(s.Linkage, glob)
+	return s.Name != "" && spec.GlobMatch(s.Name, glob) || s.Linkage != "" && spec.GlobMatch(s.Linkage, glob)
 }
 
 // callProbeFinder is perf's call_probe_finder + add_probe_trace_event.
@@ -870,8 +870,8 @@ func (r *Resolver) findSymbols(pp *spec.Point) ([]tracePoint, error) {
 	cut := !strings.Contains(pp.Function, "@")
 	// The kernel's symbol map holds only text; a user binary's holds data
 	// objects too (perf then skips them as non-functions).
-	match := func(n []byte) bool { return lines.GlobMatch(string(n), pp.Function) }
-	if !lines.IsGlob(pp.Function) && !strings.Contains(pp.Function, "\\") {
+	match := func(n []byte) bool { return spec.GlobMatch(string(n), pp.Function) }
+	if !spec.IsGlob(pp.Function) && !strings.Contains(pp.Function, "\\") {
 		want := []byte(pp.Function)
 		match = func(n []byte) bool { return bytes.Equal(n, want) }
 	}
@@ -1000,7 +1000,7 @@ func (r *Resolver) name(p *spec.Probe, tps []tracePoint) ([]probe.Probe, error) 
 	for _, tp := range tps {
 		base := pp.Event
 		if base == "" {
-			if pp.HasFunction && !strings.HasPrefix(pp.Function, "0x") && !lines.IsGlob(pp.Function) {
+			if pp.HasFunction && !strings.HasPrefix(pp.Function, "0x") && !spec.IsGlob(pp.Function) {
 				base = pp.Function
 			} else {
 				base = tp.realname
@@ -1078,8 +1078,8 @@ func (r *Resolver) relocSymbol() *symbol {
 // nameMatcher matches DWARF names like perf's die_match_name: a glob when
 // the name has glob characters, else exactly.
 func nameMatcher(name string) dwarfinfo.NameMatcher {
-	if !lines.IsGlob(name) {
+	if !spec.IsGlob(name) {
 		return dwarfinfo.ExactName(name)
 	}
-	return func(n []byte) bool { return lines.GlobMatch(string(n), name) }
+	return func(n []byte) bool { return spec.GlobMatch(string(n), name) }
 }

@@ -530,7 +530,7 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 	if filter == "" {
 		filter = "!_* & !*@plt"
 	}
-	flt, err := resolve.ParseFilter(filter)
+	flt, err := spec.ParseFilter(filter)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL

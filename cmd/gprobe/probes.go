@@ -392,8 +392,8 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 // installedEvents parses a -l/-d filter and reads the installed events; on
 // failure it prints the reason and the trailer and returns a nil FS and the
 // exit status.
-func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*resolve.Filter, *tracefs.FS, []tracefs.Event, int) {
-	flt, err := resolve.ParseFilter(pattern)
+func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Filter, *tracefs.FS, []tracefs.Event, int) {
+	flt, err := spec.ParseFilter(pattern)
 	if err != nil {
 		a.errf(c, "Filter parse error at %s\n%s\n", pattern, trailer)
 		return nil, nil, nil, exitEINVAL
@@ -410,7 +410,7 @@ func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*resolve
 }
 
 // matchEvent is perf's filter on an event: its name alone or GROUP:EVENT.
-func matchEvent(f *resolve.Filter, group, event string) bool {
+func matchEvent(f *spec.Filter, group, event string) bool {
 	return f.Match(event) || f.Match(group+":"+event)
 }
 

@@ -52,7 +52,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	if f := str(c, "filter"); f != "" {
 		filter = f
 	}
-	flt, err := resolve.ParseFilter(filter)
+	flt, err := spec.ParseFilter(filter)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL

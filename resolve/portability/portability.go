@@ -24,7 +24,6 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
-	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -254,7 +253,7 @@ func checkKernel(path string, points []Point, opts Options) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	all, _ := resolve.ParseFilter("*")
+	all, _ := spec.ParseFilter("*")
 	names, err := r.Functions(all)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -323,7 +322,7 @@ func (k *kernel) probes(p *spec.Probe) ([]probe.Probe, error) {
 // it, or only at its inline instances in other functions.
 func (k *kernel) kind(pp spec.Point, sites []probe.Probe) Status {
 	fn := pp.Function
-	if !pp.HasFunction || lines.IsGlob(fn) || k.funcs[fn] {
+	if !pp.HasFunction || spec.IsGlob(fn) || k.funcs[fn] {
 		return OK
 	}
 	if len(sites) == 0 {
@@ -358,7 +357,7 @@ func (k *kernel) failure(p *spec.Probe) Status {
 		}
 		return Missing
 	}
-	if lines.IsGlob(pp.Function) {
+	if spec.IsGlob(pp.Function) {
 		return Missing
 	}
 	if k.resolves(&spec.Probe{Point: spec.Point{Function: pp.Function, HasFunction: true, File: pp.File, HasFile: pp.HasFile}}) {

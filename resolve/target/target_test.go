@@ -50,7 +50,7 @@ func TestRawBTFKernel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s on %s: %v", def, path, err)
 		}
-		all, _ := resolve.ParseFilter("*")
+		all, _ := spec.ParseFilter("*")
 		funcs, err := r.Functions(all)
 		if err != nil {
 			t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
+	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // images are the fixtures and their copies with compressed debug sections.
@@ -50,7 +50,7 @@ func answers(t testing.TB, f *File, names, files []string) string {
 		match := ExactName(n)
 		if strings.ContainsAny(n, "*?") {
 			pat := n
-			match = func(b []byte) bool { return lines.GlobMatch(string(b), pat) }
+			match = func(b []byte) bool { return spec.GlobMatch(string(b), pat) }
 		}
 		refs, err := f.FindFuncs(match, false)
 		first, ferr := f.FindFuncs(match, true)
