@@ -36,18 +36,28 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 	status         int
-	// perfModuleAltBug is resolve.Options.PerfModuleAltBug, set only by the
-	// tests that reproduce perf's module mistakes.
-	perfModuleAltBug bool
+	// ctx is the context every resolver is opened in (nil: Background);
+	// the tests that reproduce perf's mistakes put them in it
+	// (internal/perfbug).
+	ctx context.Context
 	// cli is the command tree, built once (it holds every flag of every
 	// command: building it is a noticeable part of a short run).
 	cli *cli.App
 }
 
-// tune completes the resolve options every command uses.
+// tune completes the resolve options every command uses: the app's
+// context.
 func (a *app) tune(o resolve.Options) resolve.Options {
-	o.PerfModuleAltBug = a.perfModuleAltBug
+	o.Target.Context = a.base()
 	return o
+}
+
+// base is the app's context.
+func (a *app) base() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
 }
 
 func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
@@ -285,21 +295,70 @@ func (a *app) rootAction(c *cli.Context) error {
 // debuginfod servers of DEBUGINFOD_URLS. With btf, the commands that can
 // work from BTF alone (-D, add, -V) get the running kernel's
 // /sys/kernel/btf/vmlinux when no vmlinux is found.
-func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	ctx, stop := interruptible()
+func (a *app) openTarget(c *cli.Context, btf bool) (opened, error) {
+	ctx, stop := a.interruptible()
 	defer stop()
-	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
-		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)})
+	t, err := target.Open(a.targetOptions(c, btf, ctx))
 	if ctx.Err() != nil {
 		if err == nil {
 			t.Close()
 		}
-		return nil, errInterrupted
+		return opened{}, errInterrupted
 	}
-	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
+	if err == nil {
+		a.verboseTarget(c, t)
+	}
+	return opened{t}, err
+}
+
+// opened is a target whose resolver is made afterwards.
+type opened struct{ *target.Target }
+
+// Resolver returns the target's resolver with o.
+func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
+	return resolve.New(t.Target, o)
+}
+
+// targetOptions are what -k, -x, -m and the debuginfod and cache settings
+// say to open (see openTarget), downloads cancelled with ctx.
+func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
+}
+
+// verboseTarget says, with -v, when BTF stands in for a missing vmlinux.
+func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
+	if t.NoDebuginfo != nil && boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
-	return t, err
+}
+
+// resolveOptions are the resolve options the flags give, the same for
+// every command; a command adds what only it sets (Features,
+// ImageFeatures, KernelBTFArgs).
+func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
+	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn")}
+}
+
+// open opens the target o names and its resolver (resolve.Open), in the
+// app's context; SIGINT or SIGTERM during a download end it with
+// errInterrupted.
+func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error) {
+	ctx, stop := a.interruptible()
+	defer stop()
+	o.Target.Context = ctx
+	r, err := resolve.Open(o)
+	if ctx.Err() != nil {
+		if err == nil {
+			r.Close()
+		}
+		return nil, errInterrupted
+	}
+	if err == nil {
+		a.verboseTarget(c, r.Target())
+	}
+	return r, err
 }
 
 // errInterrupted ends a command whose download was interrupted.
@@ -307,8 +366,8 @@ var errInterrupted = errors.New("Interrupted.")
 
 // interruptible is a context for a debuginfod download: SIGINT or SIGTERM
 // cancel it (the partial file is removed) instead of ending gprobe at once.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func (a *app) interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(a.base(), os.Interrupt, syscall.SIGTERM)
 }
 
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without
@@ -343,38 +402,23 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		}
 		parsed = append(parsed, p)
 	}
-	t, err := a.openTarget(c, true)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-		return exitENOENT
-	}
-	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	opts := resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    c.Int("max-probes"),
-		Features:     feat,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-		ReturnInsn:   boolean(c, "ret-insn"),
-	}
-	if tf, ok := t.Features(); ok {
-		// What perf 6.1 cannot write (entry values at return) follows the
-		// kernel the vmlinux is.
-		opts.TargetFeatures = &tf
-	}
-	r, err := t.Resolver(a.tune(opts))
+	o := a.resolveOptions(c, true)
+	// What perf 6.1 cannot write (entry values at return) follows the
+	// kernel the vmlinux is.
+	o.Features, o.ImageFeatures = feat, true
+	r, err := a.open(c, o)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
 		return exitENOENT
 	}
+	defer r.Close()
 	var all []probe.Probe
 	for _, p := range parsed {
 		ps, err := r.Probes(p)
 		if err != nil {
-			return a.resolveFailedOn(c, t, err, "  Error: Failed to add events.")
+			return a.resolveFailedOn(c, r, err, "  Error: Failed to add events.")
 		}
 		all = append(all, ps...)
 	}
@@ -434,8 +478,8 @@ func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 
 // unfetched says, before a failed resolution's message, what each
 // debuginfod server answered when asked in vain for t's debug information.
-func (a *app) unfetched(c *cli.Context, t *target.Target) {
-	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
+func (a *app) unfetched(c *cli.Context, r *resolve.Resolver) {
+	if t := r.Target(); t.FetchErr != nil && !boolean(c, "quiet") {
 		fmt.Fprintln(a.stderr, t.FetchErr)
 	}
 }
@@ -443,11 +487,13 @@ func (a *app) unfetched(c *cli.Context, t *target.Target) {
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
 // was looked for (see also unfetched).
-func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
-	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
-		fmt.Fprintln(a.stderr, t.NoDebuginfo)
+func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, trailer string) int {
+	if r != nil {
+		if t := r.Target(); t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
+			fmt.Fprintln(a.stderr, t.NoDebuginfo)
+		}
+		a.unfetched(c, r)
 	}
-	a.unfetched(c, t)
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -481,26 +527,20 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return a.parseFailed(err, "-L")
 	}
 	const trailer = "  Error: Failed to show lines."
-	t, err := a.openTarget(c, false)
+	r, err := a.open(c, a.resolveOptions(c, false))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	l, err := r.LineRange(lr)
 	if err != nil {
-		a.unfetched(c, t)
+		a.unfetched(c, r)
 		return a.resolveFailed(c, err, trailer)
 	}
-	ctx, stop := interruptible()
-	path, err := t.SourcePath(ctx, l, str(c, "source"))
+	ctx, stop := a.interruptible()
+	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))
 	stop()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
@@ -535,17 +575,12 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c, false)
+	r, err := a.open(c, a.resolveOptions(c, false))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return exitENOENT
-	}
+	defer r.Close()
 	names, err := r.Functions(flt)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)

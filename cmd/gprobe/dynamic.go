@@ -10,7 +10,6 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
@@ -69,28 +68,18 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string) ([]*
 			specs = append(specs, p)
 		}
 	}
-	t, err := a.openTarget(c, true)
+	host, hostKnown := tracefs.RunningFeatures()
+	o := a.resolveOptions(c, true)
+	o.Features, o.ImageFeatures, o.KernelBTFArgs = host, true, boolean(c, "kernel-btf-args")
+	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, trailer)
 		return nil, exitENOENT
 	}
-	defer t.Close()
-	host, hostKnown := tracefs.RunningFeatures()
-	feat, known := t.Features()
+	defer r.Close()
+	feat, known := r.Target().Features()
 	if !known {
 		feat, known = host, hostKnown
-	}
-	r, err := t.Resolver(a.tune(resolve.Options{
-		MaxProbes:      maxProbes(c),
-		Features:       host,
-		TargetFeatures: &feat,
-		KernelBTFArgs:  boolean(c, "kernel-btf-args"),
-		Warn:           a.warnFunc(c),
-		SourcePrefix:   str(c, "source"),
-	}))
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, trailer)
-		return nil, exitENOENT
 	}
 	var reqs []*install.Request
 	for i, d := range defs {
@@ -108,7 +97,7 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string) ([]*
 			req.Point, req.Args = specs[i].Point.String(), argsAsWritten(specs[i])
 		}
 		if err != nil {
-			return nil, a.resolveFailedOn(c, t, err, trailer)
+			return nil, a.resolveFailedOn(c, r, err, trailer)
 		}
 		// Nothing is printed or written that the kernel would refuse.
 		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {

@@ -298,32 +298,22 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
-	t, err := a.openTarget(c, true)
+	o := a.resolveOptions(c, true)
+	o.Features = opts.Features
+	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
 		return exitENOENT
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    maxProbes(c),
-		Features:     opts.Features,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-		ReturnInsn:   boolean(c, "ret-insn"),
-	}))
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, addTrailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	for i, q := range specs {
 		ps, err := r.Probes(q)
 		if err != nil {
-			a.unfetched(c, t)
+			a.unfetched(c, r)
 			return a.resolveFailed(c, err, addTrailer)
 		}
 		reqs[i].Probes = ps
-		if t.User {
+		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
 		} else if m := str(c, "module"); m != "" {
 			reqs[i].Module = m
@@ -351,7 +341,7 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 		s = "s:"
 	}
 	fmt.Fprintf(a.stderr, "Added new event%s\n", s)
-	points := target.NewPoints(str(c, "vmlinux"))
+	points := resolve.NewPoints(str(c, "vmlinux"))
 	for _, ev := range plan {
 		fmt.Fprintln(a.stderr, install.Added(ev, points.PointOf))
 	}
@@ -371,7 +361,7 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 	if fs == nil {
 		return st
 	}
-	points := target.NewPoints(str(c, "vmlinux"))
+	points := resolve.NewPoints(str(c, "vmlinux"))
 	for _, k := range probe.Kinds {
 		var evs []tracefs.Event
 		seen := map[string]bool{}

@@ -57,26 +57,15 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c, true)
+	o := a.resolveOptions(c, true)
+	o.Features, _ = tracefs.RunningFeatures()
+	r, err := a.open(c, o)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		fmt.Fprintln(a.stderr, trailer)
 		return exitENOENT
 	}
-	defer t.Close()
-	feat, _ := tracefs.RunningFeatures()
-	r, err := t.Resolver(a.tune(resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    intFlag(c, "max-probes"),
-		Features:     feat,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-	}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	vls, err := r.AvailableVars(&p.Point, resolve.VarsOptions{Externs: boolean(c, "externs"), Range: boolean(c, "range")})
 	if err == nil && len(vls) == 0 {
 		err = &resolve.Error{Err: resolve.ErrNotFound}
@@ -100,7 +89,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 		default:
 			err = &resolve.Error{Msg: err.Error() + "\n" + msg, Err: err}
 		}
-		a.unfetched(c, t)
+		a.unfetched(c, r)
 		return a.resolveFailed(c, err, trailer)
 	}
 	var b strings.Builder

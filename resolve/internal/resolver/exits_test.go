@@ -1,4 +1,4 @@
-package resolve
+package resolver
 
 import (
 	"debug/elf"
@@ -11,25 +11,28 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/exits"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
-func openResolver(t *testing.T, path string, user bool, opts Options) *Resolver {
+func openResolver(t *testing.T, path string, user bool, opts testOpts) *Resolver {
 	t.Helper()
 	f, err := dwarfinfo.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	r, err := New(f, user, opts)
+	r, err := testNew(f, user, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func exitsOf(t *testing.T, r *Resolver, fn string) []FuncExits {
+func exitsOf(t *testing.T, r *Resolver, fn string) []exits.FuncExits {
 	t.Helper()
 	p, err := spec.ParseProbe(fn)
 	if err != nil {
@@ -45,7 +48,7 @@ func exitsOf(t *testing.T, r *Resolver, fn string) []FuncExits {
 // The listing: every instance, its parts found through DWARF (the .cold
 // part of fd_install), source lines, and the refused exits marked.
 func TestExitsListing(t *testing.T) {
-	r := resolver(t, Options{})
+	r := resolver(t, testOpts{})
 	var got strings.Builder
 	for _, fn := range []string{"fd_install", "fput", "account_io"} {
 		for _, f := range exitsOf(t, r, fn) {
@@ -69,7 +72,7 @@ func TestExitsListing(t *testing.T) {
 }
 
 func TestReturnInsnDefinitions(t *testing.T) {
-	const arm64 = "../testdata/vmlinux-fixtures/arm64-dwarf5-O2.elf"
+	const arm64 = "../../../testdata/vmlinux-fixtures/arm64-dwarf5-O2.elf"
 	for _, c := range []struct {
 		path  string
 		multi bool
@@ -100,7 +103,7 @@ p:probe/sys_execve__retinsn sys_execve+44`},
 p:probe/vfs_read__retinsn vfs_read+288 %x0`},
 		{arm64, true, "sys_read%return", `p:probe/sys_read__tailcall sys_read+0`},
 	} {
-		r := openResolver(t, c.path, false, Options{ReturnInsn: true, Features: probedef.Features{MultiProbe: c.multi}})
+		r := openResolver(t, c.path, false, testOpts{ReturnInsn: true, Features: probedef.Features{MultiProbe: c.multi}})
 		got, err := definitions(t, r, c.def)
 		if err != nil {
 			t.Errorf("%s: %v", c.def, err)
@@ -113,39 +116,39 @@ p:probe/vfs_read__retinsn vfs_read+288 %x0`},
 }
 
 func TestReturnInsnRefusals(t *testing.T) {
-	r := resolver(t, Options{ReturnInsn: true})
+	r := resolver(t, testOpts{ReturnInsn: true})
 	for _, c := range []struct {
 		def      string
 		sentinel error
 		text     string
 	}{
-		{"fput%return $retval", ErrExits, "fput leaves by 1 exit(s) a probe cannot catch exactly, so return-instruction probes would miss returns:\n  fput+44  indirect-jump  jmp *%rax\n"},
-		{"fput%return", ErrUnsupported, "--ret-insn -L fput lists every exit."},
-		{"vfs_read", ErrInvalid, "write FUNC%return, not vfs_read."},
-		{"vfs_read:3", ErrInvalid, "not vfs_read:3"},
-		{"do_exit%return", ErrNotFound, "do_exit has no exit to probe"},
-		{"nosuch%return", ErrNotFound, "Failed to find function nosuch in kernel"},
+		{"fput%return $retval", exits.ErrExits, "fput leaves by 1 exit(s) a probe cannot catch exactly, so return-instruction probes would miss returns:\n  fput+44  indirect-jump  jmp *%rax\n"},
+		{"fput%return", core.ErrUnsupported, "--ret-insn -L fput lists every exit."},
+		{"vfs_read", core.ErrInvalid, "write FUNC%return, not vfs_read."},
+		{"vfs_read:3", core.ErrInvalid, "not vfs_read:3"},
+		{"do_exit%return", core.ErrNotFound, "do_exit has no exit to probe"},
+		{"nosuch%return", core.ErrNotFound, "Failed to find function nosuch in kernel"},
 	} {
 		_, err := definitions(t, r, c.def)
 		if !errors.Is(err, c.sentinel) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%s: %v; want %v with %q", c.def, err, c.sentinel, c.text)
 		}
 	}
-	var ee *ExitsError
+	var ee *exits.ExitsError
 	if _, err := definitions(t, r, "fput%return"); !errors.As(err, &ee) || len(ee.Exits) != 1 || ee.Exits[0].Kind != disasm.IndirectJump {
 		t.Errorf("fput: %v", err)
 	}
 	// BTF alone has no code.
-	btf, err := r.btfSpec()
+	btf, err := btfinfo.Load(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nb, err := New(nil, false, Options{ReturnInsn: true, BTF: btf})
+	nb, err := testNew(nil, false, testOpts{ReturnInsn: true, BTF: btf})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, _ := spec.ParseProbe("vfs_read%return")
-	if _, err := nb.Probes(p); !errors.Is(err, ErrNeedsDWARF) {
+	if _, err := nb.Probes(p); !errors.Is(err, core.ErrNeedsDWARF) {
 		t.Errorf("BTF only: %v", err)
 	}
 }
@@ -186,7 +189,7 @@ func TestExitsOnDebianKernels(t *testing.T) {
 				t.Fatal(err)
 			}
 			text := ef.Section(".text")
-			r := openResolver(t, vmlinux, false, Options{MaxProbes: 1000})
+			r := openResolver(t, vmlinux, false, testOpts{MaxProbes: 1000})
 			total := map[disasm.ExitKind]int{}
 			static := 0
 			for _, glob := range []string{"vfs_*", "ksys_*", "do_sys_open*", "getname*", "fd_install", "do_filp_open", "path_openat", "filp_close", "security_file_*"} {

@@ -1,4 +1,4 @@
-package resolve
+package resolver
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // TestPointOfRoundTrip: the places -D gives for FUNC:LINE and FUNC+OFF map
 // back to the same point, as perf -l shows installed probes.
 func TestPointOfRoundTrip(t *testing.T) {
-	r := resolver(t, Options{})
+	r := resolver(t, testOpts{})
 	for _, def := range []string{"do_sys_openat2:11", "do_sys_openat2", "do_sys_openat2%return", "vfs_read:6", "vfs_read:8"} {
 		p, err := spec.ParseProbe(def)
 		if err != nil {

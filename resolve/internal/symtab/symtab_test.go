@@ -1,4 +1,4 @@
-package resolve
+package symtab
 
 import (
 	"os"
@@ -9,13 +9,13 @@ import (
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
-// TestSymbolMapFind: find through the sorted symbol table gives what a
+// TestSymbolMapFind: find through the sorted Symbol table gives what a
 // search of the whole map gives, at every symbol's start, end, last byte
 // and the byte before its start, on the fixtures, a user binary and the
 // real vmlinux (every 20th of its symbols); each walks what all holds.
 func TestSymbolMapFind(t *testing.T) {
-	imgs, _ := filepath.Glob("../testdata/vmlinux-fixtures/*.elf")
-	imgs = append(imgs, testenv.BuildC(t, "gcc", "../cmd/gprobe/testdata/uprobe/prog.c", "prog", "-O2", "-g"))
+	imgs, _ := filepath.Glob("../../../testdata/vmlinux-fixtures/*.elf")
+	imgs = append(imgs, testenv.BuildC(t, "gcc", "../../../cmd/gprobe/testdata/uprobe/prog.c", "prog", "-O2", "-g"))
 	if p := testenv.Linux61.Vmlinux(); fileExists(p) {
 		imgs = append(imgs, p)
 	}
@@ -24,18 +24,18 @@ func TestSymbolMapFind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sorted, err := newSymbolMap(f)
+		sorted, err := NewMap(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, _ := newSymbolMap(f)
-		all := whole.all()
+		whole, _ := NewMap(f)
+		all := whole.All()
 		// each, on a map not yet made whole, walks the same symbols.
-		fresh, _ := newSymbolMap(f)
+		fresh, _ := NewMap(f)
 		k := 0
-		fresh.each(func(s symbol) bool {
-			if k >= len(all) || all[k].start != s.start || string(all[k].raw) != string(s.raw) {
-				t.Fatalf("%s: each's symbol %d is %q at %#x, all's is %v", img, k, s.raw, s.start, all[min(k, len(all)-1)])
+		fresh.Each(func(s Symbol) bool {
+			if k >= len(all) || all[k].Start != s.Start || string(all[k].Raw) != string(s.Raw) {
+				t.Fatalf("%s: each's Symbol %d is %q at %#x, all's is %v", img, k, s.Raw, s.Start, all[min(k, len(all)-1)])
 			}
 			k++
 			return true
@@ -51,11 +51,11 @@ func TestSymbolMapFind(t *testing.T) {
 			for _, addr := range []uint64{s.Value - 1, s.Value, s.Value + s.Size - 1, s.Value + s.Size} {
 				a, aok, done := sorted.findSorted(addr)
 				if !done {
-					a, aok = whole.find(addr)
+					a, aok = whole.Find(addr)
 				}
-				b, bok := whole.find(addr)
-				if aok != bok || string(a.raw) != string(b.raw) || a.start != b.start || a.end != b.end || a.typ != b.typ || a.exec != b.exec {
-					t.Fatalf("%s: find(%#x) = %q %#x-%#x %v, the whole map says %q %#x-%#x %v", img, addr, a.raw, a.start, a.end, aok, b.raw, b.start, b.end, bok)
+				b, bok := whole.Find(addr)
+				if aok != bok || string(a.Raw) != string(b.Raw) || a.Start != b.Start || a.End != b.End || a.Type != b.Type || a.Exec != b.Exec {
+					t.Fatalf("%s: find(%#x) = %q %#x-%#x %v, the whole map says %q %#x-%#x %v", img, addr, a.Raw, a.Start, a.End, aok, b.Raw, b.Start, b.End, bok)
 				}
 				n++
 			}

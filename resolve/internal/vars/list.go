@@ -1,75 +1,32 @@
-package resolve
+package vars
 
 import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
-	"github.com/gprobe/gprobe/resolve/spec"
 )
 
-// VarList is the -V answer for one probe address (perf's variable_list):
-// the DWARF function and offset, and "TYPE\tNAME" entries sorted and
-// deduplicated as perf's strlist keeps them.
-type VarList struct {
-	Symbol string
-	Offset uint64
-	Vars   []string
-}
-
-// VarsOptions tune AvailableVars.
-type VarsOptions struct {
-	Externs bool // --externs: the unit's global variables too
-	// Range is perf's --range: every variable with a location anywhere
-	// in the function, marked [VAL] (valid at the address), [INV] (not
-	// there) or [EXT] (extern), with its location ranges.
-	Range bool
-}
-
-// AvailableVars is perf's debuginfo__find_available_vars_at: for every
-// address the probe point resolves to, the variables (and parameters) that
-// have a location there. An empty result means the point was not found.
-func (r *Resolver) AvailableVars(pp *spec.Point, opts VarsOptions) ([]VarList, error) {
-	if r.f == nil || !r.f.HasDWARF() && r.hasBTF() {
-		if opts.Range {
-			return nil, errorf(ErrNeedsDWARF, "--range needs DWARF: BTF has no variable locations; use -k with a vmlinux that has debug info")
-		}
-		return r.btfVars(pp)
-	}
-	if !r.f.HasDWARF() {
-		return nil, r.noDebugInfo()
-	}
-	vls, err := r.findVars(pp, opts)
-	if err == nil && len(vls) == 0 {
-		if alt, _ := r.alternative(pp); alt != nil {
-			vls, err = r.findVars(alt, opts)
-		}
-	}
-	return vls, err
-}
-
-func (r *Resolver) findVars(pp *spec.Point, opts VarsOptions) ([]VarList, error) {
-	f := &finder{r: r, pp: pp, vars: &varsCollector{opts: opts}}
-	if _, err := r.runFinder(f); err != nil {
-		return nil, err
-	}
-	return f.vars.lists, nil
-}
-
-// varsCollector is the state of perf's available_var_finder.
-type varsCollector struct {
-	opts  VarsOptions
-	lists []VarList
+// Collector gathers -V's lists over the addresses of a probe point (the
+// state of perf's available_var_finder).
+type Collector struct {
+	Opts  core.VarsOptions
+	Lists []core.VarList
 	addrs []uint64
 }
 
-// collect is perf's add_available_vars for one address.
-func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) error {
-	c.showRange = vc.opts.Range
-	vl := VarList{Symbol: symbol, Offset: offset}
+// Has reports whether addr was collected already.
+func (vc *Collector) Has(addr uint64) bool { return slices.Contains(vc.addrs, addr) }
+
+// Collect is perf's add_available_vars for one address.
+func (c *Scope) Collect(vc *Collector, symbol string, offset uint64) error {
+	c.showRange = vc.Opts.Range
+	vl := core.VarList{Symbol: symbol, Offset: offset}
 	seen := map[string]bool{}
 	// add is perf's collect_variables_cb; parent is the DIE holding e.
 	add := func(e *dwarf.Entry, parent uint64, external bool) (findResult, error) {
@@ -78,7 +35,7 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 			inv := errors.Is(err, errOutOfRange)
 			// Computed values are listed as perf lists them; using one
 			// gives the reason it cannot be fetched.
-			if err == nil || inv || errors.As(err, new(*Error)) {
+			if err == nil || inv || errors.As(err, new(*core.Error)) {
 				s, ok, err := c.varEntry(e, parent, external, inv)
 				if err != nil {
 					return cbEnd, err
@@ -91,22 +48,22 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 				return cbEnd, err
 			}
 		}
-		if !external && c.haspc(e, c.addr) {
+		if !external && c.haspc(e, c.Addr) {
 			return cbContinue, nil
 		}
 		return cbSibling, nil
 	}
-	if _, err := c.findChildIn(c.sc.Offset, func(e *dwarf.Entry, parent uint64) (findResult, error) { return add(e, parent, false) }); err != nil {
+	if _, err := c.findChildIn(c.Sc.Offset, func(e *dwarf.Entry, parent uint64) (findResult, error) { return add(e, parent, false) }); err != nil {
 		return err
 	}
-	if vc.opts.Externs {
-		if _, err := c.findChildIn(c.cu.Lines.Offset, func(e *dwarf.Entry, parent uint64) (findResult, error) { return add(e, parent, true) }); err != nil {
+	if vc.Opts.Externs {
+		if _, err := c.findChildIn(c.CU.Lines.Offset, func(e *dwarf.Entry, parent uint64) (findResult, error) { return add(e, parent, true) }); err != nil {
 			return err
 		}
 	}
 	sort.Strings(vl.Vars)
-	vc.addrs = append(vc.addrs, c.addr)
-	vc.lists = append(vc.lists, vl)
+	vc.addrs = append(vc.addrs, c.Addr)
+	vc.Lists = append(vc.Lists, vl)
 	return nil
 }
 
@@ -114,7 +71,7 @@ func (c *scopeCtx) collect(vc *varsCollector, symbol string, offset uint64) erro
 // "TYPE\tNAME", and with --range "[VAL]\t" (or "[INV]\t", or "[EXT]\t" for
 // externs) before it and "\t@<FUNC+[RANGES]>" after it. ok is false when
 // perf leaves the variable out (with --range: no location ranges to show).
-func (c *scopeCtx) varEntry(e *dwarf.Entry, parent uint64, external, inv bool) (s string, ok bool, err error) {
+func (c *Scope) varEntry(e *dwarf.Entry, parent uint64, external, inv bool) (s string, ok bool, err error) {
 	var b strings.Builder
 	if c.showRange {
 		switch {
@@ -145,16 +102,16 @@ func (c *scopeCtx) varEntry(e *dwarf.Entry, parent uint64, external, inv bool) (
 // "@<FUNC+[B-E,B-E]>"; for a single location, the ranges of the scope
 // holding the variable (die_get_var_innermost_scope). Offsets are unsigned
 // and wrap, as perf prints them.
-func (c *scopeCtx) varRange(b *strings.Builder, e *dwarf.Entry, parent uint64) (bool, error) {
-	entry, ok := c.sp.LowestPC()
-	if !ok || c.sp.Name == "" {
+func (c *Scope) varRange(b *strings.Builder, e *dwarf.Entry, parent uint64) (bool, error) {
+	entry, ok := c.Func.LowestPC()
+	if !ok || c.Func.Name == "" {
 		return false, nil
 	}
 	fld := e.AttrField(dwarf.AttrLocation)
 	if fld == nil {
 		return false, nil
 	}
-	ents, err := c.cu.LocationEntries(fld)
+	ents, err := c.CU.LocationEntries(fld)
 	if err != nil {
 		return false, err
 	}
@@ -163,7 +120,7 @@ func (c *scopeCtx) varRange(b *strings.Builder, e *dwarf.Entry, parent uint64) (
 		if l.Begin == 0 {
 			// A single location: the scope's ranges, appended to what
 			// was printed of the list (perf does the same).
-			sc := c.cu.Scopes[parent]
+			sc := c.CU.Scopes[parent]
 			if sc == nil {
 				return false, nil
 			}
@@ -171,7 +128,7 @@ func (c *scopeCtx) varRange(b *strings.Builder, e *dwarf.Entry, parent uint64) (
 			return true, nil
 		}
 		if first {
-			fmt.Fprintf(b, "@<%s+[%d-%d", c.sp.Name, l.Begin-entry, l.End-entry)
+			fmt.Fprintf(b, "@<%s+[%d-%d", c.Func.Name, l.Begin-entry, l.End-entry)
 			first = false
 		} else {
 			fmt.Fprintf(b, ",%d-%d", l.Begin-entry, l.End-entry)
@@ -184,10 +141,10 @@ func (c *scopeCtx) varRange(b *strings.Builder, e *dwarf.Entry, parent uint64) (
 }
 
 // writeRanges prints perf's "@<FUNC+[B-E,...]>"; nothing for no ranges.
-func (c *scopeCtx) writeRanges(b *strings.Builder, ranges [][2]uint64, entry uint64) {
+func (c *Scope) writeRanges(b *strings.Builder, ranges [][2]uint64, entry uint64) {
 	for i, r := range ranges {
 		if i == 0 {
-			fmt.Fprintf(b, "@<%s+[%d-%d", c.sp.Name, r[0]-entry, r[1]-entry)
+			fmt.Fprintf(b, "@<%s+[%d-%d", c.Func.Name, r[0]-entry, r[1]-entry)
 		} else {
 			fmt.Fprintf(b, ",%d-%d", r[0]-entry, r[1]-entry)
 		}
@@ -198,7 +155,7 @@ func (c *scopeCtx) writeRanges(b *strings.Builder, ranges [][2]uint64, entry uin
 }
 
 // varName is perf's die_get_varname: "TYPE\tNAME".
-func (c *scopeCtx) varName(e *dwarf.Entry) (string, error) {
+func (c *Scope) varName(e *dwarf.Entry) (string, error) {
 	t, ok, err := c.typeName(e)
 	if err != nil {
 		return "", err
@@ -211,7 +168,7 @@ func (c *scopeCtx) varName(e *dwarf.Entry) (string, error) {
 
 // typeName is perf's die_get_typename: typedef names kept, "*" for
 // pointers and arrays, "(function_type)" for function pointers.
-func (c *scopeCtx) typeName(e *dwarf.Entry) (string, bool, error) {
+func (c *Scope) typeName(e *dwarf.Entry) (string, bool, error) {
 	t, err := c.qualifiedType(e)
 	if err != nil || t == nil {
 		return "", false, err

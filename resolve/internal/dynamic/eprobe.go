@@ -1,16 +1,14 @@
-package resolve
+package dynamic
 
 import (
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
-	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
@@ -33,25 +31,25 @@ import (
 
 // Eprobe resolves words on the trace event ev, whose tracefs format
 // description is format, into an event probe named as the event.
-func (r *Resolver) Eprobe(ev probe.EventID, format string, words []string) (probe.Probe, error) {
-	feat := r.targetFeatures()
+func (k *Kinds) Eprobe(ev probe.EventID, format string, words []string) (probe.Probe, error) {
+	feat := k.Im.TargetFeatures()
 	if !feat.Eprobes {
-		return probe.Probe{}, errorf(ErrUnsupported, "%s; the target kernel's tracefs README does not offer them.", probedef.KindRequirement(probe.Eprobe))
+		return probe.Probe{}, core.Errorf(core.ErrUnsupported, "%s; the target kernel's tracefs README does not offer them.", probedef.KindRequirement(probe.Eprobe))
 	}
 	fmtd, err := eventfmt.Parse(ev.System, format)
 	if err != nil {
-		return probe.Probe{}, errorf(ErrInvalid, "The format of %s/%s: %v", ev.System, ev.Name, err)
+		return probe.Probe{}, core.Errorf(core.ErrInvalid, "The format of %s/%s: %v", ev.System, ev.Name, err)
 	}
 	p := probe.Probe{Kind: probe.Eprobe, Group: spec.DefaultGroup, Event: ev.Name, Target: probe.Location{Event: ev}}
 	if i := slices.Index(words, "if"); i >= 0 {
 		if i == len(words)-1 {
-			return probe.Probe{}, errorf(ErrInvalid, "No filter after 'if'.")
+			return probe.Probe{}, core.Errorf(core.ErrInvalid, "No filter after 'if'.")
 		}
 		p.Filter = strings.Join(words[i+1:], " ")
 		words = words[:i]
 	}
 	for _, w := range words {
-		fa, err := r.eventArg(ev, fmtd, w)
+		fa, err := k.eventArg(ev, fmtd, w)
 		if err != nil {
 			return probe.Probe{}, err
 		}
@@ -61,35 +59,35 @@ func (r *Resolver) Eprobe(ev probe.EventID, format string, words []string) (prob
 }
 
 // eventFieldReg stands for the event field while BTF resolves the members
-// reached through it (btfArg works on a parameter in a register).
+// reached through it (BTF resolves them from a parameter in a register).
 const eventFieldReg = "$event-field"
 
 // eventArg resolves one word of an eprobe.
-func (r *Resolver) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (probe.FetchArg, error) {
+func (k *Kinds) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (probe.FetchArg, error) {
 	name, body, named := strings.Cut(w, "=")
 	if !named {
 		body = w
 	}
 	if body == "" || named && name == "" {
-		return probe.FetchArg{}, errorf(ErrInvalid, "%q: write [NAME=]FIELD[:TYPE] (an argument has a name before '=' and a field after it).", w)
+		return probe.FetchArg{}, core.Errorf(core.ErrInvalid, "%q: write [NAME=]FIELD[:TYPE] (an argument has a name before '=' and a field after it).", w)
 	}
 	cast := ""
 	if strings.HasPrefix(body, "(") {
 		end := strings.IndexByte(body, ')')
 		if end < 0 {
-			return probe.FetchArg{}, errorf(ErrInvalid, "%s: the cast is not closed with ')'.", w)
+			return probe.FetchArg{}, core.Errorf(core.ErrInvalid, "%s: the cast is not closed with ')'.", w)
 		}
 		cast, body = strings.TrimSpace(body[1:end]), body[end+1:]
 	}
 	a, err := spec.ParseArg(body)
 	if err != nil || !spec.IsCVarname(a.Var) {
 		if cast != "" {
-			return probe.FetchArg{}, errorf(ErrInvalid, "%s: a cast applies to a field of %s/%s.", w, ev.System, ev.Name)
+			return probe.FetchArg{}, core.Errorf(core.ErrInvalid, "%s: a cast applies to a field of %s/%s.", w, ev.System, ev.Name)
 		}
 		// Raw fetch syntax ($FIELD, +8($FIELD), $comm): the kernel's own.
 		fa := splitFetchArg(w)
 		if fa.Expr.String() == "" {
-			return probe.FetchArg{}, errorf(ErrInvalid, "%q: write [NAME=]FIELD[:TYPE] (no field or fetch argument given).", w)
+			return probe.FetchArg{}, core.Errorf(core.ErrInvalid, "%q: write [NAME=]FIELD[:TYPE] (no field or fetch argument given).", w)
 		}
 		return fa, nil
 	}
@@ -99,7 +97,7 @@ func (r *Resolver) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (pro
 		for _, x := range f.Args() {
 			names = append(names, x.Name)
 		}
-		return probe.FetchArg{}, errorf(ErrNotFound, "%s/%s has no field '%s' (fields: %s).", ev.System, ev.Name, a.Var, strings.Join(names, ", "))
+		return probe.FetchArg{}, core.Errorf(core.ErrNotFound, "%s/%s has no field '%s' (fields: %s).", ev.System, ev.Name, a.Var, strings.Join(names, ", "))
 	}
 	if named {
 		a.Name, a.HasName = name, true
@@ -112,11 +110,11 @@ func (r *Resolver) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (pro
 			fa.Name = a.Var
 		}
 		if !a.HasType {
-			fa.Type = fieldType(fld, r.opts.Features.HexTypes)
+			fa.Type = fieldType(fld, k.Im.Opts.Features.HexTypes)
 		}
 		return fa, nil
 	}
-	return r.eventMembers(ev, fld, cast, a)
+	return k.eventMembers(ev, fld, cast, a)
 }
 
 // fieldType is the fetch type of an event field: a string for character
@@ -149,31 +147,29 @@ func fieldType(f *eventfmt.Field, hex bool) string {
 // eventMembers resolves FIELD->MEMBER... (with an optional cast) through
 // BTF: the field is the pointer to the struct the cast or its format type
 // names.
-func (r *Resolver) eventMembers(ev probe.EventID, fld *eventfmt.Field, cast string, a *spec.Arg) (probe.FetchArg, error) {
-	s, err := r.btfSpec()
+func (k *Kinds) eventMembers(ev probe.EventID, fld *eventfmt.Field, cast string, a *spec.Arg) (probe.FetchArg, error) {
+	s, err := k.Prototypes()
 	if err != nil || s == nil {
-		return probe.FetchArg{}, errorf(ErrNeedsDWARF, "%s: members of an event's field need BTF (a vmlinux with a .BTF section, or /sys/kernel/btf/vmlinux): %v", a.Raw, err)
+		return probe.FetchArg{}, core.Errorf(core.ErrNeedsDWARF, "%s: members of an event's field need BTF (a vmlinux with a .BTF section, or /sys/kernel/btf/vmlinux): %v", a.Raw, err)
 	}
 	typeName := cast
 	if typeName == "" {
 		typeName = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(fld.Type, "const ")), "*"))
 		if !strings.HasSuffix(strings.TrimSpace(fld.Type), "*") || typeName == "void" || !strings.HasPrefix(typeName, "struct ") && !strings.HasPrefix(typeName, "union ") {
-			return probe.FetchArg{}, errorf(ErrInvalid, "%s: field '%s' of %s/%s is %s; name the struct it points to with a cast: (STRUCT)%s", a.Raw, fld.Name, ev.System, ev.Name, fld.Type, a.Raw)
+			return probe.FetchArg{}, core.Errorf(core.ErrInvalid, "%s: field '%s' of %s/%s is %s; name the struct it points to with a cast: (STRUCT)%s", a.Raw, fld.Name, ev.System, ev.Name, fld.Type, a.Raw)
 		}
 	}
 	if strings.HasSuffix(typeName, "*") {
 		typeName = strings.TrimSpace(strings.TrimSuffix(typeName, "*"))
 	}
 	typeName = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(typeName, "struct "), "union "))
-	st, err := s.StructByName(typeName)
-	if err != nil {
-		return probe.FetchArg{}, errorf(ErrNotFound, "%s: no struct %s in BTF: %v", a.Raw, typeName, err)
+	if err := s.HasStruct(typeName); err != nil {
+		return probe.FetchArg{}, core.Errorf(core.ErrNotFound, "%s: no struct %s in BTF: %v", a.Raw, typeName, err)
 	}
 	if len(a.Fields) == 0 {
-		return probe.FetchArg{}, errorf(ErrInvalid, "%s: a cast is read through: write (%s)%s->MEMBER.", a.Raw, typeName, a.Var)
+		return probe.FetchArg{}, core.Errorf(core.ErrInvalid, "%s: a cast is read through: write (%s)%s->MEMBER.", a.Raw, typeName, a.Var)
 	}
-	fn := &btfinfo.Func{Name: ev.System + "/" + ev.Name, Params: []btfinfo.Param{{Name: fld.Name, Type: &btf.Pointer{Target: st}, Reg: eventFieldReg}}}
-	fa, err := r.btfArg(s, fn, a)
+	fa, err := s.StructArg(ev.System+"/"+ev.Name, typeName, eventFieldReg, a)
 	if err != nil {
 		return probe.FetchArg{}, err
 	}

@@ -1,4 +1,4 @@
-package resolve
+package symtab
 
 import (
 	"debug/elf"
@@ -6,34 +6,34 @@ import (
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
-// rbSymbols reproduces the symbol map perf probe builds for a module file:
+// Tree reproduces the symbol map perf probe builds for a module file:
 // every function, object and text/data label, aliases kept
 // (symbol_conf.allow_aliases), in a red-black tree keyed by start address
 // where equal starts go right. Which of several aliases (init_module and
 // loop_init share an address) perf reports depends on the tree's shape, so
 // the tree is rebuilt with the same insertion order and balancing, and
 // searched the way perf's symbols__find walks it.
-type rbSymbols struct {
+type Tree struct {
 	nodes []rbNode
 	root  int32
 }
 
 type rbNode struct {
-	sym                 symbol
+	sym                 Symbol
 	left, right, parent int32
 	red                 bool
 }
 
 const rbNil = -1
 
-// newModuleSymbols loads f's symbols in table order as perf's
+// NewTree loads f's symbols in table order as perf's
 // dso__load_sym does for a file that is not a kernel image. With
 // fileOffsets, symbols are placed as perf places them (st_value plus the
 // section's file offset) rather than in gprobe's section layout.
-func newModuleSymbols(f *dwarfinfo.File, fileOffsets bool) (*rbSymbols, error) {
-	t := &rbSymbols{root: rbNil}
+func NewTree(f *dwarfinfo.File, fileOffsets bool) (*Tree, error) {
+	t := &Tree{root: rbNil}
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
-		sec, ok := inModuleMap(f, s)
+		sec, ok := InModuleMap(f, s)
 		if !ok {
 			return
 		}
@@ -42,8 +42,8 @@ func newModuleSymbols(f *dwarfinfo.File, fileOffsets bool) (*rbSymbols, error) {
 			base, _ := f.SectionAddr(sec.Name)
 			start = start - base + sec.Offset
 		}
-		t.insert(symbol{raw: s.RawName, start: start, end: start + s.Size, typ: s.Type, bind: s.Bind,
-			exec: sec.Flags&elf.SHF_EXECINSTR != 0})
+		t.insert(Symbol{Raw: s.RawName, Start: start, End: start + s.Size, Type: s.Type, Bind: s.Bind,
+			Exec: sec.Flags&elf.SHF_EXECINSTR != 0})
 	})
 	if err != nil {
 		return nil, err
@@ -52,45 +52,45 @@ func newModuleSymbols(f *dwarfinfo.File, fileOffsets bool) (*rbSymbols, error) {
 	return t, nil
 }
 
-// find is perf's symbols__find.
-func (t *rbSymbols) find(addr uint64) (symbol, bool) {
+// Find is perf's symbols__find.
+func (t *Tree) Find(addr uint64) (Symbol, bool) {
 	n := t.root
 	for n != rbNil {
 		s := &t.nodes[n].sym
 		switch {
-		case addr < s.start:
+		case addr < s.Start:
 			n = t.nodes[n].left
-		case addr > s.end || addr == s.end && addr != s.start:
+		case addr > s.End || addr == s.End && addr != s.Start:
 			n = t.nodes[n].right
 		default:
 			return *s, true
 		}
 	}
-	return symbol{}, false
+	return Symbol{}, false
 }
 
 // fixupEnd is perf's symbols__fixup_end: zero-sized symbols end where the
 // next one (in tree order) starts; a last zero-sized one at the next page.
-func (t *rbSymbols) fixupEnd() {
+func (t *Tree) fixupEnd() {
 	var prev int32 = rbNil
 	t.inorder(t.root, func(i int32) {
 		if prev != rbNil {
 			p := &t.nodes[prev].sym
-			if p.end == p.start {
-				p.end = t.nodes[i].sym.start
+			if p.End == p.Start {
+				p.End = t.nodes[i].sym.Start
 			}
 		}
 		prev = i
 	})
 	if prev != rbNil {
-		if c := &t.nodes[prev].sym; c.end == c.start {
-			c.end = (c.start+4095)&^4095 + 4096
+		if c := &t.nodes[prev].sym; c.End == c.Start {
+			c.End = (c.Start+4095)&^4095 + 4096
 		}
 	}
 }
 
-func (t *rbSymbols) inorder(n int32, fn func(int32)) {
-	// Iterative: a module's symbol tree is shallow, but keep the stack
+func (t *Tree) inorder(n int32, fn func(int32)) {
+	// Iterative: a module's Symbol tree is shallow, but keep the stack
 	// bounded regardless.
 	var stack []int32
 	for n != rbNil || len(stack) > 0 {
@@ -107,13 +107,13 @@ func (t *rbSymbols) inorder(n int32, fn func(int32)) {
 
 // insert is perf's __symbols__insert followed by the kernel's
 // rb_insert_color.
-func (t *rbSymbols) insert(s symbol) {
+func (t *Tree) insert(s Symbol) {
 	z := int32(len(t.nodes))
 	t.nodes = append(t.nodes, rbNode{sym: s, left: rbNil, right: rbNil, parent: rbNil, red: true})
 	y, x := int32(rbNil), t.root
 	for x != rbNil {
 		y = x
-		if s.start < t.nodes[x].sym.start {
+		if s.Start < t.nodes[x].sym.Start {
 			x = t.nodes[x].left
 		} else {
 			x = t.nodes[x].right
@@ -123,7 +123,7 @@ func (t *rbSymbols) insert(s symbol) {
 	switch {
 	case y == rbNil:
 		t.root = z
-	case s.start < t.nodes[y].sym.start:
+	case s.Start < t.nodes[y].sym.Start:
 		t.nodes[y].left = z
 	default:
 		t.nodes[y].right = z
@@ -131,7 +131,7 @@ func (t *rbSymbols) insert(s symbol) {
 	t.fixInsert(z)
 }
 
-func (t *rbSymbols) fixInsert(z int32) {
+func (t *Tree) fixInsert(z int32) {
 	n := t.nodes
 	for {
 		p := n[z].parent
@@ -174,7 +174,7 @@ func (t *rbSymbols) fixInsert(z int32) {
 	}
 }
 
-func (t *rbSymbols) rotateLeft(x int32) {
+func (t *Tree) rotateLeft(x int32) {
 	n := t.nodes
 	y := n[x].right
 	n[x].right = n[y].left
@@ -186,7 +186,7 @@ func (t *rbSymbols) rotateLeft(x int32) {
 	n[x].parent = y
 }
 
-func (t *rbSymbols) rotateRight(x int32) {
+func (t *Tree) rotateRight(x int32) {
 	n := t.nodes
 	y := n[x].left
 	n[x].left = n[y].right
@@ -199,7 +199,7 @@ func (t *rbSymbols) rotateRight(x int32) {
 }
 
 // replaceChild puts y where x hangs from x's parent.
-func (t *rbSymbols) replaceChild(x, y int32) {
+func (t *Tree) replaceChild(x, y int32) {
 	n := t.nodes
 	p := n[x].parent
 	n[y].parent = p
@@ -213,30 +213,57 @@ func (t *rbSymbols) replaceChild(x, y int32) {
 	}
 }
 
-// perfSpaceSymbols looks layout addresses up the way perf 6.1's
-// post_process_module_probe_trace_events does (Options.PerfModuleAltBug): the
-// DWARF address minus .text's (layout address - file offset), in a map of
-// file-offset symbols. Where a module's sections are not laid out in the
-// file as libdwfl lays them out, that names the wrong symbol.
+// Map is the tree's symbols in address order (aliases in table order), the
+// map perf searches by name.
+func (t *Tree) Map() *Map {
+	m := &Map{syms: make([]Symbol, 0, len(t.nodes))}
+	t.inorder(t.root, func(i int32) { m.syms = append(m.syms, t.nodes[i].sym) })
+	return m
+}
+
+// Finder finds the symbol holding an address: a Map, a Tree, or PerfSpace's
+// view of a module.
+type Finder interface {
+	Find(addr uint64) (Symbol, bool)
+}
+
+// PerfSpace looks layout addresses of the module f up the way perf 6.1's
+// post_process_module_probe_trace_events does (a mistake tests make gprobe
+// repeat, see internal/perfbug): the DWARF address minus .text's (layout
+// address - file offset), in a map of file-offset symbols. Where a module's
+// sections are not laid out in the file as libdwfl lays them out, that
+// names the wrong symbol.
+func PerfSpace(f *dwarfinfo.File) (Finder, error) {
+	t, err := NewTree(f, true)
+	if err != nil {
+		return nil, err
+	}
+	text, _ := f.SectionAddr(".text")
+	if s := f.ELF.Section(".text"); s != nil {
+		text -= s.Offset
+	}
+	return perfSpaceSymbols{t: t, textOffs: text}, nil
+}
+
 type perfSpaceSymbols struct {
-	t        *rbSymbols
+	t        *Tree
 	textOffs uint64
 }
 
-func (p perfSpaceSymbols) find(addr uint64) (symbol, bool) {
-	s, ok := p.t.find(addr - p.textOffs)
-	s.start += p.textOffs
-	s.end += p.textOffs
+func (p perfSpaceSymbols) Find(addr uint64) (Symbol, bool) {
+	s, ok := p.t.Find(addr - p.textOffs)
+	s.Start += p.textOffs
+	s.End += p.textOffs
 	return s, ok
 }
 
-// pltSymbolNames are the names perf 6.1's dso__synthesize_plt_symbols
+// PLTNames are the names perf 6.1's dso__synthesize_plt_symbols
 // gives a user DSO's PLT entries: "<name>@plt" for each relocation of
 // .rela.plt (or .rel.plt), in order, named by the .dynsym entry it refers
 // to (an IRELATIVE relocation refers to none and gives "@plt"). perf
 // synthesizes nothing without a .dynsym, a .plt, or when the relocation
 // section is not linked to the .dynsym.
-func pltSymbolNames(f *elf.File) []string {
+func PLTNames(f *elf.File) []string {
 	rel := f.Section(".rela.plt")
 	if rel == nil {
 		rel = f.Section(".rel.plt")

@@ -1,9 +1,10 @@
-package resolve
+package finder
 
 import (
 	"errors"
 
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -16,26 +17,23 @@ var ErrUnsupportedRange = errors.New("line range search not supported")
 // debuginfo__find_line_range does: the first unit (in .debug_info order)
 // whose matching function yields lines, or, for SRC ranges, the first unit
 // containing the file that yields lines. It returns an error wrapping
-// ErrNotFound ("Specified source line is not found.") when nothing matches.
-func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
-	if !r.f.HasDWARF() {
-		return nil, r.noDebugInfo()
-	}
-	notFound := errorf(ErrNotFound, "Specified source line is not found.")
+// core.ErrNotFound ("Specified source line is not found.") when nothing matches.
+func (d *DWARF) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
+	notFound := core.Errorf(core.ErrNotFound, "Specified source line is not found.")
 	// Like perf, the search moves the range by the declaration line of any
 	// function it matched, and the alternative search starts from there.
 	cur := *lr
-	l, err := r.lineRange(&cur)
+	l, err := d.lineRange(&cur)
 	if err != nil || l != nil {
 		return l, err
 	}
 	// perf's get_alternative_line_range: a symbol DWARF does not name. It
 	// refuses ranges without a function or with a file (-EOPNOTSUPP).
 	if !lr.HasFunction || lr.HasFile {
-		return nil, errorf(ErrUnsupportedRange, "Debuginfo analysis failed.")
+		return nil, core.Errorf(ErrUnsupportedRange, "Debuginfo analysis failed.")
 	}
 	{
-		alt, err := r.alternative(&spec.Point{Function: cur.Function, HasFunction: true, Line: cur.Start})
+		alt, err := d.alternative(&spec.Point{Function: cur.Function, HasFunction: true, Line: cur.Start})
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +45,7 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 			if cur.End != lines.OpenEnd {
 				lr2.End = lr2.Start + (cur.End - cur.Start)
 			}
-			if l, err := r.lineRange(&lr2); err != nil || l != nil {
+			if l, err := d.lineRange(&lr2); err != nil || l != nil {
 				return l, err
 			}
 		}
@@ -55,13 +53,13 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	return nil, notFound
 }
 
-func (r *Resolver) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
+func (d *DWARF) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if !lr.HasFunction || lr.Function == "" {
-		return r.fileLineRange(lr)
+		return d.fileLineRange(lr)
 	}
 	var found *lines.Listing
-	err := r.f.EachFuncs(nameMatcher(lr.Function), func(refs []dwarfinfo.FuncRef) (bool, error) {
-		l, err := r.lineRangeInUnit(lr, refs, &lr.Start, &lr.End)
+	err := d.im.File.EachFuncs(nameMatcher(lr.Function), func(refs []dwarfinfo.FuncRef) (bool, error) {
+		l, err := d.lineRangeInUnit(lr, refs, &lr.Start, &lr.End)
 		found = l
 		return l != nil, err
 	})
@@ -70,13 +68,13 @@ func (r *Resolver) lineRange(lr *spec.LineRange) (*lines.Listing, error) {
 
 // fileLineRange is the SRC[:START[-END]] form: the first unit containing
 // the file that has probe-able lines in the range.
-func (r *Resolver) fileLineRange(lr *spec.LineRange) (*lines.Listing, error) {
-	units, err := r.f.UnitsWithFile(lr.File)
+func (d *DWARF) fileLineRange(lr *spec.LineRange) (*lines.Listing, error) {
+	units, err := d.im.File.UnitsWithFile(lr.File)
 	if err != nil {
 		return nil, err
 	}
 	for _, idx := range units {
-		cu, err := r.f.Unit(idx)
+		cu, err := d.im.File.Unit(idx)
 		if err != nil {
 			return nil, err
 		}
@@ -98,8 +96,8 @@ func (r *Resolver) fileLineRange(lr *spec.LineRange) (*lines.Listing, error) {
 // lineRangeInUnit is perf's line_range_search_cb for one unit. Like perf,
 // it moves start/end by the function's declaration line when it finds the
 // function, even if no line is found there.
-func (r *Resolver) lineRangeInUnit(lr *spec.LineRange, refs []dwarfinfo.FuncRef, start, end *int) (*lines.Listing, error) {
-	cu, err := r.f.Unit(refs[0].Unit)
+func (d *DWARF) lineRangeInUnit(lr *spec.LineRange, refs []dwarfinfo.FuncRef, start, end *int) (*lines.Listing, error) {
+	cu, err := d.im.File.Unit(refs[0].Unit)
 	if err != nil {
 		return nil, err
 	}

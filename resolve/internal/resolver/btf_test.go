@@ -1,4 +1,4 @@
-package resolve
+package resolver
 
 import (
 	"path/filepath"
@@ -98,11 +98,11 @@ func compareBackends(t *testing.T, path string, max int) {
 		t.Fatal(err)
 	}
 	feat := probedef.Features{HexTypes: true, Immediates: true, MultiProbe: true}
-	dw, err := New(f, false, Options{Features: feat})
+	dw, err := testNew(f, false, testOpts{Features: feat})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt, err := New(nil, false, Options{Features: feat, BTF: bs, Arch: dw.Arch()})
+	bt, err := testNew(nil, false, testOpts{Features: feat, BTF: bs, Arch: dw.Arch()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func compareBackends(t *testing.T, path string, max int) {
 func TestBTFMatchesDWARFFixtures(t *testing.T) {
 	for _, name := range []string{"x86_64-dwarf5-O2.elf", "x86_64-dwarf4-O2.elf", "x86_64-dwarf5-O2-ibt.elf", "arm64-dwarf5-O2.elf", "arm64-dwarf4-O2.elf"} {
 		t.Run(name, func(t *testing.T) {
-			compareBackends(t, filepath.Join("..", "testdata", "vmlinux-fixtures", name), 1000)
+			compareBackends(t, filepath.Join("..", "..", "..", "testdata", "vmlinux-fixtures", name), 1000)
 		})
 	}
 }
@@ -155,12 +155,12 @@ func TestBTFMatchesDWARFDebianVmlinux(t *testing.T) {
 
 // TestBTFOnlyErrors: what BTF cannot answer is refused with the reason.
 func TestBTFOnlyErrors(t *testing.T) {
-	path := filepath.Join("..", "testdata", "vmlinux-fixtures", "x86_64-dwarf5-O2.elf")
+	path := filepath.Join("..", "..", "..", "testdata", "vmlinux-fixtures", "x86_64-dwarf5-O2.elf")
 	bs, err := btfinfo.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(nil, false, Options{BTF: bs, Arch: disasm.AMD64, Features: probedef.Features{HexTypes: true}})
+	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: disasm.AMD64, Features: probedef.Features{HexTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,25 +1,56 @@
-package resolve
+package resolver
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
-const fixture = "../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf"
+const fixture = "../../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf"
 
-func resolver(t *testing.T, opts Options) *Resolver {
+// testOpts are the options tests give: Options', and what the command line
+// cannot set (BTF alone for an architecture, a target's features, perf's
+// missing boundary check).
+type testOpts struct {
+	NoInlines      bool
+	MaxProbes      int
+	Features       probedef.Features
+	ReturnInsn     bool
+	KernelBTFArgs  bool
+	TargetFeatures *probedef.Features
+	BTF            *btfinfo.Spec
+	Arch           disasm.Arch
+	AllowMidInsn   bool
+}
+
+// testNew is a resolver for the image f, or for BTF alone (f nil, with
+// o.BTF and o.Arch).
+func testNew(f *dwarfinfo.File, user bool, o testOpts) (*Resolver, error) {
+	r, err := fromImage(f, user, o.BTF, o.Arch, Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features,
+		ReturnInsn: o.ReturnInsn, KernelBTFArgs: o.KernelBTFArgs})
+	if err != nil {
+		return nil, err
+	}
+	r.im.Opts.TargetFeatures = o.TargetFeatures
+	r.im.NoBoundaryCheck = o.AllowMidInsn
+	return r, nil
+}
+
+func resolver(t *testing.T, opts testOpts) *Resolver {
 	t.Helper()
 	f, err := dwarfinfo.Open(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	r, err := New(f, false, opts)
+	r, err := testNew(f, false, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +75,7 @@ func definitions(t *testing.T, r *Resolver, def string) ([]string, error) {
 // probe its own event name.
 func TestEventNamesWithoutMultiProbe(t *testing.T) {
 	for _, multi := range []bool{true, false} {
-		got, err := definitions(t, resolver(t, Options{Features: probedef.Features{MultiProbe: multi}}), "do_sys_open")
+		got, err := definitions(t, resolver(t, testOpts{Features: probedef.Features{MultiProbe: multi}}), "do_sys_open")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,10 +90,10 @@ func TestEventNamesWithoutMultiProbe(t *testing.T) {
 }
 
 func TestMidInstructionRefused(t *testing.T) {
-	r := resolver(t, Options{})
+	r := resolver(t, testOpts{})
 	_, err := definitions(t, r, "vfs_read+1")
-	if !errors.Is(err, ErrNotBoundary) {
-		t.Fatalf("vfs_read+1: err = %v, want ErrNotBoundary", err)
+	if !errors.Is(err, core.ErrNotBoundary) {
+		t.Fatalf("vfs_read+1: err = %v, want core.ErrNotBoundary", err)
 	}
 	if !strings.Contains(err.Error(), "inside the 5-byte instruction at vfs_read+0") {
 		t.Errorf("message does not name the instruction: %v", err)
@@ -70,7 +101,7 @@ func TestMidInstructionRefused(t *testing.T) {
 	if got, err := definitions(t, r, "vfs_read+5"); err != nil || len(got) != 1 {
 		t.Errorf("vfs_read+5 (after the 5-byte call) = %v, %v", got, err)
 	}
-	r = resolver(t, Options{AllowMidInsn: true})
+	r = resolver(t, testOpts{AllowMidInsn: true})
 	if got, err := definitions(t, r, "vfs_read+1"); err != nil || len(got) != 1 || got[0] != "p:probe/vfs_read vfs_read+1" {
 		t.Errorf("AllowMidInsn: %v, %v", got, err)
 	}

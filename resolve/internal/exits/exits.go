@@ -1,4 +1,7 @@
-package resolve
+// Package exits finds the instructions by which a function leaves
+// (gprobe --ret-insn -L) and resolves FUNC%return into plain probes on
+// them (--ret-insn).
+package exits
 
 import (
 	"cmp"
@@ -14,11 +17,13 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
-// Return-instruction probes (Options.ReturnInsn): instead of a return
+// Return-instruction probes (resolve.Options.ReturnInsn): instead of a return
 // probe, whose kretprobe instances can run out (maxactive) and cost memory
 // per task, one plain probe on each instruction by which the function
 // leaves, found by decoding every instance of it (disasm.Exits).
@@ -30,9 +35,19 @@ import (
 // callee's value does not exist yet); the function's own returns are
 // FUNC__retinsn events, $retval read from the ABI return register.
 
+// Decoder decodes the functions of one image, reading its static call
+// sites once.
+type Decoder struct {
+	im          *core.Image
+	staticCalls map[uint64]bool // a kernel's static call sites, read on first use
+}
+
+// New returns a decoder for the image im.
+func New(im *core.Image) *Decoder { return &Decoder{im: im} }
+
 // ErrExits: --ret-insn cannot catch every exit of the function exactly
 // (the *ExitsError lists them), or cannot decode it.
-var ErrExits = fmt.Errorf("function exits cannot all be probed: %w", ErrUnsupported)
+var ErrExits = fmt.Errorf("function exits cannot all be probed: %w", core.ErrUnsupported)
 
 // FuncExits is one instance of a function (one symbol) and the
 // instructions by which it leaves.
@@ -158,17 +173,17 @@ var coldPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // by which each leaves. pp must name only a function. A function's parts
 // are its symbol and the DWARF ranges of its subprogram, and any FUNC.cold
 // symbol it jumps into; jumps to __x86_return_thunk are returns.
-func (r *Resolver) Exits(pp *spec.Point) ([]FuncExits, error) {
+func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 	if !pp.HasFunction || pp.HasFile || pp.Line != 0 || pp.HasLazy || pp.Offset != 0 || pp.IsAbs {
-		return nil, errorf(ErrInvalid, "--ret-insn takes a function (FUNC or FUNC%%return), not %s.", pp.String())
+		return nil, core.Errorf(core.ErrInvalid, "--ret-insn takes a function (FUNC or FUNC%%return), not %s.", pp.String())
 	}
-	if r.f == nil {
-		return nil, errorf(ErrNeedsDWARF, "--ret-insn decodes %s's code: give the image (-k vmlinux, -x binary); BTF has no code.", pp.Function)
+	if d.im.File == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "--ret-insn decodes %s's code: give the image (-k vmlinux, -x binary); BTF has no code.", pp.Function)
 	}
-	if r.f.IsRelocatable() {
-		return nil, errorf(ErrUnsupported, "--ret-insn does not read relocatable objects (%s): the targets of their jumps are relocations, so tail calls and return thunks would look like local jumps.", r.f.Path)
+	if d.im.File.IsRelocatable() {
+		return nil, core.Errorf(core.ErrUnsupported, "--ret-insn does not read relocatable objects (%s): the targets of their jumps are relocations, so tail calls and return thunks would look like local jumps.", d.im.File.Path)
 	}
-	m, err := r.nameSymbols()
+	m, err := d.im.NameSymbols()
 	if err != nil {
 		return nil, err
 	}
@@ -177,37 +192,37 @@ func (r *Resolver) Exits(pp *spec.Point) ([]FuncExits, error) {
 		match = func(n []byte) bool { return string(n) == pp.Function }
 	}
 	var out []FuncExits
-	for _, s := range m.byName(match, !strings.Contains(pp.Function, "@"), r.vmlinux()) {
-		if s.typ != elf.STT_FUNC && s.typ != elf.STT_GNU_IFUNC || coldPart().Match(s.raw) {
+	for _, s := range m.ByName(match, !strings.Contains(pp.Function, "@"), d.im.Vmlinux()) {
+		if s.Type != elf.STT_FUNC && s.Type != elf.STT_GNU_IFUNC || coldPart().Match(s.Raw) {
 			continue
 		}
-		fe, err := r.funcExits(m, s)
+		fe, err := d.funcExits(m, s)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, fe)
 	}
 	if len(out) == 0 {
-		return nil, errorf(ErrNotFound, "Failed to find function %s in %s", pp.Function, r.targetName())
+		return nil, core.Errorf(core.ErrNotFound, "Failed to find function %s in %s", pp.Function, d.im.TargetName())
 	}
-	if len(out) > r.opts.MaxProbes {
-		return nil, errorf(ErrInvalid, "Too many functions matched in %s", r.targetName())
+	if len(out) > d.im.Opts.MaxProbes {
+		return nil, core.Errorf(core.ErrInvalid, "Too many functions matched in %s", d.im.TargetName())
 	}
 	return out, nil
 }
 
 // funcExits decodes the function at symbol s.
-func (r *Resolver) funcExits(m *symbolMap, s symbol) (FuncExits, error) {
-	fe := FuncExits{Symbol: s.name(), Addr: s.start}
+func (d *Decoder) funcExits(m *symtab.Map, s symtab.Symbol) (FuncExits, error) {
+	fe := FuncExits{Symbol: s.Name(), Addr: s.Start}
 	var unit *lines.Unit
-	ranges := [][2]uint64{{s.start, s.end}}
-	if r.f.HasDWARF() {
-		if idx, err := r.f.UnitForAddr(s.start); err == nil && idx >= 0 {
-			if cu, err := r.f.Unit(idx); err == nil {
+	ranges := [][2]uint64{{s.Start, s.End}}
+	if d.im.File.HasDWARF() {
+		if idx, err := d.im.File.UnitForAddr(s.Start); err == nil && idx >= 0 {
+			if cu, err := d.im.File.Unit(idx); err == nil {
 				unit = cu.Lines
-				if sp := unit.FindRealFunc(s.start); sp != nil {
+				if sp := unit.FindRealFunc(s.Start); sp != nil {
 					if len(sp.Ranges) > 0 {
-						ranges = entryFirst(sp.Ranges, s.start)
+						ranges = entryFirst(sp.Ranges, s.Start)
 					}
 					if sp.DeclLine != 0 {
 						fe.Decl = fmt.Sprintf("%s:%d", unit.File(sp.DeclFile), sp.DeclLine)
@@ -221,57 +236,57 @@ func (r *Resolver) funcExits(m *symbolMap, s symbol) (FuncExits, error) {
 		rows, _ = unit.AllRows()
 	}
 	code := func(lo, hi uint64) (disasm.Code, bool) {
-		b := r.f.Code(lo, hi-lo)
+		b := d.im.File.Code(lo, hi-lo)
 		if hi <= lo || b == nil {
 			return disasm.Code{}, false
 		}
 		var known []int
 		if rows != nil {
-			known = knownBoundaries(rows, lo, hi-lo)
+			known = core.KnownBoundaries(rows, lo, hi-lo)
 		}
 		return disasm.Code{Addr: lo, Bytes: b, Known: known}, true
 	}
 	fn := disasm.Function{
 		More: func(target uint64) (disasm.Code, bool) {
-			t, ok := m.find(target)
-			if !ok || !coldPart().Match(t.raw) || coldPart().ReplaceAllString(t.name(), "") != fe.Symbol {
+			t, ok := m.Find(target)
+			if !ok || !coldPart().Match(t.Raw) || coldPart().ReplaceAllString(t.Name(), "") != fe.Symbol {
 				return disasm.Code{}, false
 			}
-			return code(t.start, t.end)
+			return code(t.Start, t.End)
 		},
 		ReturnThunk: func(target uint64) bool {
-			t, ok := m.find(target)
-			return ok && t.start == target && r.vmlinux() && returnThunks[t.name()]
+			t, ok := m.Find(target)
+			return ok && t.Start == target && d.im.Vmlinux() && returnThunks[t.Name()]
 		},
 	}
 	for _, rg := range ranges {
 		c, ok := code(rg[0], rg[1])
 		if !ok {
-			return fe, errorf(ErrExits, "%s: no code at 0x%x-0x%x in %s.", fe.Symbol, rg[0], rg[1], r.f.Path)
+			return fe, core.Errorf(ErrExits, "%s: no code at 0x%x-0x%x in %s.", fe.Symbol, rg[0], rg[1], d.im.File.Path)
 		}
 		fn.Parts = append(fn.Parts, c)
 	}
-	exits, err := disasm.Exits(r.arch, fn)
+	exits, err := disasm.Exits(d.im.Arch, fn)
 	if err != nil {
-		return fe, errorf(ErrExits, "%s: %v", fe.Symbol, err)
+		return fe, core.Errorf(ErrExits, "%s: %v", fe.Symbol, err)
 	}
 	for _, x := range exits {
-		e := Exit{Exit: x, Symbol: fe.Symbol, Offset: x.Addr - s.start}
-		if in, ok := m.find(x.Addr); ok {
-			e.Symbol, e.Offset = in.name(), x.Addr-in.start
+		e := Exit{Exit: x, Symbol: fe.Symbol, Offset: x.Addr - s.Start}
+		if in, ok := m.Find(x.Addr); ok {
+			e.Symbol, e.Offset = in.Name(), x.Addr-in.Start
 		}
 		if x.Target != 0 && x.Kind != disasm.IndirectJump {
-			if t, ok := m.find(x.Target); ok {
-				e.TargetName = t.name()
-				if t.start != x.Target {
-					e.TargetName += fmt.Sprintf("+%d", x.Target-t.start)
+			if t, ok := m.Find(x.Target); ok {
+				e.TargetName = t.Name()
+				if t.Start != x.Target {
+					e.TargetName += fmt.Sprintf("+%d", x.Target-t.Start)
 				}
 			}
 		}
 		if row := rowAt(rows, x.Addr); row != nil {
 			e.Line = fmt.Sprintf("%s:%d", unit.File(row.File), row.Line)
 		}
-		if r.staticCallSites()[x.Addr] {
+		if d.staticCallSites()[x.Addr] {
 			e.Refused = "a static call site: the kernel refuses kprobes there"
 		}
 		fe.Exits = append(fe.Exits, e)
@@ -294,16 +309,16 @@ func rowAt(rows []lines.Row, addr uint64) *lines.Row {
 // the call or jump, then one to its key, per site), where register_kprobe
 // refuses a probe (static_call_text_reserved); read once, empty for other
 // images.
-func (r *Resolver) staticCallSites() map[uint64]bool {
-	if r.staticCalls != nil {
-		return r.staticCalls
+func (d *Decoder) staticCallSites() map[uint64]bool {
+	if d.staticCalls != nil {
+		return d.staticCalls
 	}
-	r.staticCalls = map[uint64]bool{}
-	if !r.vmlinux() {
-		return r.staticCalls
+	d.staticCalls = map[uint64]bool{}
+	if !d.im.Vmlinux() {
+		return d.staticCalls
 	}
 	var start, stop uint64
-	_ = r.f.Symbols(func(s dwarfinfo.Symbol) {
+	_ = d.im.File.Symbols(func(s dwarfinfo.Symbol) {
 		switch string(s.RawName) {
 		case "__start_static_call_sites":
 			start = s.Value
@@ -311,15 +326,15 @@ func (r *Resolver) staticCallSites() map[uint64]bool {
 			stop = s.Value
 		}
 	})
-	b := r.f.Code(start, stop-start)
+	b := d.im.File.Code(start, stop-start)
 	if start == 0 || stop <= start || b == nil {
-		return r.staticCalls
+		return d.staticCalls
 	}
 	for i := 0; i+8 <= len(b); i += 8 {
 		off := int64(int32(binary.LittleEndian.Uint32(b[i:])))
-		r.staticCalls[start+uint64(i)+uint64(off)] = true
+		d.staticCalls[start+uint64(i)+uint64(off)] = true
 	}
-	return r.staticCalls
+	return d.staticCalls
 }
 
 // entryFirst orders a subprogram's ranges with the one holding entry first.
@@ -338,17 +353,17 @@ func entryFirst(ranges [][2]uint64, entry uint64) [][2]uint64 {
 	return out
 }
 
-// returnInsnProbes resolves FUNC%return ARGS into plain probes on FUNC's
-// exits (Options.ReturnInsn): FUNC__retinsn on its returns with $retval
+// Probes resolves FUNC%return ARGS into plain probes on FUNC's exits
+// (resolve.Options.ReturnInsn): FUNC__retinsn on its returns with $retval
 // read from the ABI return register, FUNC__tailcall on its tail calls
 // without $retval. Any exit that one probe cannot catch exactly is an
 // *ExitsError.
-func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
+func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	pp := p.Point
 	if !pp.Return {
-		return nil, errorf(ErrInvalid, "--ret-insn probes a function's returns: write FUNC%%return, not %s.", pp.String())
+		return nil, core.Errorf(core.ErrInvalid, "--ret-insn probes a function's returns: write FUNC%%return, not %s.", pp.String())
 	}
-	funcs, err := r.Exits(&pp)
+	funcs, err := d.Exits(&pp)
 	if err != nil {
 		return nil, err
 	}
@@ -364,8 +379,8 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 		return nil, &ExitsError{Function: pp.Function, Exits: refused}
 	}
 	var retArgs, tailArgs []probe.FetchArg
-	retval, reg := (probe.Retval{}).String(), probe.Reg(r.arch.ReturnRegister()).String()
-	for _, a := range fetchArgs(p, nil, true) {
+	retval, reg := (probe.Retval{}).String(), probe.Reg(d.im.Arch.ReturnRegister()).String()
+	for _, a := range core.RawArgs(p.Args) {
 		if text := a.Expr.String(); strings.Contains(text, retval) {
 			a.Expr = probe.ParseFetch(strings.ReplaceAll(text, retval, reg))
 			retArgs = append(retArgs, a)
@@ -373,13 +388,7 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 		}
 		retArgs, tailArgs = append(retArgs, a), append(tailArgs, a)
 	}
-	group := spec.DefaultGroup
-	if r.user {
-		group = spec.UprobeGroup(r.f.Path)
-	}
-	if pp.Group != "" {
-		group = pp.Group
-	}
+	group := d.im.Group(&pp)
 	base := pp.Event
 	if base == "" {
 		base = pp.Function
@@ -407,23 +416,16 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !r.opts.Features.MultiProbe {
+			if !d.im.Opts.Features.MultiProbe {
 				used[ev] = true
 			}
-			pr := probe.Probe{Group: group, Event: ev, Args: args}
-			if r.user {
-				pr.Kind = probe.Uprobe
-				pr.Target = probe.Location{Path: r.f.Path, Offset: r.fileOffset(e.Addr)}
-			} else {
-				pr.Target = probe.Location{Module: r.moduleName(), Symbol: e.Symbol, Offset: e.Offset}
-			}
-			out = append(out, pr)
+			out = append(out, d.im.At(probe.Probe{Group: group, Event: ev, Args: args}, e.Addr, e.Symbol, e.Offset))
 		}
 	}
 	if len(out) == 0 {
-		return nil, errorf(ErrNotFound, "%s has no exit to probe (it never returns).", pp.Function)
+		return nil, core.Errorf(core.ErrNotFound, "%s has no exit to probe (it never returns).", pp.Function)
 	}
-	if err := checkLimits(out); err != nil {
+	if err := core.CheckLimits(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -433,11 +435,5 @@ func (r *Resolver) returnInsnProbes(p *spec.Probe) ([]probe.Probe, error) {
 // _N suffix when the name is used.
 func exitEventName(base string, kind probe.Exit, used map[string]bool) (string, error) {
 	name := probe.ExitEvent(base, kind)
-	if used[name] {
-		var ok bool
-		if name, ok = probe.FreeName(name, func(n string) bool { return used[n] }); !ok {
-			return "", errorf(ErrInvalid, "Too many events are on the same function.")
-		}
-	}
-	return checkEventName(name)
+	return core.FreeEventName(name, name, used)
 }

@@ -1,4 +1,4 @@
-package resolve
+package resolver
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -18,7 +19,7 @@ import (
 // readmeFeatures are the features of a real kernel's tracefs README
 // (emit/probedef/testdata/readme/VERSION.txt).
 func readmeFeatures(t testing.TB, version string) *probedef.Features {
-	b, err := os.ReadFile("../emit/probedef/testdata/readme/" + version + ".txt")
+	b, err := os.ReadFile("../../../emit/probedef/testdata/readme/" + version + ".txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func readmeFeatures(t testing.TB, version string) *probedef.Features {
 
 // debian612 opens Debian's 6.12 -dbg vmlinux: a DWARF resolver and a BTF
 // one (its .BTF section, no image), both for that kernel's features.
-func debian612(t testing.TB, opts Options) (dw, bt *Resolver) {
+func debian612(t testing.TB, opts testOpts) (dw, bt *Resolver) {
 	vmlinux, _ := testenv.RequireVmlinux(t, testenv.Linux612)
 	f, err := dwarfinfo.Open(vmlinux)
 	if err != nil {
@@ -36,7 +37,7 @@ func debian612(t testing.TB, opts Options) (dw, bt *Resolver) {
 	}
 	t.Cleanup(func() { f.Close() })
 	opts.Features = *readmeFeatures(t, "6.12")
-	if dw, err = New(f, false, opts); err != nil {
+	if dw, err = testNew(f, false, opts); err != nil {
 		t.Fatal(err)
 	}
 	s, err := btfinfo.Load(vmlinux)
@@ -44,14 +45,14 @@ func debian612(t testing.TB, opts Options) (dw, bt *Resolver) {
 		t.Fatal(err)
 	}
 	opts.BTF, opts.Arch = s, disasm.AMD64
-	if bt, err = New(nil, false, opts); err != nil {
+	if bt, err = testNew(nil, false, opts); err != nil {
 		t.Fatal(err)
 	}
 	return dw, bt
 }
 
-// dynamic resolves def as kind ("fprobe", "tprobe", "kprobe").
-func dynamic(t *testing.T, r *Resolver, kind, def string) (string, error) {
+// resolveKind resolves def as kind ("fprobe", "tprobe", "kprobe").
+func resolveKind(t *testing.T, r *Resolver, kind, def string) (string, error) {
 	t.Helper()
 	p, err := spec.ParseProbeOpts(def, spec.Options{EntryValues: true})
 	if err != nil {
@@ -86,7 +87,7 @@ func dynamic(t *testing.T, r *Resolver, kind, def string) (string, error) {
 // vmlinux) gives the same definitions. Each line passes the kernel's
 // grammar for that kernel.
 func TestFprobeTprobe612(t *testing.T) {
-	dw, bt := debian612(t, Options{})
+	dw, bt := debian612(t, testOpts{})
 	feat := readmeFeatures(t, "6.12")
 	for _, c := range []struct{ kind, def, want string }{
 		{"fprobe", "vfs_read file->f_pos count", "f:probe/vfs_read vfs_read f_pos=+112($arg1):s64 count=$arg3:x64"},
@@ -99,7 +100,7 @@ func TestFprobeTprobe612(t *testing.T) {
 		// With 6.12's README perf rebases a kretprobe on _text.
 		{"kprobe", "vfs_read%return $retval count file->f_pos", "r:probe/vfs_read__return _text+4478080 $retval count=$arg3:x64 f_pos=+112($arg1):s64"},
 	} {
-		got, err := dynamic(t, dw, c.kind, c.def)
+		got, err := resolveKind(t, dw, c.kind, c.def)
 		if err != nil || got != c.want {
 			t.Errorf("%s %q (DWARF):\n got %s %v\nwant %s", c.kind, c.def, got, err, c.want)
 			continue
@@ -110,7 +111,7 @@ func TestFprobeTprobe612(t *testing.T) {
 		if c.kind == "kprobe" {
 			continue // a kretprobe's place comes from the symbol table
 		}
-		if got, err := dynamic(t, bt, c.kind, c.def); err != nil || got != c.want {
+		if got, err := resolveKind(t, bt, c.kind, c.def); err != nil || got != c.want {
 			t.Errorf("%s %q (BTF):\n got %s %v\nwant %s", c.kind, c.def, got, err, c.want)
 		}
 	}
@@ -119,22 +120,22 @@ func TestFprobeTprobe612(t *testing.T) {
 // TestDynamicRefusals: what has no value at a function boundary, or needs
 // a newer kernel, is refused with the reason.
 func TestDynamicRefusals(t *testing.T) {
-	dw, _ := debian612(t, Options{})
+	dw, _ := debian612(t, testOpts{})
 	for _, c := range []struct {
 		kind, def, msg string
 		err            error
 	}{
-		{"fprobe", "vfs_read:12 count", "is a source line", ErrInvalid},
-		{"fprobe", "vfs_read+4", "is an offset inside the function", ErrInvalid},
-		{"fprobe", "vfs_* count", "is a pattern", ErrInvalid},
-		{"fprobe", "do_sys_openat2 fd", "'fd' is a local variable of do_sys_openat2", ErrInvalid},
-		{"fprobe", "vfs_read nosuchvar", "", ErrNotFound},
-		{"fprobe", "do_mmap prot populate", "'populate' of do_mmap: its value is in %sp at the entry, not in an argument register", ErrInvalid},
-		{"fprobe", "vfs_read $retval", "only available on a return probe", ErrInvalid},
-		{"tprobe", "sched_process_exec%return", "a tracepoint has no return", ErrInvalid},
-		{"tprobe", "no_such_tracepoint x", "not a tracepoint of this kernel", ErrNotFound},
+		{"fprobe", "vfs_read:12 count", "is a source line", core.ErrInvalid},
+		{"fprobe", "vfs_read+4", "is an offset inside the function", core.ErrInvalid},
+		{"fprobe", "vfs_* count", "is a pattern", core.ErrInvalid},
+		{"fprobe", "do_sys_openat2 fd", "'fd' is a local variable of do_sys_openat2", core.ErrInvalid},
+		{"fprobe", "vfs_read nosuchvar", "", core.ErrNotFound},
+		{"fprobe", "do_mmap prot populate", "'populate' of do_mmap: its value is in %sp at the entry, not in an argument register", core.ErrInvalid},
+		{"fprobe", "vfs_read $retval", "only available on a return probe", core.ErrInvalid},
+		{"tprobe", "sched_process_exec%return", "a tracepoint has no return", core.ErrInvalid},
+		{"tprobe", "no_such_tracepoint x", "not a tracepoint of this kernel", core.ErrNotFound},
 	} {
-		_, err := dynamic(t, dw, c.kind, c.def)
+		_, err := resolveKind(t, dw, c.kind, c.def)
 		if !errors.Is(err, c.err) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s %q: got %v, want %v with %q", c.kind, c.def, err, c.err, c.msg)
 		}
@@ -142,10 +143,10 @@ func TestDynamicRefusals(t *testing.T) {
 	// The 6.1 kernel has no fprobes and no entry values at return: refused
 	// naming the release that would take them.
 	old := readmeFeatures(t, "6.1")
-	dw61, _ := debian612(t, Options{TargetFeatures: old})
+	dw61, _ := debian612(t, testOpts{TargetFeatures: old})
 	for kind, def := range map[string]string{"fprobe": "vfs_read count", "tprobe": "kfree ptr", "kprobe": "vfs_read%return count"} {
-		_, err := dynamic(t, dw61, kind, def)
-		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Linux 6.") {
+		_, err := resolveKind(t, dw61, kind, def)
+		if !errors.Is(err, core.ErrUnsupported) || !strings.Contains(err.Error(), "Linux 6.") {
 			t.Errorf("%s %q for 6.1: %v", kind, def, err)
 		}
 	}
@@ -153,17 +154,17 @@ func TestDynamicRefusals(t *testing.T) {
 
 // TestKernelBTFArgs: the kernel's own BTF syntax, still resolved here.
 func TestKernelBTFArgs(t *testing.T) {
-	dw, _ := debian612(t, Options{KernelBTFArgs: true})
+	dw, _ := debian612(t, testOpts{KernelBTFArgs: true})
 	for def, want := range map[string]string{
 		"vfs_read%return $retval count file->f_pos":        "f:probe/vfs_read__return vfs_read%return $retval count f_pos=file->f_pos",
 		"vfs_read $params":                                 "f:probe/vfs_read vfs_read $arg*",
 		"vfs_read file->f_path.dentry->d_name.name:string": "f:probe/vfs_read vfs_read name=file->f_path.dentry->d_name.name:string",
 	} {
-		if got, err := dynamic(t, dw, "fprobe", def); err != nil || got != want {
+		if got, err := resolveKind(t, dw, "fprobe", def); err != nil || got != want {
 			t.Errorf("%q: got %s %v, want %s", def, got, err, want)
 		}
 	}
-	if _, err := dynamic(t, dw, "fprobe", "do_sys_openat2 fd"); err == nil {
+	if _, err := resolveKind(t, dw, "fprobe", "do_sys_openat2 fd"); err == nil {
 		t.Error("a local in the kernel's BTF syntax was not refused")
 	}
 }
@@ -171,9 +172,9 @@ func TestKernelBTFArgs(t *testing.T) {
 // TestEprobe612: event probes on fields of 6.12's events, members through
 // a pointer field by a cast, resolved through BTF.
 func TestEprobe612(t *testing.T) {
-	dw, _ := debian612(t, Options{})
+	dw, _ := debian612(t, testOpts{})
 	format := func(name string) string {
-		b, err := os.ReadFile("../cmd/gprobe/testdata/formats-6.12/" + name + ".format")
+		b, err := os.ReadFile("../../../cmd/gprobe/testdata/formats-6.12/" + name + ".format")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func TestEprobe612(t *testing.T) {
 		}
 	}
 	_, err := dw.Eprobe(probe.EventID{System: "net", Name: "net_dev_xmit"}, format("net.net_dev_xmit"), []string{"skbaddr->len"})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "cast") {
+	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "cast") {
 		t.Errorf("members of a void * without a cast: %v", err)
 	}
 }
@@ -206,16 +207,16 @@ func TestEprobe612(t *testing.T) {
 // resolve or fail with a one-line error, never a panic, and what resolves
 // is a line the kernel's grammar takes back as written.
 func FuzzEprobe(f *testing.F) {
-	bs, err := btfinfo.Load("../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
+	bs, err := btfinfo.Load("../../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
 	if err != nil {
 		f.Fatal(err)
 	}
-	format, err := os.ReadFile("../cmd/gprobe/testdata/formats-6.12/net.net_dev_xmit.format")
+	format, err := os.ReadFile("../../../cmd/gprobe/testdata/formats-6.12/net.net_dev_xmit.format")
 	if err != nil {
 		f.Fatal(err)
 	}
 	feat := readmeFeatures(f, "6.12")
-	r, err := New(nil, false, Options{BTF: bs, Arch: disasm.AMD64, Features: *feat})
+	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: disasm.AMD64, Features: *feat})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func FuzzEprobe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, words string) {
 		p, err := r.Eprobe(ev, string(format), strings.Fields(words))
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") && !errors.Is(err, ErrNeedsDWARF) {
+			if strings.Contains(err.Error(), "\n") && !errors.Is(err, core.ErrNeedsDWARF) {
 				t.Fatalf("%q: multi-line error %q", words, err)
 			}
 			return
