@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -182,6 +184,11 @@ func TestBTFOnlyErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error containing %q", c.spec, err, c.want)
 		}
+	}
+	// -L without an image: refused, not a crash.
+	lr, _ := spec.ParseLineRange("vfs_read")
+	if _, err := r.LineRange(lr); !errors.Is(err, core.ErrNeedsDWARF) {
+		t.Errorf("-L vfs_read on BTF alone: %v", err)
 	}
 	p, _ := spec.ParseProbe("vfs_read file->f_pos buf:string count:u32 n=pos")
 	ps, err := r.Probes(p)

@@ -367,6 +367,9 @@ func (r *Resolver) AvailableVars(pp *spec.Point, opts core.VarsOptions) ([]core.
 // ErrNotFound ("Specified source line is not found.") when nothing
 // matches.
 func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
+	if r.im.File == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "Source lines need DWARF debug information; BTF describes only function prototypes and types.\n Use a vmlinux with debug info (-k).")
+	}
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
