@@ -16,6 +16,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
@@ -93,68 +94,15 @@ const usageText = ` Usage: gprobe [<options>] 'PROBEDEF' ['PROBEDEF' ...]
 `
 
 // checkSwitches reproduces perf's parse-options checks that urfave/cli does
-// not make: a value switch given without a value, and two mutually
-// exclusive mode switches ("switch `D' cannot be used with switch `L'").
+// not make (clikit.Switches): a value switch given without a value, and two
+// mutually exclusive mode switches.
 func (a *app) checkSwitches(args []string) (int, bool) {
-	seen := ""
-	for i := 1; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
-			if a.isSubcommand(arg) {
-				return 0, true
-			}
-			continue
-		}
-		var names []string
-		hasValue := false
-		if strings.HasPrefix(arg, "--") {
-			name, _, eq := strings.Cut(arg[2:], "=")
-			names, hasValue = []string{name}, eq
-		} else {
-			// A cluster of short flags; a value flag takes the rest.
-			for j := 1; j < len(arg); j++ {
-				n := string(arg[j])
-				names = append(names, n)
-				if valueFlags[n] {
-					hasValue = j+1 < len(arg)
-					break
-				}
-			}
-		}
-		for k, n := range names {
-			last := k == len(names)-1
-			if valueFlags[n] && last && !hasValue {
-				if i+1 >= len(args) {
-					return a.usageError("switch `%s' requires a value", shortName(n)), false
-				}
-				i++
-			}
-			if s, ok := exclusive[n]; ok {
-				if seen != "" && seen != s {
-					return a.usageError("switch `%s' cannot be used with switch `%s'", s, seen), false
-				}
-				seen = s
-			}
-		}
+	sw := clikit.Switches{Value: valueFlags, Exclusive: exclusive, Command: a.isSubcommand,
+		Short: map[string]string{"vmlinux": "k", "source": "s", "exec": "x", "module": "m"}}
+	if msg := sw.Check(args); msg != "" {
+		return a.usageError("%s", msg), false
 	}
 	return 0, true
-}
-
-func shortName(n string) string {
-	if s, ok := exclusive[n]; ok {
-		return s
-	}
-	switch n {
-	case "vmlinux":
-		return "k"
-	case "source":
-		return "s"
-	case "exec":
-		return "x"
-	case "module":
-		return "m"
-	}
-	return n
 }
 
 // isSubcommand says whether s names one of the app's commands (or help).
@@ -262,11 +210,6 @@ func (a *app) set(status int) error {
 	return nil
 }
 
-func (a *app) notYet(what string) int {
-	fmt.Fprintf(a.stderr, "gprobe: %s is not implemented yet\n", what)
-	return exitUsage
-}
-
 func (a *app) rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("boot") && !c.IsSet("definition"):
@@ -361,6 +304,21 @@ func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error)
 	return r, err
 }
 
+// resolverOr is open, the failure printed as perf prints it (with the
+// trailer unless it is "") and its exit status returned with a nil
+// resolver.
+func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*resolve.Resolver, int) {
+	r, err := a.open(c, o)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		if trailer != "" {
+			fmt.Fprintln(a.stderr, trailer)
+		}
+		return nil, exitENOENT
+	}
+	return r, exitOK
+}
+
 // errInterrupted ends a command whose download was interrupted.
 var errInterrupted = errors.New("Interrupted.")
 
@@ -389,11 +347,13 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 }
 
 // showDefinitions implements -D: resolve every definition first, then
-// print them all (perf prints nothing if one fails).
+// print them all (perf prints nothing if one fails), or with --boot the
+// kernel command line that defines them.
 func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	if dynamicMode(c) {
 		return a.showDynamic(c, defs)
 	}
+	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
 		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
@@ -407,18 +367,16 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	// What perf 6.1 cannot write (entry values at return) follows the
 	// kernel the vmlinux is.
 	o.Features, o.ImageFeatures = feat, true
-	r, err := a.open(c, o)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-		return exitENOENT
+	r, st := a.resolverOr(c, o, trailer)
+	if r == nil {
+		return st
 	}
 	defer r.Close()
 	var all []probe.Probe
 	for _, p := range parsed {
 		ps, err := r.Probes(p)
 		if err != nil {
-			return a.resolveFailedOn(c, r, err, "  Error: Failed to add events.")
+			return a.resolveFailedOn(c, r, err, trailer)
 		}
 		all = append(all, ps...)
 	}
@@ -426,25 +384,22 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	// lines; the write then fails with EINVAL).
 	for _, p := range all {
 		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			if !boolean(c, "quiet") {
-				fmt.Fprintf(a.stderr, "The kernel would refuse this definition: %v\n", err)
-				fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-			}
+			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
 			return exitEINVAL
 		}
 	}
-	if boolean(c, "boot") {
-		param, err := bootparam.CommandLine(all)
-		if err != nil {
-			a.errf(c, "%v\n  Error: Failed to add events.\n", err)
-			return exitEINVAL
+	if !boolean(c, "boot") {
+		for _, p := range all {
+			fmt.Fprintln(a.stdout, p.String())
 		}
-		fmt.Fprintln(a.stdout, param)
 		return exitOK
 	}
-	for _, p := range all {
-		fmt.Fprintln(a.stdout, p.String())
+	param, err := bootparam.CommandLine(all)
+	if err != nil {
+		a.errf(c, "%v\n%s\n", err, trailer)
+		return exitEINVAL
 	}
+	fmt.Fprintln(a.stdout, param)
 	return exitOK
 }
 
@@ -457,21 +412,27 @@ var optionHelp = map[string]string{
 		"                          Show source code lines.\n",
 }
 
+// parseFailed reports a definition that does not parse as perf's option
+// parser does: the message, the usage and the option's help.
 func (a *app) parseFailed(err error, option string) int {
-	var se *spec.SyntaxError
-	if errors.As(err, &se) && se.Perf != "" {
-		fmt.Fprintln(a.stderr, se.Perf)
-	} else {
-		fmt.Fprintln(a.stderr, err)
-	}
-	fmt.Fprintln(a.stderr)
-	fmt.Fprint(a.stderr, usageText)
+	fmt.Fprintf(a.stderr, "%s\n\n%s", perfMessage(err), usageText)
 	if h, ok := optionHelp[option]; ok {
 		fmt.Fprint(a.stderr, "\n"+h)
 	}
 	return exitUsage
 }
 
+// perfMessage is perf's message for a definition that does not parse.
+func perfMessage(err error) string {
+	var se *spec.SyntaxError
+	if errors.As(err, &se) && se.Perf != "" {
+		return se.Perf
+	}
+	return err.Error()
+}
+
+// resolveFailed reports a failed resolution as perf does (see
+// resolveFailedOn) and returns perf's exit status.
 func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	return a.resolveFailedOn(c, nil, err, trailer)
 }
@@ -527,11 +488,9 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return a.parseFailed(err, "-L")
 	}
 	const trailer = "  Error: Failed to show lines."
-	r, err := a.open(c, a.resolveOptions(c, false))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), trailer)
+	if r == nil {
+		return st
 	}
 	defer r.Close()
 	l, err := r.LineRange(lr)
@@ -542,14 +501,11 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	ctx, stop := a.interruptible()
 	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))
 	stop()
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	if err == nil {
+		err = lines.Render(a.stdout, l, path, isTerminal(a.stdout))
 	}
-	if err := lines.Render(a.stdout, l, path, isTerminal(a.stdout)); err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%v\n%s\n", err, trailer)
 		return exitENOENT
 	}
 	return exitOK
@@ -575,10 +531,9 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	r, err := a.open(c, a.resolveOptions(c, false))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")
+	if r == nil {
+		return st
 	}
 	defer r.Close()
 	names, err := r.Functions(flt)

@@ -16,11 +16,9 @@ func (a *app) showExits(c *cli.Context, desc string) int {
 	if err != nil {
 		return a.parseFailed(err, "-L")
 	}
-	r, err := a.open(c, a.resolveOptions(c, false))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), trailer)
+	if r == nil {
+		return st
 	}
 	defer r.Close()
 	funcs, err := r.Exits(&p.Point)

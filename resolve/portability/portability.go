@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -137,6 +138,20 @@ func ReadProbes(r io.Reader, name string) ([]Point, error) {
 		return nil, fmt.Errorf("%s: no probe definitions: %w", name, ErrBadProbeList)
 	}
 	return out, nil
+}
+
+// ReadProbesFile reads the probe list in the file at path, or on stdin
+// when path is "-" (see ReadProbes).
+func ReadProbesFile(path string) ([]Point, error) {
+	if path == "-" {
+		return ReadProbes(os.Stdin, "stdin")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadProbes(f, path)
 }
 
 // Check resolves every point on every kernel. A kernel that cannot be

@@ -33,6 +33,35 @@ func ParseFilter(s string) (*Filter, error) {
 // Match reports whether name passes the filter.
 func (f *Filter) Match(name string) bool { return f.root.match(name) }
 
+// MatchEvent is perf's filter on a trace event (-l, -d): its name alone or
+// GROUP:EVENT.
+func (f *Filter) MatchEvent(group, event string) bool {
+	return f.Match(event) || f.Match(group+":"+event)
+}
+
+// OrFilters combines several filters the way perf's strfilter__or prints
+// them (perf probe -d A -d B): "a|b", "(a|b)|c", "(a|b)|(!c)".
+func OrFilters(filters []string) string {
+	s := ""
+	binary := false
+	for i, p := range filters {
+		pb := strings.ContainsAny(p, "|&!")
+		if pb {
+			p = "(" + p + ")"
+		}
+		if i == 0 {
+			s, binary = filters[0], pb
+			continue
+		}
+		if binary {
+			s = "(" + s + ")"
+		}
+		s += "|" + p
+		binary = true
+	}
+	return s
+}
+
 func (n *filterNode) match(s string) bool {
 	switch n.op {
 	case '|':

@@ -35,3 +35,20 @@ func TestFilter(t *testing.T) {
 		}
 	}
 }
+
+func TestOrFilters(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"probe:*"}, "probe:*"},
+		{[]string{"a", "b"}, "a|b"},
+		{[]string{"a", "b", "c"}, "(a|b)|c"},
+		{[]string{"a", "b", "!c"}, "(a|b)|(!c)"},
+		{[]string{"a|b", "c"}, "(a|b)|c"},
+	} {
+		if got := OrFilters(c.in); got != c.want {
+			t.Errorf("OrFilters(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

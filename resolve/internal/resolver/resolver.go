@@ -13,6 +13,7 @@ package resolver
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
@@ -346,9 +347,36 @@ func (r *Resolver) Exits(pp *spec.Point) ([]exits.FuncExits, error) { return r.e
 
 // AvailableVars is -V: for every address the probe point resolves to, the
 // variables (and parameters) that have a location there (from BTF without
-// DWARF: a function's parameters at its entry). An empty result means the
-// point was not found.
+// DWARF: a function's parameters at its entry). A failure ends with perf's
+// last line (show_available_vars): "Failed to find the address of POINT"
+// when the point was not found, "Debuginfo analysis failed." for any other
+// reason but a missing DWARF.
 func (r *Resolver) AvailableVars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
+	vls, err := r.availableVars(pp, opts)
+	if err == nil && len(vls) == 0 {
+		err = &core.Error{Err: core.ErrNotFound}
+	}
+	if err == nil {
+		return vls, nil
+	}
+	msg := "Debuginfo analysis failed."
+	switch {
+	case errors.Is(err, core.ErrNoDebugInfo):
+		return nil, err // open_debuginfo's message alone
+	case errors.Is(err, core.ErrNotFound):
+		msg = "Failed to find the address of " + pp.String()
+	}
+	var re *core.Error
+	if errors.As(err, &re) {
+		re.Msg = strings.TrimPrefix(re.Msg+"\n"+msg, "\n")
+		return nil, err
+	}
+	return nil, &core.Error{Msg: err.Error() + "\n" + msg, Err: err}
+}
+
+// availableVars is AvailableVars from the source that has them; an empty
+// result means the point was not found.
+func (r *Resolver) availableVars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
 	if r.im.File == nil || r.debug == nil && r.hasBTF() {
 		if opts.Range {
 			return nil, core.Errorf(core.ErrNeedsDWARF, "--range needs DWARF: BTF has no variable locations; use -k with a vmlinux that has debug info")
