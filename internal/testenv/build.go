@@ -81,11 +81,13 @@ func Gprobe(tb testing.TB) string {
 	return p
 }
 
-// BuildGprobe builds gprobe from the sources of the module holding the
-// working directory, statically (CGO_ENABLED=0, so the same file runs on
-// the host and in the qemu guests), once per source tree: every package's
-// tests, and every later run with the same sources, use the same file
-// under CacheDir()/test/gprobe.
+// BuildGprobe builds gprobe with scripts/build.sh from the sources of the
+// module holding the working directory, statically (CGO_ENABLED=0, so the
+// same file runs on the host and in the qemu guests), once per source
+// tree: every package's tests, and every later run with the same
+// sources, use the same file under CacheDir()/test/gprobe (its --version
+// names the revision of the tree it was built from, one with the same
+// sources).
 func BuildGprobe() (string, error) {
 	repo, err := repoRoot()
 	if err != nil {
@@ -112,10 +114,8 @@ func BuildGprobe() (string, error) {
 			return "", err
 		}
 		tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-		// The flags of scripts/build.sh: what is released is what is tested.
-		cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", tmp, "./cmd/gprobe")
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		// scripts/build.sh: what is released is what is tested.
+		cmd := exec.Command("sh", filepath.Join(repo, "scripts", "build.sh"), tmp)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.Remove(tmp)
 			return "", fmt.Errorf("building gprobe: %v\n%s", err, out)

@@ -1,6 +1,7 @@
 // Package spec parses the input grammar of `perf probe` exactly as perf 6.1
 // does: probe definitions (-a/-D/-V and positional PROBEDEF), probe arguments,
-// and -L line ranges, plus perf's naming helpers.
+// and -L line ranges, perf's globs and filters (-F, -V --filter, -l, -d:
+// Filter, GlobMatch, LazyMatch), plus perf's naming helpers.
 //
 // The parsers follow perf's tools/perf/util/probe-event.c behaviour byte for
 // byte, including its quirks, because gprobe must accept and reject the same

@@ -87,3 +87,13 @@ func (p Probe) String() string {
 	}
 	return b.String()
 }
+
+// ArgStrings are the arguments as perf prints them back ("file->f_pos",
+// "n=count:u32").
+func (p *Probe) ArgStrings() []string {
+	var out []string
+	for _, a := range p.Args {
+		out = append(out, a.String())
+	}
+	return out
+}
