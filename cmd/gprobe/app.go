@@ -46,6 +46,8 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// args are the command line (negatable reads it).
+	args []string
 }
 
 // tune completes the resolve options every command uses: the app's
@@ -121,6 +123,7 @@ func (a *app) isSubcommand(s string) bool {
 }
 
 func (a *app) main(args []string) int {
+	a.args = args
 	if st, ok := a.checkSwitches(args); !ok {
 		return st
 	}
@@ -186,6 +189,10 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
+		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
+		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
+		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
 	}
 }
 
@@ -283,7 +290,32 @@ func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn")}
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"),
+		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
+			Params: boolean(c, "verbose")}}
+}
+
+// negatable is perf's boolean option NAME, which --no-NAME turns off: of
+// the two, the one given last wins; def when neither is given.
+func (a *app) negatable(c *cli.Context, name string, def bool) bool {
+	on, off := setIn(c, name), setIn(c, "no-"+name)
+	switch {
+	case on == nil && off == nil:
+		return def
+	case off == nil:
+		return on.Bool(name)
+	case on == nil:
+		return !off.Bool("no-" + name)
+	}
+	for i := len(a.args) - 1; i > 0; i-- {
+		switch a.args[i] {
+		case "--" + name:
+			return true
+		case "--no-" + name:
+			return false
+		}
+	}
+	return def
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the

@@ -40,26 +40,25 @@ func bothCase(args ...string) nameCase { return nameCase{args: args, cxx: true, 
 func (c nameCase) wait(why string) nameCase { c.pending = why; return c }
 
 const (
-	pendingF      = "-F demangling (symtab, after the resolve split)"
 	pendingLookup = "symbol lookup by demangled name (symtab, after the resolve split)"
 )
 
 var nameCases = []nameCase{
 	// -F: perf 6.1 demangles (no parameters; -v adds them) and filters
 	// the demangled names.
-	bothCase("-F").wait(pendingF),
-	bothCase("-F", "*").wait(pendingF),
-	bothCase("--no-demangle", "-F", "*").wait(pendingF),
-	bothCase("-v", "-F", "*").wait(pendingF),
-	cxxCase("-F", "ns::*").wait(pendingF),
-	cxxCase("-F", "*Klass*").wait(pendingF),
-	cxxCase("-F", "ns::Klass::method").wait(pendingF),
-	cxxCase("-F", "std::vector<*").wait(pendingF),
-	cxxCase("-F", "_Z*").wait(pendingF),
-	cxxCase("--no-demangle", "-F", "_ZN2ns*").wait(pendingF),
-	rustCase("-F", "names::*").wait(pendingF),
-	rustCase("-F", "*work*").wait(pendingF),
-	rustCase("-F", "<names::*").wait(pendingF),
+	bothCase("-F"),
+	bothCase("-F", "*"),
+	bothCase("--no-demangle", "-F", "*"),
+	bothCase("-v", "-F", "*"),
+	cxxCase("-F", "ns::*"),
+	cxxCase("-F", "*Klass*"),
+	cxxCase("-F", "ns::Klass::method"),
+	cxxCase("-F", "std::vector<*"),
+	cxxCase("-F", "_Z*"),
+	cxxCase("--no-demangle", "-F", "_ZN2ns*"),
+	rustCase("-F", "names::*"),
+	rustCase("-F", "*work*"),
+	rustCase("-F", "<names::*"),
 
 	// Probe points by DWARF name: Rust's functions sit in namespaces
 	// (work beside the namespace of its closure), size is defined three

@@ -123,13 +123,24 @@ func (im *Image) TargetFeatures() *probedef.Features {
 // Symbols is perf's symbol map of the image.
 func (im *Image) Symbols() (*symtab.Map, error) {
 	if im.syms == nil {
-		m, err := symtab.NewMap(im.File)
+		m, err := symtab.NewMap(im.File, im.Naming())
 		if err != nil {
 			return nil, err
 		}
 		im.syms = m
 	}
 	return im.syms, nil
+}
+
+// Naming is how perf names the image's symbols: a user binary's demangled
+// unless NoDemangle, a kernel's or a module's only with DemangleKernel
+// (symbol-elf.c want_demangle).
+func (im *Image) Naming() symtab.Naming {
+	on := !im.Opts.Names.NoDemangle
+	if !im.User {
+		on = im.Opts.Names.DemangleKernel
+	}
+	return symtab.Naming{Demangle: on, Params: im.Opts.Names.Params}
 }
 
 // moduleTree is a module's alias-keeping map, made once.
@@ -154,7 +165,7 @@ func (im *Image) NameSymbols() (*symtab.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.Map(), nil
+	return t.Map(im.Naming()), nil
 }
 
 // PostProcessSymbols is the map perf renames DWARF points with: for a

@@ -1,13 +1,11 @@
 package core
 
 import (
-	"bytes"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/lines"
@@ -22,15 +20,9 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	cut := !strings.Contains(pp.Function, "@")
 	// The kernel's symbol map holds only text; a user binary's holds data
 	// objects too (perf then skips them as non-functions).
-	match := func(n []byte) bool { return spec.GlobMatch(string(n), pp.Function) }
-	if !spec.IsGlob(pp.Function) && !strings.Contains(pp.Function, "\\") {
-		want := []byte(pp.Function)
-		match = func(n []byte) bool { return bytes.Equal(n, want) }
-	}
-	matched := m.ByName(match, cut, im.Vmlinux())
+	matched := m.ByName(symtab.Query{Pattern: pp.Function, TextOnly: im.Vmlinux()})
 	target := im.TargetName()
 	if len(matched) == 0 {
 		return nil, Errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
@@ -58,15 +50,16 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 			continue
 		}
 		seen[s.Start] = true
+		name := m.Name(s)
 		if pp.Offset > s.End-s.Start {
-			return nil, Errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, s.Name())
+			return nil, Errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, name)
 		}
 		if textHi != 0 && (s.Start+pp.Offset <= textLo || textHi < s.Start+pp.Offset) {
-			im.Opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", s.Name()))
+			im.Opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", name))
 			continue
 		}
-		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: s.Name(), Offset: pp.Offset,
-			Realname: s.Name(), Return: pp.Return}
+		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: name, Offset: pp.Offset,
+			Realname: name, Return: pp.Return}
 		if reloc != nil {
 			tp.Symbol, tp.Offset = reloc.Name(), tp.Addr-reloc.Start
 		}
@@ -118,9 +111,8 @@ func (im *Image) FunctionAddr(fn string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	want := []byte(fn)
 	var addrs []uint64
-	for _, s := range m.ByName(func(n []byte) bool { return bytes.Equal(n, want) }, false, true) {
+	for _, s := range m.ByName(symtab.Query{Pattern: fn, Exact: true, KeepVersion: true, TextOnly: true}) {
 		if s.Type == elf.STT_FUNC && !slices.Contains(addrs, s.Start) {
 			addrs = append(addrs, s.Start)
 		}

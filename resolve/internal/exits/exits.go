@@ -187,12 +187,8 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 	if err != nil {
 		return nil, err
 	}
-	match := func(n []byte) bool { return spec.GlobMatch(string(n), pp.Function) }
-	if !spec.IsGlob(pp.Function) {
-		match = func(n []byte) bool { return string(n) == pp.Function }
-	}
 	var out []FuncExits
-	for _, s := range m.ByName(match, !strings.Contains(pp.Function, "@"), d.im.Vmlinux()) {
+	for _, s := range m.ByName(symtab.Query{Pattern: pp.Function, Exact: !spec.IsGlob(pp.Function), TextOnly: d.im.Vmlinux()}) {
 		if s.Type != elf.STT_FUNC && s.Type != elf.STT_GNU_IFUNC || coldPart().Match(s.Raw) {
 			continue
 		}

@@ -1,9 +1,7 @@
 package finder
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/core"
@@ -25,25 +23,12 @@ func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
 	if err != nil {
 		return nil, nil
 	}
-	var addr uint64
-	m.Each(func(s symtab.Symbol) bool {
-		if !s.Exec && d.im.Vmlinux() {
-			return true // perf looks in the kernel text map
-		}
-		n := s.Raw
-		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
-			n = n[:i]
-		}
-		if spec.GlobMatch(string(n), pp.Function) {
-			addr = s.Start
-			return false
-		}
-		return true
-	})
-	if addr == 0 {
+	// perf looks in the kernel text map.
+	s, ok := m.FirstByName(symtab.Query{Pattern: pp.Function, TextOnly: d.im.Vmlinux()})
+	if !ok || s.Start == 0 {
 		return nil, nil
 	}
-	addr = d.im.PerfAltAddr(addr)
+	addr := d.im.PerfAltAddr(s.Start)
 	alt, err := d.probePointAt(addr)
 	if alt == nil {
 		return nil, err

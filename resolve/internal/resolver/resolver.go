@@ -67,6 +67,11 @@ type Options struct {
 	// Features (perf reads the running kernel's README even for another
 	// kernel's vmlinux).
 	ImageFeatures bool
+	// Names are perf's demangling options (--no-demangle,
+	// --demangle-kernel, -v's C++ parameters): how -F shows symbol names
+	// and how a function is looked up in the symbol table. The zero value
+	// is perf's default.
+	Names core.Names
 }
 
 // Resolver resolves probe specs against one target: a kernel (vmlinux), a
@@ -133,7 +138,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 
 func coreOptions(o Options) core.Options {
 	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
-		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs}
+		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Names: o.Names}
 }
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
@@ -419,7 +424,7 @@ func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
 		return protos.Functions(filter.Match)
 	}
 	if r.im.Module != nil || r.im.User {
-		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, filter.Match)
+		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, r.im.Naming(), filter.Match)
 	}
-	return symtab.KernelFunctions(r.im.File, filter.Match)
+	return symtab.KernelFunctions(r.im.File, r.im.Naming(), filter.Match)
 }

@@ -2,7 +2,6 @@ package symtab
 
 import (
 	"debug/elf"
-	"sort"
 	"strings"
 
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
@@ -11,8 +10,8 @@ import (
 // KernelFunctions lists a kernel image's function names as perf -F does:
 // named function and label symbols of executable sections (perf splits a
 // vmlinux's other sections into maps of their own), aliases and duplicates
-// included, those match keeps, sorted.
-func KernelFunctions(f *dwarfinfo.File, match func(string) bool) ([]string, error) {
+// included, each named as n says, those match keeps, sorted.
+func KernelFunctions(f *dwarfinfo.File, n Naming, match func(string) bool) ([]string, error) {
 	sections := f.ELF.Sections
 	var out []string
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
@@ -34,41 +33,37 @@ func KernelFunctions(f *dwarfinfo.File, match func(string) bool) ([]string, erro
 		if IsMappingSymbol(f.Machine, s.RawName) {
 			return
 		}
-		if n := string(s.RawName); match(n) {
-			out = append(out, n)
-		}
+		out = append(out, string(s.RawName))
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
-	return out, nil
+	return n.List(out, match), nil
 }
 
 // DSOFunctions is perf -F on a module or a user binary: every name of the
 // DSO's symbol map (neither is loaded as a kernel image, so data objects
 // and labels of text and data sections are listed too), aliases included,
-// with plt the @plt entries perf synthesizes for a user binary, those match
-// keeps, sorted.
-func DSOFunctions(f *dwarfinfo.File, plt bool, match func(string) bool) ([]string, error) {
+// those of .dynsym after those of .symtab (perf 6.1 loads both),
+// with plt the @plt entries perf synthesizes for a user binary, each named
+// as n says, those match keeps, sorted.
+func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool) ([]string, error) {
 	var out []string
-	err := f.Symbols(func(s dwarfinfo.Symbol) {
-		if _, ok := InModuleMap(f, s); ok && match(string(s.RawName)) {
+	add := func(s dwarfinfo.Symbol) {
+		if _, ok := InModuleMap(f, s); ok {
 			out = append(out, string(s.RawName))
 		}
-	})
-	if err != nil {
+	}
+	if err := f.Symbols(add); err != nil {
+		return nil, err
+	}
+	if err := f.DynamicSymbols(add); err != nil {
 		return nil, err
 	}
 	if plt {
-		for _, n := range PLTNames(f.ELF) {
-			if match(n) {
-				out = append(out, n)
-			}
-		}
+		out = append(out, PLTNames(f.ELF)...)
 	}
-	sort.Strings(out)
-	return out, nil
+	return n.List(out, match), nil
 }
 
 // InModuleMap reports whether perf's dso__load_sym keeps a module file's

@@ -214,9 +214,9 @@ func (t *Tree) replaceChild(x, y int32) {
 }
 
 // Map is the tree's symbols in address order (aliases in table order), the
-// map perf searches by name.
-func (t *Tree) Map() *Map {
-	m := &Map{syms: make([]Symbol, 0, len(t.nodes))}
+// map perf searches by name, its symbols named as n says.
+func (t *Tree) Map(n Naming) *Map {
+	m := &Map{syms: make([]Symbol, 0, len(t.nodes)), naming: n}
 	t.inorder(t.root, func(i int32) { m.syms = append(m.syms, t.nodes[i].sym) })
 	return m
 }
