@@ -44,6 +44,14 @@ type Image struct {
 	//     other section whose file offset is not where libdwfl put it
 	//     (PostProcessSymbols).
 	PerfModuleAlt bool
+	// PerfUserAlt repeats perf 6.1's mistake on user binaries
+	// (internal/perfbug.UserAlt): the alternative search asks DWARF about
+	// a symbol's file offset as if it were its address (PerfAltAddr).
+	PerfUserAlt bool
+	// PerfArangesOnly repeats perf 6.1's search for the unit of an
+	// address through .debug_aranges alone in its alternative search
+	// (internal/perfbug.ArangesOnly).
+	PerfArangesOnly bool
 
 	syms    *symtab.Map
 	modSyms *symtab.Tree
@@ -234,9 +242,13 @@ func (im *Image) RelocSymbol() *symtab.Symbol {
 	return found[1]
 }
 
-// PerfAltAddr applies PerfModuleAlt to the address of a symbol-table
-// match, when set and the target is a module.
+// PerfAltAddr applies PerfModuleAlt or PerfUserAlt to the address of a
+// symbol-table match, when set and the target is a module or a user
+// binary.
 func (im *Image) PerfAltAddr(addr uint64) uint64 {
+	if im.PerfUserAlt && im.User {
+		return im.FileOffset(addr)
+	}
 	if !im.PerfModuleAlt || im.Module == nil {
 		return addr
 	}

@@ -154,3 +154,67 @@ func (f *File) UnitForAddr(addr uint64) (int, error) {
 	}
 	return -1, nil
 }
+
+// UnitCovering returns the unit whose own address ranges (its DIE's
+// DW_AT_low_pc and DW_AT_high_pc, or DW_AT_ranges) cover addr, or -1.
+// It is UnitForAddr for the files whose .debug_aranges do not list every
+// unit: clang writes none unless asked (-gdwarf-aranges), and libdw 0.188's
+// dwarf_addrdie, which reads only .debug_aranges, then finds nothing.
+func (f *File) UnitCovering(addr uint64) (int, error) {
+	units, err := f.unitHeaders()
+	if err != nil {
+		return -1, err
+	}
+	found := -1
+	err = scanUnits(f, units, func(s *scanner, _ int, u *unitHeader) (bool, error) {
+		return s.unitCovers(u, addr)
+	}, func(i int, covers bool) (bool, error) {
+		if covers {
+			found = i
+		}
+		return covers, nil
+	})
+	return found, err
+}
+
+// unitCovers reads a unit's DIE and says whether its ranges hold addr.
+func (s *scanner) unitCovers(u *unitHeader, addr uint64) (bool, error) {
+	if u.unitType != utCompile && u.unitType != utPartial {
+		return false, nil
+	}
+	s.u, s.strOffBase = u, 0
+	if err := s.tab.parse(s.f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
+		return false, fmt.Errorf("%s: unit at %#x: %w", s.f.Path, u.off, err)
+	}
+	end := u.end
+	if end-u.off > 4096 {
+		end = u.off + 4096 // a unit DIE is small; read a page of it
+	}
+	var err error
+	if s.info, err = s.f.readSection(".debug_info", u.off, end, s.info); err != nil {
+		return false, err
+	}
+	r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
+	a := s.tab.get(r.Uleb())
+	if a == nil {
+		return false, nil
+	}
+	// The unit's bases first (DW_AT_addr_base, DW_AT_rnglists_base), then
+	// its ranges, which may need them.
+	start := r
+	ua, lowForm, lowVal := s.unitAttributes(&r, a)
+	if r.Err() != nil {
+		return false, s.bad(r.Pos, "truncated unit DIE")
+	}
+	d := scopeDecoder{s: s, ua: &ua}
+	if lowForm != 0 {
+		ua.lowPC = d.addr(lowForm, lowVal)
+	}
+	var at scopeAttrs
+	d.readScope(&start, a, &at)
+	sc, err := d.scope(lines.Subprogram, 0, &at)
+	if err != nil {
+		return false, err
+	}
+	return sc.HasPC(addr), nil
+}

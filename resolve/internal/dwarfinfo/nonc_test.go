@@ -2,6 +2,7 @@ package dwarfinfo
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -158,4 +159,62 @@ func names(d *dwarf.Data, e *dwarf.Entry) []string {
 		e, _ = r.Next()
 	}
 	return out
+}
+
+// TestUnitCovering: the unit UnitCovering finds for each function symbol's
+// address is the one debug/dwarf's SeekPC finds (from the units' own
+// ranges), on a clang build without .debug_aranges (where UnitForAddr
+// finds none) and a GCC build with them (where both agree), in DWARF 4
+// and 5.
+func TestUnitCovering(t *testing.T) {
+	for _, b := range []struct{ cc, dwarf string }{{"gcc", "-gdwarf-4"}, {"clang", "-gdwarf-4"}, {"clang", "-gdwarf-5"}} {
+		img := testenv.BuildC(t, b.cc, "../../../cmd/gprobe/testdata/uprobe/prog.c", "prog-"+b.cc+b.dwarf, "-O2", b.dwarf)
+		f := open(t, img)
+		units, err := f.unitHeaders()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.ELF.DWARF()
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, err := f.ELF.Symbols()
+		if err != nil {
+			t.Fatal(err)
+		}
+		aranges := f.ELF.Section(".debug_aranges") != nil
+		checked := 0
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 {
+				continue
+			}
+			e, err := d.Reader().SeekPC(s.Value)
+			want := -1
+			if err == nil {
+				for i := range units {
+					if units[i].dieOff == uint64(e.Offset) {
+						want = i
+					}
+				}
+			}
+			got, err := f.UnitCovering(s.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s: UnitCovering(%s=%#x) = %d, debug/dwarf finds unit %d", img, s.Name, s.Value, got, want)
+			}
+			byAranges, _ := f.UnitForAddr(s.Value)
+			if aranges && byAranges != got || !aranges && byAranges != -1 {
+				t.Errorf("%s: UnitForAddr(%s) = %d, UnitCovering %d (.debug_aranges: %v)", img, s.Name, byAranges, got, aranges)
+			}
+			if want >= 0 {
+				checked++
+			}
+		}
+		if checked < 5 {
+			t.Errorf("%s: only %d functions in a unit", img, checked)
+		}
+		f.Close()
+	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/core"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -29,7 +30,17 @@ func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
 		return nil, nil
 	}
 	addr := d.im.PerfAltAddr(s.Start)
-	alt, err := d.probePointAt(addr)
+	// Unlike perf, for a name no DWARF function has (a qualified C++ or
+	// Rust name), find the unit by the units' own ranges where
+	// .debug_aranges has none for the address (clang writes none). A
+	// function DWARF knows by that name (whose line or pattern matched
+	// nothing) gets perf's answer.
+	anyUnit := false
+	if !d.im.PerfArangesOnly {
+		refs, err := d.im.File.FindFuncs(dwarfinfo.ExactName(pp.Function), true)
+		anyUnit = err == nil && len(refs) == 0
+	}
+	alt, err := d.probePointAt(addr, anyUnit)
 	if alt == nil {
 		return nil, err
 	}
@@ -45,9 +56,14 @@ func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
 // relative line, or offset) an address belongs to.
 //
 // It returns nil and an error wrapping core.ErrInvalid when no unit covers addr
-// (perf's -EINVAL), and nil, nil when the unit has no point there.
-func (d *DWARF) probePointAt(addr uint64) (*spec.Point, error) {
+// (perf's -EINVAL), and nil, nil when the unit has no point there. perf
+// (libdw 0.188's dwarf_addrdie) finds the unit through .debug_aranges
+// alone; with anyUnit, a unit they leave out is found by its own ranges.
+func (d *DWARF) probePointAt(addr uint64, anyUnit bool) (*spec.Point, error) {
 	idx, err := d.im.File.UnitForAddr(addr)
+	if err == nil && idx < 0 && anyUnit {
+		idx, err = d.im.File.UnitCovering(addr)
+	}
 	if err != nil || idx < 0 {
 		d.im.Opts.Warn(fmt.Sprintf("Failed to find debug information for address %x", addr))
 		return nil, core.Errorf(core.ErrInvalid, "Debuginfo analysis failed.")

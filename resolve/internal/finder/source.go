@@ -1,6 +1,7 @@
 package finder
 
 import (
+	"errors"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/vars"
@@ -42,8 +43,14 @@ func (d *DWARF) Places(p *spec.Probe) ([]core.TracePoint, error) {
 func (d *DWARF) Vars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
 	vls, err := d.findVars(pp, opts)
 	if err == nil && len(vls) == 0 {
-		if alt, _ := d.alternative(pp); alt != nil {
+		alt, aerr := d.alternative(pp)
+		switch {
+		case alt != nil:
 			vls, err = d.findVars(alt, opts)
+		case errors.Is(aerr, core.ErrInvalid):
+			// perf's show_available_vars_at reports the failed
+			// search itself ("Debuginfo analysis failed.").
+			err = &core.Error{Err: core.ErrInvalid}
 		}
 	}
 	return vls, err
@@ -64,7 +71,7 @@ func (d *DWARF) PointAt(addr uint64) (*spec.Point, error) {
 	warn := d.im.Opts.Warn
 	d.im.Opts.Warn = func(string) {}
 	defer func() { d.im.Opts.Warn = warn }()
-	return d.probePointAt(addr)
+	return d.probePointAt(addr, false)
 }
 
 // EntryArgs converts args at the entry address of the out-of-line

@@ -130,6 +130,8 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 	}
 	mistakes := perfbug.In(o.Target.Context)
 	im.PerfModuleAlt = mistakes&perfbug.ModuleAlt != 0
+	im.PerfUserAlt = mistakes&perfbug.UserAlt != 0
+	im.PerfArangesOnly = mistakes&perfbug.ArangesOnly != 0
 	im.NoBoundaryCheck = mistakes&perfbug.NoBoundaryCheck != 0 || im.PerfModuleAlt && im.Module != nil // perf has no boundary check either
 	r := newResolver(im, t.BTF(), o.ReturnInsn)
 	r.t = t
