@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/gprobe/gprobe/internal/perfbug"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -102,6 +103,30 @@ var nameCases = []nameCase{
 	rustCase("-D", `ev=names\:\:work`),
 	rustCase("-D", `ev=names\:\:inner\:\:Counter\:\:bump`),
 	rustCase("-D", `ev=names\:\:work%return`),
+	rustCase("-D", `ev=names\:\:inner\:\:Counter\:\:bump%return`),
+	// Several functions of one name: perf 6.1 probes the first (by
+	// address) of a method's overloads, or of a generic's instances;
+	// gprobe each, an event for each signature unless one is named;
+	// %return (from the symbol table) gets both in perf too.
+	cxxCase("-D", `ev=ns\:\:Klass\:\:method%return`),
+	cxxCase("-D", `ev=ns\:\:Klass\:\:s*%return`),
+	cxxCase("-D", `"ns::Klass::method"`),
+	cxxCase("-D", `"ns::Klass::method"%return`),
+	cxxCase("-D", `"ns::Klass::method" this`),
+	cxxCase("-V", `"ns::Klass::method"`),
+	rustCase("-D", `ev=names\:\:inner\:\:generic`),
+	rustCase("-D", `"names::inner::generic"`),
+	// One overload by its signature, as -v -F spells it.
+	cxxCase("-D", `"ns::Klass::method(int)"`),
+	cxxCase("-D", `"ns::Klass::method(char const*)" s`),
+	cxxCase("-D", `"ns::Klass::method(int)" a`),
+	// Arguments with a qualified name (perf 6.1 does not look it up).
+	cxxCase("-D", `"ns::Klass::smethod" v`),
+	rustCase("-D", `"names::work" n`),
+	// Demangling off: the ELF names.
+	cxxCase("--no-demangle", "-D", "ev=_ZN2ns5Klass7smethodEi%return"),
+	cxxCase("--no-demangle", "-D", `ev=ns\:\:Klass\:\:smethod%return`),
+	rustCase("--no-demangle", "-F", "_ZN5names*"),
 	// Event names perf 6.1 cannot make from the function name.
 	cxxCase("-D", "tadd<int>"), cxxCase("-D", "~Klass"), cxxCase("-D", "operator<"),
 	// -L and -V.
@@ -196,6 +221,9 @@ func nameDifference(t *testing.T, perf *testenv.Perf, bin string, args []string,
 	if note, ok := altMistakes(t, perf, bin, args, p, g); ok {
 		return note, true
 	}
+	if note, ok := overloads(t, perf, bin, args, g); ok {
+		return note, true
+	}
 	if strings.Contains(point, "@*") || strings.ContainsAny(point, `"'`) {
 		old := strings.Replace(point, "@*", "", 1)
 		for _, q := range []string{`"`, `'`} {
@@ -219,8 +247,124 @@ func nameDifference(t *testing.T, perf *testenv.Perf, bin string, args []string,
 		if note, ok := altMistakes(t, perf, bin, oldArgs, want, g); ok {
 			return fmt.Sprintf("newer perf's form, as perf 6.1's %q: %s", old, note), true
 		}
+		if note, ok := overloads(t, perf, bin, oldArgs, g); ok {
+			return fmt.Sprintf("newer perf's form, as perf 6.1's %q: %s", old, note), true
+		}
 	}
 	return "", false
+}
+
+// qualifiedQuestion is a question about a function by a C++ or Rust name
+// qualified with '::' (perf 6.1's escaped spelling): OPT [EV=]NAME[TAIL]
+// [REST].
+type qualifiedQuestion struct {
+	head             []string // the arguments before OPT
+	opt, ev          string   // ev is "" or "EVENT="
+	name, tail, rest string   // the name unescaped; tail is %return, +OFF, :LINE
+}
+
+func parseQualified(args []string) (qualifiedQuestion, bool) {
+	q := qualifiedQuestion{head: args[: len(args)-2 : len(args)-2], opt: args[len(args)-2]}
+	if q.opt != "-D" && q.opt != "-V" && q.opt != "-L" {
+		return q, false
+	}
+	def := args[len(args)-1]
+	// The point ends at the first blank outside quotes.
+	point := def
+	var quote byte
+	for i := 0; i < len(def); i++ {
+		switch c := def[i]; {
+		case c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == ' ':
+			point, q.rest = def[:i], def[i+1:]
+			i = len(def)
+		}
+	}
+	if i := strings.IndexAny(point, "=\"'"); i >= 0 && point[i] == '=' && q.opt == "-D" {
+		q.ev, point = point[:i+1], point[i+1:]
+	}
+	if point != "" && (point[0] == '"' || point[0] == '\'') {
+		end := strings.IndexByte(point[1:], point[0])
+		if end < 0 {
+			return q, false
+		}
+		q.name, q.tail = point[1:end+1], point[end+2:]
+		return q, strings.Contains(q.name, "::")
+	}
+	fn := point
+	// The first '%', '+' or ':' that is neither escaped nor part of "::".
+	for j := 0; j < len(point); j++ {
+		c := point[j]
+		if c == '\\' {
+			j++
+			continue
+		}
+		if c == ':' && j+1 < len(point) && point[j+1] == ':' {
+			j++
+			continue
+		}
+		if strings.IndexByte("%+:", c) >= 0 {
+			fn, q.tail = point[:j], point[j:]
+			break
+		}
+	}
+	q.name = strings.ReplaceAll(fn, `\:`, ":")
+	return q, strings.Contains(q.name, "::")
+}
+
+// ask is q asked of perf with the function named fn and the event ev,
+// demangling off so that perf's symbol table knows the ELF name too.
+func (q qualifiedQuestion) ask(perf *testenv.Perf, ev, fn string) result {
+	def := ev + fn + q.tail
+	if q.rest != "" {
+		def += " " + q.rest
+	}
+	return perf.Probe(append(append(q.head, "--no-demangle"), q.opt, def)...)
+}
+
+// byELFName is perf's answer to q asked by the ELF name of each function
+// in syms (which DWARF knows as its linkage name), in order, as gprobe
+// gives it: -V under one header naming what was asked, each -D line's
+// event as gprobe names it (the user's; else gEvent's for one function,
+// the function's signature for several). ok is false when perf fails on
+// one of them.
+func (q qualifiedQuestion) byELFName(perf *testenv.Perf, syms []namedSymbol, gEvent string) (result, bool) {
+	var out result
+	for _, s := range syms {
+		ev := q.ev
+		if q.opt == "-D" && ev == "" {
+			ev = strings.TrimSuffix(gEvent, "__return") + "="
+			if len(syms) > 1 {
+				base := strings.TrimRightFunc(s.full, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+				ev = spec.EventName(base, false) + "="
+			}
+		}
+		a := q.ask(perf, ev, s.raw)
+		if len(syms) > 1 && a.Code != 0 {
+			return result{}, false
+		}
+		if q.opt == "-V" {
+			header := "Available variables at " + s.raw + q.tail + "\n"
+			if !strings.HasPrefix(a.Stdout, header) {
+				return result{}, false
+			}
+			if out.Stdout == "" {
+				out.Stdout = "Available variables at " + q.name + q.tail + "\n"
+			}
+			a.Stdout = strings.TrimPrefix(a.Stdout, header)
+		}
+		out.Stdout += a.Stdout
+		out.Stderr += a.Stderr
+		out.Code = a.Code
+	}
+	return out, true
 }
 
 // altMistakes proves a disagreement on a function DWARF does not know by
@@ -233,68 +377,33 @@ func nameDifference(t *testing.T, perf *testenv.Perf, bin string, args []string,
 // .debug_aranges alone (ArangesOnly; clang writes none, so the search
 // fails). gprobe made to repeat them must answer exactly as perf did, and
 // its own answer must be perf's to the same question asked by the ELF name
-// of the function's symbol (which DWARF knows as the linkage name; -V's
-// header names what was asked, and an event name is given as gprobe's).
-// p is perf's answer to args, in perf 6.1's spelling.
+// of the function's symbol (byELFName). p is perf's answer to args, in
+// perf 6.1's spelling.
 func altMistakes(t *testing.T, perf *testenv.Perf, bin string, args []string, p, g result) (string, bool) {
 	t.Helper()
-	opt, def := args[len(args)-2], args[len(args)-1]
-	if opt != "-D" && opt != "-V" && opt != "-L" || g.Code != 0 {
-		return "", false
-	}
-	point, rest, _ := strings.Cut(def, " ")
-	ev := ""
-	if i := strings.IndexByte(point, '='); i >= 0 && opt == "-D" {
-		ev, point = point[:i+1], point[i+1:]
-	}
-	fn, tail := point, ""
-	if i := strings.IndexAny(point, "%+:"); i >= 0 && !strings.HasPrefix(point[i:], `::`) {
-		fn, tail = point[:i], point[i:]
-	}
-	// perf 6.1's escapes; the '%' '+' ':' search stops at an escaped ':'.
-	if i := strings.Index(point, `\:`); i >= 0 {
-		fn, tail = point, ""
-		for j := len(point) - 1; j >= 0; j-- {
-			if strings.IndexByte("%+:", point[j]) >= 0 && (j == 0 || point[j-1] != '\\') && !(point[j] == ':' && j+1 < len(point) && point[j+1] == ':') {
-				fn, tail = point[:j], point[j:]
-			}
-		}
-	}
-	name := strings.ReplaceAll(fn, `\:`, ":")
-	if !strings.Contains(name, "::") {
+	q, ok := parseQualified(args)
+	if !ok || g.Code != 0 || strings.Contains(q.name, "(") {
 		return "", false
 	}
 	var out, errb bytes.Buffer
 	a := newApp(&out, &errb)
-	a.ctx = perfbug.With(context.Background(), perfbug.UserAlt|perfbug.ArangesOnly)
+	a.ctx = perfbug.With(context.Background(), perfbug.UserAlt|perfbug.ArangesOnly|perfbug.AltArgs)
 	code := a.run(append([]string{"gprobe"}, args...))
 	if mistaken := (result{Stdout: out.String(), Stderr: errb.String(), Code: code}); !same(p, mistaken) {
 		return "", false
 	}
-	raw, ok := symbolNamed(t, bin, name)
-	if !ok {
+	syms := symbolsNamed(t, bin, q.name, false)
+	if len(syms) == 0 {
 		return "", false
 	}
-	if opt == "-D" && ev == "" {
-		m := eventRE.FindStringSubmatch(g.Stdout)
-		if m == nil {
-			return "", false
-		}
-		ev = strings.TrimSuffix(m[1], "__return") + "="
-	}
-	asked := ev + raw + tail
-	if rest != "" {
-		asked += " " + rest
-	}
-	want := perf.Probe(append(args[:len(args)-2:len(args)-2], opt, asked)...)
-	if opt == "-V" {
-		want.Stdout = strings.ReplaceAll(want.Stdout, "Available variables at "+raw+tail+"\n", "Available variables at "+name+tail+"\n")
-	}
-	if !same(want, g) {
+	if want, ok := q.byELFName(perf, syms[:1], firstEvent(g)); !ok || !same(want, g) {
 		return "", false
 	}
 	why := "it asks DWARF about the symbol's file offset, another function's address here"
 	switch {
+	case q.rest != "" && p.Code == exitENOENT && p.Stdout == "":
+		why = "with arguments it fails before its symbol-table search"
+
 	case p.Code == exitUsage:
 		why = "perf 6.1 cannot parse the qualified name there"
 	case strings.Contains(p.Stderr, "Failed to find debug information for address") && !hasSection(t, bin, ".debug_aranges"):
@@ -302,24 +411,62 @@ func altMistakes(t *testing.T, perf *testenv.Perf, bin string, args []string, p,
 	case strings.Contains(p.Stderr, "Failed to find debug information for address"):
 		why = "it asks DWARF about the symbol's file offset, which no unit covers"
 	}
-	return fmt.Sprintf("perf wrong (%s; gprobe answers as perf does for %s): %q", why, raw, args), true
+	return fmt.Sprintf("perf wrong (%s; gprobe answers as perf does for %s): %q", why, syms[0].raw, args), true
 }
 
-// hasSection reports whether bin has the named section.
-func hasSection(t *testing.T, bin, name string) bool {
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
+// overloads proves gprobe's answer to a qualified name several functions
+// have (C++ overloads, Rust generic instances) and to one function's
+// signature ("ns::Klass::method(int)", as -v -F spells it), which perf 6.1
+// does not look up: perf probes the first function of a name (by address)
+// only; gprobe probes each, and its answer is perf's to the question
+// asked by each function's ELF name, in address order (byELFName: each
+// event named after the function's signature unless the probe names it).
+func overloads(t *testing.T, perf *testenv.Perf, bin string, args []string, g result) (string, bool) {
+	t.Helper()
+	q, ok := parseQualified(args)
+	if !ok || g.Code != 0 || q.opt == "-L" {
+		return "", false
 	}
-	defer f.Close()
-	return f.Section(name) != nil
+	signature := strings.Contains(q.name, "(")
+	syms := symbolsNamed(t, bin, q.name, signature)
+	if len(syms) < 2 && !signature || len(syms) == 0 {
+		return "", false
+	}
+	want, ok := q.byELFName(perf, syms, firstEvent(g))
+	if !ok || !same(want, g) {
+		return "", false
+	}
+	if signature {
+		return fmt.Sprintf("one function by its signature, which perf 6.1 does not look up; gprobe answers as perf does for %s: %q", syms[0].raw, args), true
+	}
+	names := make([]string, len(syms))
+	for i, s := range syms {
+		names[i] = s.raw
+	}
+	return fmt.Sprintf("every function of the name (perf 6.1's search by name stops at the first); gprobe answers as perf does for each of %s: %q", strings.Join(names, ", "), args), true
+}
+
+// firstEvent is the event name of the first probe line of g, "" if none.
+func firstEvent(g result) string {
+	if m := eventRE.FindStringSubmatch(g.Stdout); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 var eventRE = regexp.MustCompile(`^[pr]:[^/]+/(\S+) `)
 
+// namedSymbol is a function symbol of a binary and its demangled names.
+type namedSymbol struct {
+	raw   string // the ELF name
+	addr  uint64
+	short string // as perf shows it (c++filt -p, Rust's hashes and crate disambiguators dropped)
+	full  string // with parameters (c++filt, the same dropped)
+}
+
 var (
 	demangledMu sync.Mutex
-	demangled   = map[string]map[string][]elf.Symbol{}
+	demangled   = map[string][]namedSymbol{}
 )
 
 // rustHash and rustCrate are what perf leaves out of c++filt's Rust names:
@@ -329,14 +476,14 @@ var (
 	rustCrate = regexp.MustCompile(`\[[0-9a-f]+\]`)
 )
 
-// symbolNamed is the ELF name of bin's first function symbol (by address)
-// whose name, demangled by c++filt -p with Rust's hashes and crate
-// disambiguators dropped (perf's spelling), is name.
-func symbolNamed(t *testing.T, bin, name string) (string, bool) {
+// symbolsNamed lists bin's function symbols whose name as perf shows it
+// (or, with full, with parameters) is name, one per address, in address
+// order; c++filt, not gprobe's demangler, is the oracle.
+func symbolsNamed(t *testing.T, bin, name string, full bool) []namedSymbol {
 	t.Helper()
 	demangledMu.Lock()
 	defer demangledMu.Unlock()
-	byName, ok := demangled[bin]
+	all, ok := demangled[bin]
 	if !ok {
 		f, err := elf.Open(bin)
 		if err != nil {
@@ -347,42 +494,57 @@ func symbolNamed(t *testing.T, bin, name string) (string, bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var funcs []elf.Symbol
 		var in strings.Builder
 		for _, s := range syms {
 			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF {
-				funcs = append(funcs, s)
+				all = append(all, namedSymbol{raw: s.Name, addr: s.Value})
 				in.WriteString(s.Name + "\n")
 			}
 		}
-		cmd := exec.Command(testenv.Tool(t, "c++filt"), "-p")
-		cmd.Stdin = strings.NewReader(in.String())
-		outb, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("c++filt: %v", err)
+		for _, flags := range [][]string{{"-p"}, nil} {
+			cmd := exec.Command(testenv.Tool(t, "c++filt"), flags...)
+			cmd.Stdin = strings.NewReader(in.String())
+			outb, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("c++filt: %v", err)
+			}
+			lines := strings.Split(strings.TrimSuffix(string(outb), "\n"), "\n")
+			if len(lines) != len(all) {
+				t.Fatalf("c++filt gave %d names for %d", len(lines), len(all))
+			}
+			for i, l := range lines {
+				l = rustCrate.ReplaceAllString(rustHash.ReplaceAllString(l, ""), "")
+				if flags != nil {
+					all[i].short = l
+				} else {
+					all[i].full = l
+				}
+			}
 		}
-		lines := strings.Split(strings.TrimSuffix(string(outb), "\n"), "\n")
-		if len(lines) != len(funcs) {
-			t.Fatalf("c++filt gave %d names for %d", len(lines), len(funcs))
-		}
-		byName = map[string][]elf.Symbol{}
-		for i, l := range lines {
-			l = rustCrate.ReplaceAllString(rustHash.ReplaceAllString(l, ""), "")
-			byName[l] = append(byName[l], funcs[i])
-		}
-		demangled[bin] = byName
+		sort.SliceStable(all, func(i, j int) bool { return all[i].addr < all[j].addr })
+		demangled[bin] = all
 	}
-	ss := byName[name]
-	if len(ss) == 0 {
-		return "", false
-	}
-	first := ss[0]
-	for _, s := range ss[1:] {
-		if s.Value < first.Value {
-			first = s
+	var out []namedSymbol
+	for _, s := range all {
+		n := s.short
+		if full {
+			n = s.full
+		}
+		if n == name && (len(out) == 0 || out[len(out)-1].addr != s.addr) {
+			out = append(out, s)
 		}
 	}
-	return first.Name, true
+	return out
+}
+
+// hasSection reports whether bin has the named section.
+func hasSection(t *testing.T, bin, name string) bool {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return f.Section(name) != nil
 }
 
 var listingLineRE = regexp.MustCompile(`^ *(\d+)  `)

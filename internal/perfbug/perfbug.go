@@ -36,6 +36,10 @@ const (
 	// as a qualified C++ name) then fails with "Failed to find debug
 	// information for address ...".
 	ArangesOnly
+	// AltArgs: with arguments, perf 6.1 fails on a function DWARF does
+	// not know before its alternative search (fill_empty_trace_arg), so
+	// a qualified C++ or Rust name with arguments is never found.
+	AltArgs
 )
 
 type key struct{}

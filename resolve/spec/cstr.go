@@ -214,6 +214,48 @@ func argvSplit(s string) []string {
 	return argv
 }
 
+// argvSplitQuoted is argvSplit that keeps white space inside quotes (as
+// quoted names take it: "ns::Klass::method(char const*)"), an extension of
+// newer perf's quoted names, whose argv_split cuts them there. A backslash
+// escapes the byte after it; an unclosed quote runs to the end.
+func argvSplitQuoted(s string) []string {
+	if !hasQuote(s) {
+		return argvSplit(s)
+	}
+	var argv []string
+	i := 0
+	for i < len(s) {
+		for i < len(s) && toolsIsSpace(s[i]) {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		j := i
+		var quote byte
+		for ; j < len(s); j++ {
+			c := s[j]
+			switch {
+			case c == '\\':
+				j++
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '"' || c == '\'':
+				quote = c
+			case toolsIsSpace(c):
+				goto word
+			}
+		}
+	word:
+		j = min(j, len(s))
+		argv = append(argv, s[i:j])
+		i = j
+	}
+	return argv
+}
+
 // xpgBasename is glibc's POSIX basename() from <libgen.h> (which perf uses):
 // trailing slashes are ignored, "" gives ".", and a path of only slashes
 // gives "/".

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -431,5 +432,21 @@ func TestNoUserAccess(t *testing.T) {
 	checkErr(t, "probe", err, UserAccessUnsupportedMsg, false)
 	if _, err := ParseProbeOpts("vfs_read @user a@b@user", opts); err != nil {
 		t.Errorf("no @user suffix: %v", err)
+	}
+}
+
+// TestArgvSplitQuoted: white space inside quotes stays in the word (a
+// quoted C++ signature); elsewhere words split as perf's argv_split.
+func TestArgvSplitQuoted(t *testing.T) {
+	for in, want := range map[string][]string{
+		`"ns::K::m(char const*)" s`:  {`"ns::K::m(char const*)"`, "s"},
+		`ev='a b'%return  $retval x`: {`ev='a b'%return`, "$retval", "x"},
+		`f\" a`:                      {`f\"`, "a"},
+		`"open a`:                    {`"open a`},
+		" plain  words\t":            {"plain", "words"},
+	} {
+		if got := argvSplitQuoted(in); !slices.Equal(got, want) {
+			t.Errorf("argvSplitQuoted(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

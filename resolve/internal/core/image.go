@@ -52,6 +52,9 @@ type Image struct {
 	// address through .debug_aranges alone in its alternative search
 	// (internal/perfbug.ArangesOnly).
 	PerfArangesOnly bool
+	// PerfAltArgs repeats perf 6.1's failure on a qualified name with
+	// arguments (internal/perfbug.AltArgs).
+	PerfAltArgs bool
 
 	syms    *symtab.Map
 	modSyms *symtab.Tree

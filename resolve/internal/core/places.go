@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
+
+// Qualified reports a C++ or Rust name qualified with '::', which no DWARF
+// function has as its name: perf finds it in the symbol table only.
+func Qualified(fn string) bool { return strings.Contains(fn, "::") }
 
 // SymbolPlaces is perf's find_probe_trace_events_from_map: FUNC[+OFF] and
 // FUNC%return from the symbol table.
@@ -43,6 +48,20 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 	if t := im.File.ELF.Section(".text"); t != nil && im.Vmlinux() {
 		textLo, textHi = t.Addr, t.Addr+t.Size
 	}
+	// Beyond perf, the functions a qualified name matches are told apart
+	// by their parameters (TracePoint.Overload).
+	overloads := false
+	if Qualified(pp.Function) {
+		var first uint64
+		for _, s := range matched {
+			if s.Type == elf.STT_FUNC {
+				if first == 0 {
+					first = s.Start
+				}
+				overloads = overloads || s.Start != first
+			}
+		}
+	}
 	var tps []TracePoint
 	seen := map[uint64]bool{}
 	for _, s := range matched {
@@ -60,6 +79,9 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 		}
 		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: name, Offset: pp.Offset,
 			Realname: name, Return: pp.Return}
+		if overloads {
+			tp.Overload = symtab.Naming{Demangle: true, Params: true}.Of(s.Raw)
+		}
 		if reloc != nil {
 			tp.Symbol, tp.Offset = reloc.Name(), tp.Addr-reloc.Start
 		}

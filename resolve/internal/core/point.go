@@ -2,6 +2,7 @@ package core
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -21,6 +22,11 @@ type TracePoint struct {
 	Unit *lines.Unit
 	// Args are the converted arguments at this address (DWARF only).
 	Args []*TraceArg
+	// Overload is, for a point of one of several functions a qualified
+	// C++ or Rust name matched (overloads, instances), that function's
+	// name with its parameters ("ns::Klass::method(int)"): the event is
+	// named after it unless the probe names its event.
+	Overload string
 }
 
 // Ref is one dereference level (perf's probe_trace_arg_ref).
@@ -140,9 +146,18 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 	var out []probe.Probe
 	for _, tp := range tps {
 		base := pp.Event
-		if base == "" {
-			if pp.HasFunction && !strings.HasPrefix(pp.Function, "0x") && !spec.IsGlob(pp.Function) {
-				base = pp.Function
+		fn := pp.Function
+		// A qualified name with a signature names its one function, though
+		// a pointer's '*' makes it a glob.
+		signature := Qualified(fn) && strings.Contains(fn, "(")
+		switch {
+		case base == "" && tp.Overload != "":
+			base = signatureBase(tp.Overload)
+		case base == "" && pp.HasFunction && signature:
+			base = signatureBase(fn)
+		case base == "":
+			if pp.HasFunction && !strings.HasPrefix(fn, "0x") && !spec.IsGlob(fn) {
+				base = fn
 			} else {
 				base = tp.Realname
 			}
@@ -157,6 +172,13 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 		out = append(out, im.At(probe.Probe{Group: group, Event: ev, Return: tp.Return}, tp.Addr, tp.Symbol, tp.Offset))
 	}
 	return out, nil
+}
+
+// signatureBase is the event-name base of a C++ name with parameters
+// without the bytes after the last letter or digit: "ns::Klass::method(int)"
+// names ns_Klass_method_int.
+func signatureBase(name string) string {
+	return strings.TrimRightFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // At places pr at an address of the image: a uprobe at its file offset, a

@@ -132,6 +132,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 	im.PerfModuleAlt = mistakes&perfbug.ModuleAlt != 0
 	im.PerfUserAlt = mistakes&perfbug.UserAlt != 0
 	im.PerfArangesOnly = mistakes&perfbug.ArangesOnly != 0
+	im.PerfAltArgs = mistakes&perfbug.AltArgs != 0
 	im.NoBoundaryCheck = mistakes&perfbug.NoBoundaryCheck != 0 || im.PerfModuleAlt && im.Module != nil // perf has no boundary check either
 	r := newResolver(im, t.BTF(), o.ReturnInsn)
 	r.t = t

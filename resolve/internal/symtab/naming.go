@@ -69,6 +69,9 @@ type Query struct {
 // matcher returns q's test on a symbol: cheap on raw names, so that
 // looking a literal name up among thousands of mangled ones demangles
 // only the few whose ELF name holds its key identifier (demangle.Candidates).
+//
+// Beyond perf, a pattern with a '(' also matches the name with C++
+// parameters, as -v shows it ("ns::Klass::method(int)" picks one overload).
 func (q Query) matcher(n Naming) func(s *Symbol) bool {
 	cut := !q.KeepVersion && !strings.Contains(q.Pattern, "@")
 	literal := q.Exact || !spec.IsGlob(q.Pattern) && !strings.Contains(q.Pattern, `\`)
@@ -76,7 +79,19 @@ func (q Query) matcher(n Naming) func(s *Symbol) bool {
 	if literal && n.Demangle {
 		maybe = demangle.Candidates(q.Pattern)
 	}
+	signature := n.Demangle && !n.Params && strings.Contains(q.Pattern, "(")
 	want := []byte(q.Pattern)
+	is := func(name string) bool {
+		if cut {
+			if i := strings.IndexByte(name, '@'); i >= 0 {
+				name = name[:i]
+			}
+		}
+		if literal {
+			return name == q.Pattern
+		}
+		return spec.GlobMatch(name, q.Pattern)
+	}
 	return func(s *Symbol) bool {
 		if q.TextOnly && !s.Exec {
 			return false
@@ -95,16 +110,10 @@ func (q Query) matcher(n Naming) func(s *Symbol) bool {
 			return false
 		}
 		// perf demangles the whole ELF name, then cuts the version.
-		name := n.Of(s.Raw)
-		if cut {
-			if i := strings.IndexByte(name, '@'); i >= 0 {
-				name = name[:i]
-			}
+		if is(n.Of(s.Raw)) {
+			return true
 		}
-		if literal {
-			return name == q.Pattern
-		}
-		return spec.GlobMatch(name, q.Pattern)
+		return signature && is(Naming{Demangle: true, Params: true}.Of(s.Raw))
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 // pattern, which demangles only the candidates demangle.Candidates lets
 // through) finds exactly the symbols whose demangled name, version cut, is
 // that name, as demangling every symbol finds them; on libstdc++ (every
-// 29th function's name, every 307th under -short) with and without
-// parameters, and with demangling off.
+// 29th function's name, every 997th under -short) with and without
+// parameters, and with demangling off; and a name with parameters picks
+// the symbols that have it.
 func TestQueryDemangled(t *testing.T) {
 	const lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 	if _, err := os.Stat(lib); err != nil {
@@ -28,7 +29,7 @@ func TestQueryDemangled(t *testing.T) {
 	defer f.Close()
 	step, least := 29, 100
 	if testing.Short() {
-		step, least = 307, 10
+		step, least = 997, 4
 	}
 	for _, n := range []Naming{{Demangle: true}, {Demangle: true, Params: true}, {}} {
 		m, err := NewMap(f, n)
@@ -42,6 +43,10 @@ func TestQueryDemangled(t *testing.T) {
 			if i := strings.IndexByte(names[i], '@'); i >= 0 {
 				names[i] = names[i][:i]
 			}
+		}
+		fulls := make([]string, len(all))
+		for i, s := range all {
+			fulls[i] = Naming{Demangle: true, Params: true}.Of(s.Raw)
 		}
 		asked := 0
 		for i, s := range all {
@@ -66,6 +71,28 @@ func TestQueryDemangled(t *testing.T) {
 				t.Fatalf("%+v: FirstByName(%q) = %x %v, want %x", n, want, first.Start, ok, brute[0])
 			}
 			asked++
+			if !n.Demangle || n.Params {
+				continue
+			}
+			// Beyond perf: a name with parameters picks the symbols
+			// whose name with parameters it is.
+			full := fulls[i]
+			if !strings.Contains(full, "(") || strings.Contains(full, "@") {
+				continue
+			}
+			brute = brute[:0]
+			for j, o := range all {
+				if fulls[j] == full || names[j] == full {
+					brute = append(brute, o.Start)
+				}
+			}
+			got = got[:0]
+			for _, s := range m.ByName(Query{Pattern: full, Exact: true}) {
+				got = append(got, s.Start)
+			}
+			if !slices.Equal(got, brute) {
+				t.Fatalf("ByName(%q) by signature = %x, want %x", full, got, brute)
+			}
 		}
 		if asked < least {
 			t.Fatalf("%+v: only %d names asked", n, asked)
