@@ -771,3 +771,36 @@ func dwarfOf(t *testing.T, path string) *dwarf.Data {
 	}
 	return d
 }
+
+// TestNamesRetInsn: --ret-insn takes a qualified name as FUNC%return does:
+// every overload, each event named after its signature, at the exits
+// --ret-insn finds for each function asked by its ELF name (demangling
+// off, as perf needs it for a symbol-table lookup); a glob
+// matches demangled names.
+func TestNamesRetInsn(t *testing.T) {
+	testenv.Heavy(t, "building the C++ program of names")
+	for _, b := range testenv.NamesBuilds() {
+		if b.Rust() || !strings.Contains(b.Name, "O2") {
+			continue
+		}
+		bin := b.Build(t)
+		var want string
+		for _, raw := range []struct{ elf, event string }{
+			{"_ZN2ns5Klass6methodEi", "ns_Klass_method_int"},
+			{"_ZN2ns5Klass6methodEPKc", "ns_Klass_method_char_const"},
+		} {
+			r := runGprobe("-x", bin, "--no-demangle", "--ret-insn", "-D", raw.event+"="+raw.elf+"%return")
+			if r.Code != 0 || r.Stdout == "" {
+				t.Fatalf("%s: --ret-insn by ELF name %s: %s", b.Name, raw.elf, r)
+			}
+			want += r.Stdout
+		}
+		if r := runGprobe("-x", bin, "--ret-insn", "-D", `"ns::Klass::method"%return`); r.Code != 0 || r.Stdout != want {
+			t.Errorf("%s: --ret-insn \"ns::Klass::method\"%%return: %s\nwant:\n%s", b.Name, r, want)
+		}
+		r := runGprobe("-x", bin, "--ret-insn", "-D", `ns\:\:Klass\:\:s*%return`)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "/ns_Klass_smethod_int__retinsn ") || !strings.Contains(r.Stdout, "/ns_Klass_scale_ns_Point__retinsn ") {
+			t.Errorf("%s: --ret-insn ns\\:\\:Klass\\:\\:s*%%return: %s", b.Name, r)
+		}
+	}
+}

@@ -152,9 +152,9 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 		signature := Qualified(fn) && strings.Contains(fn, "(")
 		switch {
 		case base == "" && tp.Overload != "":
-			base = signatureBase(tp.Overload)
+			base = SignatureBase(tp.Overload)
 		case base == "" && pp.HasFunction && signature:
-			base = signatureBase(fn)
+			base = SignatureBase(fn)
 		case base == "":
 			if pp.HasFunction && !strings.HasPrefix(fn, "0x") && !spec.IsGlob(fn) {
 				base = fn
@@ -174,10 +174,10 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 	return out, nil
 }
 
-// signatureBase is the event-name base of a C++ name with parameters
+// SignatureBase is the event-name base of a C++ name with parameters
 // without the bytes after the last letter or digit: "ns::Klass::method(int)"
 // names ns_Klass_method_int.
-func signatureBase(name string) string {
+func SignatureBase(name string) string {
 	return strings.TrimRightFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 

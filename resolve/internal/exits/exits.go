@@ -53,7 +53,11 @@ var ErrExits = fmt.Errorf("function exits cannot all be probed: %w", core.ErrUns
 // instructions by which it leaves.
 type FuncExits struct {
 	Symbol string
-	Addr   uint64
+	// Name is the function's name as the symbol table shows it
+	// (demangled), and Overload its name with parameters when a
+	// qualified name matched several functions (core.TracePoint.Overload).
+	Name, Overload string
+	Addr           uint64
 	// Decl is the function's declaration "FILE:LINE" when DWARF has it.
 	Decl  string
 	Exits []Exit
@@ -201,6 +205,11 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 	if len(out) == 0 {
 		return nil, core.Errorf(core.ErrNotFound, "Failed to find function %s in %s", pp.Function, d.im.TargetName())
 	}
+	if core.Qualified(pp.Function) && len(out) > 1 {
+		for i := range out {
+			out[i].Overload = symtab.Naming{Demangle: true, Params: true}.Of([]byte(out[i].Symbol))
+		}
+	}
 	if len(out) > d.im.Opts.MaxProbes {
 		return nil, core.Errorf(core.ErrInvalid, "Too many functions matched in %s", d.im.TargetName())
 	}
@@ -209,7 +218,7 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 
 // funcExits decodes the function at symbol s.
 func (d *Decoder) funcExits(m *symtab.Map, s symtab.Symbol) (FuncExits, error) {
-	fe := FuncExits{Symbol: s.Name(), Addr: s.Start}
+	fe := FuncExits{Symbol: s.Name(), Name: m.Name(s), Addr: s.Start}
 	var unit *lines.Unit
 	ranges := [][2]uint64{{s.Start, s.End}}
 	if d.im.File.HasDWARF() {
@@ -395,10 +404,14 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	used := map[string]bool{}
 	var out []probe.Probe
 	for _, f := range funcs {
-		fbase := spec.EventName(base, false)
-		if base == "" {
-			fbase = spec.EventName(f.Symbol, false)
+		fbase := base
+		switch {
+		case pp.Event == "" && f.Overload != "":
+			fbase = core.SignatureBase(f.Overload)
+		case base == "":
+			fbase = f.Name
 		}
+		fbase = spec.EventName(fbase, false)
 		// Returns, then tail calls: the lines of one event stay together
 		// (gprobe add --from makes one request of consecutive lines).
 		exits := slices.Clone(f.Exits)
