@@ -87,7 +87,7 @@ func openFetched(o *Options, id string, open func(string) (*dwarfinfo.File, erro
 // debug file: the distribution's (perf's order), else debuginfod's. When
 // debuginfod was asked in vain, t.FetchErr says why.
 func (t *Target) separateDebug(o *Options) {
-	for _, c := range debugCandidates(t.Path) {
+	for _, c := range debugCandidates(t.Path, t.file.BuildID()) {
 		f, err := dwarfinfo.OpenSeparate(c, t.Path)
 		if err != nil {
 			continue

@@ -13,16 +13,19 @@ import (
 // SHT_NOBITS sections carry placeholder offsets, and uprobes are placed by
 // file offset, which perf reads from the binary
 // (add_exec_to_probe_trace_events).
+//
+// debug is opened first: most candidate paths of a search do not exist.
 func OpenSeparate(debug, exec string) (*File, error) {
-	ef, err := elf.Open(exec)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", exec, ErrNotELF, err)
-	}
-	defer ef.Close()
 	f, err := Open(debug)
 	if err != nil {
 		return nil, err
 	}
+	ef, err := elf.Open(exec)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: %v", exec, ErrNotELF, err)
+	}
+	defer ef.Close()
 	for _, s := range f.ELF.Sections {
 		if s.Type != elf.SHT_NOBITS || s.Flags&elf.SHF_ALLOC == 0 {
 			continue
