@@ -3,7 +3,9 @@
 # libraries, side by side in one run: -F (every symbol demangled, then
 # filtered and sorted) on Debian's libstdc++ (6969 symbols) and libjvm
 # (58110, openjdk-17-jre-headless), with perf's default filter and with
-# '*', and a probe by a C++ name. Each command is a fresh process, page
+# '*', and probes by C++ names (from the symbol table with %return).
+# gprobe keeps a DSO's demangled listing in its index cache: the runs
+# after the first demangle nothing. Each command is a fresh process, page
 # cache warm, run REPEAT times, the tools taking turns; it prints the
 # median wall time and the largest peak RSS of each, and the ratios
 # gprobe/perf (below 1.00 means gprobe is faster or smaller; the goal is
@@ -26,6 +28,9 @@ cases=(
 	"$JVM|-F"
 	"$JVM|-F|*"
 	"$STDCXX|-D|ev=std\\:\\:terminate"
+	"$STDCXX|-D|ev=std\\:\\:terminate%return"
+	"$JVM|-D|ev=JVM_GC%return"
+	"$JVM|-D|ev=os\\:\\:malloc%return"
 )
 
 # run TOOL ARGS...: one timed run, "seconds max_rss_kb" (the time from

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -570,13 +571,16 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		return st
 	}
 	defer r.Close()
-	names, err := r.Functions(flt)
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	err = r.EachFunction(flt, func(name string) bool {
+		w.WriteString(name)
+		w.WriteByte('\n')
+		return true
+	})
+	w.Flush()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
-	}
-	for _, n := range names {
-		fmt.Fprintln(a.stdout, n)
 	}
 	return exitOK
 }

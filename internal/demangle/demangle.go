@@ -23,6 +23,10 @@ import (
 	"github.com/ianlancetaylor/demangle"
 )
 
+// Version changes whenever a name's demangling changes: names kept from
+// an earlier run (a DSO's -F listing in the index cache) carry it.
+const Version = 1
+
 // Options select how names are shown.
 type Options struct {
 	// Params shows C++ function parameters and clone suffixes (perf -v

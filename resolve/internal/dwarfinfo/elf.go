@@ -58,10 +58,11 @@ type File struct {
 	infMu      sync.Mutex
 	inflations map[string]*inflation
 
-	cache *dwarfindex.Cache // nil: no index cache
-	key   dwarfindex.Key
-	warn  func(string)
-	idx   index
+	cache   *dwarfindex.Cache // nil: no index cache
+	key     dwarfindex.Key
+	warn    func(string)
+	idx     index
+	derived derived
 
 	unitsOnce sync.Once
 	units     []unitHeader
@@ -210,6 +211,7 @@ func (f *File) Close() error {
 	if f.idx.x != nil {
 		f.idx.x.Close()
 	}
+	f.unmapDerived()
 	err := syscall.Munmap(f.mm)
 	f.mm = nil
 	if cerr := f.fd.Close(); err == nil {
@@ -415,6 +417,16 @@ func (f *File) DynamicSymbols(fn func(Symbol)) error {
 		fn(t.at(i))
 	}
 	return nil
+}
+
+// DynamicSymbol decodes entry i of .dynsym (0 is the null symbol); ok is
+// false when there is no such entry. Its RawName aliases the mapping.
+func (f *File) DynamicSymbol(i int) (s Symbol, ok bool) {
+	t, err := f.table(elf.SHT_DYNSYM)
+	if err != nil || t == nil || i < 0 || i >= t.n {
+		return Symbol{}, false
+	}
+	return t.at(i), true
 }
 
 // SortedSymbols is the symbol table Symbols walks, in address order

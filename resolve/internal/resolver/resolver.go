@@ -412,22 +412,43 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	return r.debug.LineRange(lr)
 }
 
-// Functions lists the image's function names as perf -F does. For a
-// kernel image: named function and label symbols of executable sections,
-// aliases and duplicates included. For a module or a user binary, every
-// symbol of perf's map for the DSO and, for a user binary, the @plt
-// entries perf synthesizes. Sorted by name, filtered. Without an image,
-// BTF's functions are listed.
+// Functions lists the image's function names as perf -F does (see
+// EachFunction).
 func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
-	if r.im.File == nil {
-		protos, err := r.prototypes()
-		if err != nil {
-			return nil, err
+	var out []string
+	err := r.EachFunction(filter, func(name string) bool {
+		out = append(out, strings.Clone(name))
+		return true
+	})
+	return out, err
+}
+
+// EachFunction calls fn with the image's function names as perf -F lists
+// them, sorted, filtered, until fn returns false. For a kernel image:
+// named function and label symbols of executable sections, aliases and
+// duplicates included. For a module or a user binary, every symbol of
+// perf's map for the DSO and, for a user binary, the @plt entries perf
+// synthesizes. Without an image, BTF's functions. A name may alias the
+// image's cache: it is valid during the call.
+func (r *Resolver) EachFunction(filter *spec.Filter, fn func(string) bool) error {
+	var names []string
+	var err error
+	switch {
+	case r.im.File == nil:
+		protos, perr := r.prototypes()
+		if perr != nil {
+			return perr
 		}
-		return protos.Functions(filter.Match)
+		names, err = protos.Functions(filter.Match)
+	case r.im.Module != nil || r.im.User:
+		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, r.im.Naming(), filter.Match, fn)
+	default:
+		names, err = symtab.KernelFunctions(r.im.File, r.im.Naming(), filter.Match)
 	}
-	if r.im.Module != nil || r.im.User {
-		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, r.im.Naming(), filter.Match)
+	for _, n := range names {
+		if !fn(n) {
+			break
+		}
 	}
-	return symtab.KernelFunctions(r.im.File, r.im.Naming(), filter.Match)
+	return err
 }

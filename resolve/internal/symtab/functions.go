@@ -1,6 +1,9 @@
 package symtab
 
 import (
+	"fmt"
+
+	"github.com/gprobe/gprobe/internal/demangle"
 	"debug/elf"
 	"strings"
 
@@ -46,24 +49,61 @@ func KernelFunctions(f *dwarfinfo.File, n Naming, match func(string) bool) ([]st
 // and labels of text and data sections are listed too), aliases included,
 // those of .dynsym after those of .symtab (perf 6.1 loads both),
 // with plt the @plt entries perf synthesizes for a user binary, each named
-// as n says, those match keeps, sorted.
-func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool) ([]string, error) {
-	var out []string
+// as n says; fn is called with those match keeps, sorted, until it
+// returns false. A name given to fn may alias the image's cache: it is
+// valid during the call.
+//
+// Demangled, the sorted names are kept with the image (a Listing, as
+// derived data of f), so that the next run demangles nothing.
+func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool, fn func(string) bool) error {
+	cached := listingName(plt, n)
+	if n.Demangle {
+		if data, ok := f.LoadDerived(cached); ok {
+			if l, ok := DecodeListing(data); ok {
+				l.Each(match, fn)
+				return nil
+			}
+		}
+	}
+	var raws []string
 	add := func(s dwarfinfo.Symbol) {
 		if _, ok := InModuleMap(f, s); ok {
-			out = append(out, string(s.RawName))
+			raws = append(raws, string(s.RawName))
 		}
 	}
 	if err := f.Symbols(add); err != nil {
-		return nil, err
+		return err
 	}
 	if err := f.DynamicSymbols(add); err != nil {
-		return nil, err
+		return err
 	}
 	if plt {
-		out = append(out, PLTNames(f.ELF)...)
+		raws = append(raws, PLTNames(f)...)
 	}
-	return n.List(out, match), nil
+	names := n.List(raws, func(string) bool { return true })
+	if n.Demangle {
+		f.StoreDerived(cached, EncodeListing(names))
+	}
+	for _, name := range names {
+		if match(name) && !fn(name) {
+			break
+		}
+	}
+	return nil
+}
+
+// listingName names the derived data of a DSO's listing: what it lists
+// (with the @plt entries or not) and how it names them, and the
+// demangler's version.
+func listingName(plt bool, n Naming) string {
+	name := fmt.Sprintf("funcs-v1-demangle%d", demangle.Version)
+	if n.Params {
+		name += "-params"
+	}
+	if plt {
+		name += "-plt"
+	}
+	return name
 }
 
 // InModuleMap reports whether perf's dso__load_sym keeps a module file's

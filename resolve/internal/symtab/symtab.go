@@ -252,15 +252,31 @@ func (m *Map) findSorted(addr uint64) (s Symbol, ok, done bool) {
 func (m *Map) Name(s Symbol) string { return m.naming.Of(s.Raw) }
 
 // ByName lists the symbols q selects (perf's find_probe_functions), in
-// address order.
+// address order, without making the whole map.
 func (m *Map) ByName(q Query) []Symbol {
 	match := q.matcher(m.naming)
 	var out []Symbol
-	for i, s := range m.All() {
-		if match(&m.syms[i]) {
+	if m.syms != nil {
+		for i, s := range m.syms {
+			if match(&m.syms[i]) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	// Without the whole map: a zero-sized match ends where Find says
+	// (the next symbol's start, as All extends it).
+	m.Each(func(s Symbol) bool {
+		if match(&s) {
+			if s.End == s.Start {
+				if f, ok := m.Find(s.Start); ok && f.Start == s.Start {
+					s.End = f.End
+				}
+			}
 			out = append(out, s)
 		}
-	}
+		return true
+	})
 	return out
 }
 
