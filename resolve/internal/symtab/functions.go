@@ -1,12 +1,11 @@
 package symtab
 
 import (
-	"fmt"
-
-	"github.com/gprobe/gprobe/internal/demangle"
 	"debug/elf"
+	"fmt"
 	"strings"
 
+	"github.com/gprobe/gprobe/internal/demangle"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
