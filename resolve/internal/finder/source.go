@@ -2,6 +2,7 @@ package finder
 
 import (
 	"errors"
+
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/vars"
