@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Names demangles every name of syms (as Name does), on up to GOMAXPROCS
@@ -64,12 +65,13 @@ func Names(syms []string, o Options) []string {
 // closure, a special name, a standard abbreviation such as std::string),
 // every mangled name is a candidate.
 func Candidates(want string) func(raw []byte) bool {
-	frag := keyIdentifier(want)
+	frag := []byte(keyIdentifier(want))
 	return func(raw []byte) bool {
-		if !Maybe(string(raw)) {
+		// A view of raw, not a copy: it is not kept.
+		if !Maybe(unsafe.String(unsafe.SliceData(raw), len(raw))) {
 			return string(raw) == want
 		}
-		return frag == "" || bytes.Contains(raw, []byte(frag))
+		return len(frag) == 0 || bytes.Contains(raw, frag)
 	}
 }
 

@@ -72,7 +72,7 @@ type Query struct {
 //
 // Beyond perf, a pattern with a '(' also matches the name with C++
 // parameters, as -v shows it ("ns::Klass::method(int)" picks one overload).
-func (q Query) matcher(n Naming) func(s *Symbol) bool {
+func (q Query) matcher(n Naming) func(s Symbol) bool {
 	cut := !q.KeepVersion && !strings.Contains(q.Pattern, "@")
 	literal := q.Exact || !spec.IsGlob(q.Pattern) && !strings.Contains(q.Pattern, `\`)
 	var maybe func([]byte) bool
@@ -92,7 +92,7 @@ func (q Query) matcher(n Naming) func(s *Symbol) bool {
 		}
 		return spec.GlobMatch(name, q.Pattern)
 	}
-	return func(s *Symbol) bool {
+	return func(s Symbol) bool {
 		if q.TextOnly && !s.Exec {
 			return false
 		}

@@ -257,8 +257,8 @@ func (m *Map) ByName(q Query) []Symbol {
 	match := q.matcher(m.naming)
 	var out []Symbol
 	if m.syms != nil {
-		for i, s := range m.syms {
-			if match(&m.syms[i]) {
+		for _, s := range m.syms {
+			if match(s) {
 				out = append(out, s)
 			}
 		}
@@ -267,7 +267,7 @@ func (m *Map) ByName(q Query) []Symbol {
 	// Without the whole map: a zero-sized match ends where Find says
 	// (the next symbol's start, as All extends it).
 	m.Each(func(s Symbol) bool {
-		if match(&s) {
+		if match(s) {
 			if s.End == s.Start {
 				if f, ok := m.Find(s.Start); ok && f.Start == s.Start {
 					s.End = f.End
@@ -288,7 +288,7 @@ func (m *Map) FirstByName(q Query) (Symbol, bool) {
 	var found Symbol
 	ok := false
 	m.Each(func(s Symbol) bool {
-		if match(&s) {
+		if match(s) {
 			found, ok = s, true
 		}
 		return !ok
