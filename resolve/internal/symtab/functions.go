@@ -95,7 +95,7 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 // (with the @plt entries or not) and how it names them, and the
 // demangler's version.
 func listingName(plt bool, n Naming) string {
-	name := fmt.Sprintf("funcs-v1-demangle%d", demangle.Version)
+	name := fmt.Sprintf("funcs-v2-demangle%d", demangle.Version)
 	if n.Params {
 		name += "-params"
 	}

@@ -8,40 +8,41 @@ import (
 )
 
 // Listing is a sorted list of names kept as bytes (DSOFunctions keeps a
-// DSO's demangled -F listing with the image):
+// DSO's demangled -F listing with the image), front-coded: each name is
+// the length of the prefix it shares with the one before it and the rest
+// (C++ names share long prefixes: a third of libstdc++'s listing's bytes).
 //
-//	magic [8]byte   "gpfns\x00\x00\x01"
-//	n     uint32    the number of names
-//	crc   uint32    CRC-32C of what follows
-//	ends  [n]uint32 the end of each name in names
-//	names []byte    the names, one after another
+//	magic [8]byte "gpfns\x00\x00\x02"
+//	n     uint32  the number of names
+//	crc   uint32  CRC-32C of what follows
+//	n times: shared uvarint, len uvarint, then len bytes
 //
 // little-endian throughout.
 type Listing struct {
-	ends  []byte
-	names []byte
+	n    int
+	body []byte
 }
 
-var listingMagic = [8]byte{'g', 'p', 'f', 'n', 's', 0, 0, 1}
+var listingMagic = [8]byte{'g', 'p', 'f', 'n', 's', 0, 0, 2}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// EncodeListing encodes names (in their order).
+// EncodeListing encodes names (in their order; sorted names share the
+// most).
 func EncodeListing(names []string) []byte {
-	size := 16 + 4*len(names)
-	for _, n := range names {
-		size += len(n)
-	}
-	b := make([]byte, 16, size)
+	b := make([]byte, 16, 16+8*len(names))
 	copy(b, listingMagic[:])
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(names)))
-	end := 0
+	prev := ""
 	for _, n := range names {
-		end += len(n)
-		b = binary.LittleEndian.AppendUint32(b, uint32(end))
-	}
-	for _, n := range names {
-		b = append(b, n...)
+		shared := 0
+		for shared < len(n) && shared < len(prev) && n[shared] == prev[shared] {
+			shared++
+		}
+		b = binary.AppendUvarint(b, uint64(shared))
+		b = binary.AppendUvarint(b, uint64(len(n)-shared))
+		b = append(b, n[shared:]...)
+		prev = n
 	}
 	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[16:], castagnoli))
 	return b
@@ -53,38 +54,50 @@ func DecodeListing(b []byte) (l Listing, ok bool) {
 	if len(b) < 16 || !bytes.Equal(b[:8], listingMagic[:]) {
 		return Listing{}, false
 	}
-	n := uint64(binary.LittleEndian.Uint32(b[8:]))
-	if 16+4*n > uint64(len(b)) || crc32.Checksum(b[16:], castagnoli) != binary.LittleEndian.Uint32(b[12:]) {
+	if crc32.Checksum(b[16:], castagnoli) != binary.LittleEndian.Uint32(b[12:]) {
 		return Listing{}, false
 	}
-	l = Listing{ends: b[16 : 16+4*n], names: b[16+4*n:]}
-	prev := uint32(0)
-	for i := 0; i < len(l.ends); i += 4 {
-		end := binary.LittleEndian.Uint32(l.ends[i:])
-		if end < prev || uint64(end) > uint64(len(l.names)) {
-			return Listing{}, false
-		}
-		prev = end
+	l = Listing{n: int(binary.LittleEndian.Uint32(b[8:])), body: b[16:]}
+	// Walk it once: every entry must fit.
+	count := 0
+	if !l.walk(func([]byte) bool { count++; return true }) || count != l.n {
+		return Listing{}, false
 	}
-	return l, uint64(prev) == uint64(len(l.names))
+	return l, true
+}
+
+// walk calls fn with each name (a buffer reused for the next one) until
+// fn returns false; it reports whether the entries were sound.
+func (l Listing) walk(fn func([]byte) bool) bool {
+	var name []byte
+	p := l.body
+	for len(p) > 0 {
+		shared, n1 := binary.Uvarint(p)
+		if n1 <= 0 || shared > uint64(len(name)) {
+			return false
+		}
+		rest, n2 := binary.Uvarint(p[n1:])
+		if n2 <= 0 || rest > uint64(len(p)-n1-n2) {
+			return false
+		}
+		p = p[n1+n2:]
+		name = append(name[:shared], p[:rest]...)
+		p = p[rest:]
+		if !fn(name) {
+			return true
+		}
+	}
+	return true
 }
 
 // Len is the number of names.
-func (l Listing) Len() int { return len(l.ends) / 4 }
+func (l Listing) Len() int { return l.n }
 
 // Each calls fn with each name match keeps, in order, until fn returns
-// false. The names alias the Listing's bytes: valid during the call.
+// false. A name is valid during the call only.
 func (l Listing) Each(match func(string) bool, fn func(string) bool) {
-	start := uint32(0)
-	for i := 0; i < len(l.ends); i += 4 {
-		end := binary.LittleEndian.Uint32(l.ends[i:])
-		var name string
-		if end > start {
-			name = unsafe.String(&l.names[start], end-start)
-		}
-		start = end
-		if match(name) && !fn(name) {
-			return
-		}
-	}
+	l.walk(func(b []byte) bool {
+		name := unsafe.String(unsafe.SliceData(b), len(b))
+		return !match(name) || fn(name)
+	})
 }
