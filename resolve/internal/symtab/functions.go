@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/gprobe/gprobe/internal/demangle"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
@@ -64,10 +65,12 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 			}
 		}
 	}
+	// The ELF names are views of the mapped file, valid until f closes:
+	// no copies of a library's every name.
 	var raws []string
 	add := func(s dwarfinfo.Symbol) {
 		if _, ok := InModuleMap(f, s); ok {
-			raws = append(raws, string(s.RawName))
+			raws = append(raws, unsafe.String(unsafe.SliceData(s.RawName), len(s.RawName)))
 		}
 	}
 	if err := f.Symbols(add); err != nil {
