@@ -165,8 +165,10 @@ func (im *Image) CheckBoundaries(tps []TracePoint) error {
 
 func (im *Image) checkBoundary(tp TracePoint) error {
 	start, size, ok := im.functionBounds(tp.Addr)
-	if !ok {
-		return nil // not in a known function: nothing to check against
+	if !ok || tp.Addr == start {
+		// Not in a known function: nothing to check against; at its
+		// start: an instruction starts there (no need to decode it).
+		return nil
 	}
 	code := im.File.Code(start, size)
 	if code == nil {
