@@ -43,12 +43,14 @@ func eventBase(base string) string {
 // name." because that is no C name (a C++ or Rust name: ns::Klass::method,
 // Vec<u8>::push), the name is made as newer perf makes it for other
 // languages: each run of bytes that are neither letters nor digits becomes
-// one '_', none at the start (ns_Klass_method, Vec_u8_push). The result is
+// one '_', none at the start (ns_Klass_method, Vec_u8_push); a glob keeps
+// perf 6.1's failure (the event of "ksys_[rw]*:2" is "ksys_[rw]*_L2",
+// which the caller refuses, as perf does). The result is
 // not validated further; callers then require IsCFuncName and a length
 // below probedef.MaxEventNameLen, the kernel's limit too.
 func EventName(base string, ret bool) string {
 	n := eventBase(base)
-	if !IsCFuncName(n) {
+	if !IsCFuncName(n) && !IsGlob(n) {
 		n = sanitizeEventName(cString(base))
 	}
 	if ret {
@@ -56,6 +58,11 @@ func EventName(base string, ret bool) string {
 	}
 	return n
 }
+
+// LanguageEventName is name as newer perf makes an event name of a name
+// that is not C's, glob bytes included (a C++ signature's "char*"): see
+// EventName.
+func LanguageEventName(name string) string { return sanitizeEventName(cString(name)) }
 
 // sanitizeEventName is newer perf's get_new_event_name rule for names that
 // are not C's: runs of non-alphanumeric bytes (per the tools' ctype, '_'

@@ -295,6 +295,12 @@ func TestEventName(t *testing.T) {
 		{"~Klass", false, "Klass"},
 		{"main.(*Server).poll", false, "main"},
 		{"1abc", false, "1abc"},
+		// A glob keeps perf 6.1's refusal.
+		{"ksys_[rw]*_L2", false, "ksys_[rw]*_L2"},
+		{"vfs_*", true, "vfs_*__return"},
+	}
+	if got := LanguageEventName("ns::f(char*, int[3])"); got != "ns_f_char_int_3_" {
+		t.Errorf("LanguageEventName of a signature = %q", got)
 	}
 	for _, c := range cases {
 		if got := EventName(c.base, c.ret); got != c.want {

@@ -174,11 +174,12 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 	return out, nil
 }
 
-// SignatureBase is the event-name base of a C++ name with parameters
-// without the bytes after the last letter or digit: "ns::Klass::method(int)"
-// names ns_Klass_method_int.
+// SignatureBase is the event-name base of a C++ name with parameters:
+// the name without the bytes after its last letter or digit, each run of
+// other bytes one '_' ("ns::Klass::method(char const*)" names
+// ns_Klass_method_char_const), its '*' and '[' not taken for a glob's.
 func SignatureBase(name string) string {
-	return strings.TrimRightFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return spec.LanguageEventName(strings.TrimRightFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
 }
 
 // At places pr at an address of the image: a uprobe at its file offset, a
