@@ -1,0 +1,139 @@
+package sdt
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gprobe/gprobe/resolve/perfcache"
+)
+
+// CacheListing is what `perf probe --cache -l` prints
+// (probe_cache__show_all_caches): for each binary of the cache that has a
+// probe cache with entries, "PATH (BUILDID):" and the commands of its
+// entries that keep selects (keep gets "GROUP:EVENT", or the command of an
+// entry without a name). Binaries that fail the checks are skipped (warn
+// says why).
+func CacheListing(c *perfcache.Cache, keep func(string) bool, warn func(string)) ([]string, error) {
+	if err := c.Trusted(); err != nil {
+		return nil, err
+	}
+	ids, err := c.ValidList()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, bid := range ids {
+		es, err := c.Probes(bid)
+		if err != nil {
+			if warn != nil {
+				warn(fmt.Sprintf("perf's probe cache of %s: %v", bid, err))
+			}
+			continue
+		}
+		if len(es) == 0 {
+			continue
+		}
+		name, _ := c.OrigName(bid)
+		out = append(out, name+" ("+bid+"):")
+		for _, e := range es {
+			key := e.Spec
+			if e.Event != "" {
+				key = e.Group + ":" + e.Event
+			}
+			if keep == nil || keep(key) {
+				out = append(out, e.Spec)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Listed is one SDT event as `perf list sdt` lists it.
+type Listed struct {
+	Group, Name string
+	BuildID     string // the binary's build-id
+	Path        string // the binary
+}
+
+// Lines renders events as perf's print_sdt_events does: sorted by
+// GROUP:EVENT@BUILDID, one line "  %-50s [SDT event]" each, where an event
+// that several binaries have names its binary and the first 12 digits of
+// its build-id: "GROUP:EVENT@PATH(BUILDID12)".
+func Lines(evs []Listed) []string {
+	key := func(e Listed) string { return e.Group + ":" + e.Name + "@" + e.BuildID }
+	evs = slices.Clone(evs)
+	slices.SortFunc(evs, func(a, b Listed) int { return strings.Compare(key(a), key(b)) })
+	evs = slices.CompactFunc(evs, func(a, b Listed) bool { return key(a) == key(b) })
+	out := make([]string, 0, len(evs))
+	for i, e := range evs {
+		name := e.Group + ":" + e.Name
+		dup := i > 0 && evs[i-1].Group+":"+evs[i-1].Name == name ||
+			i+1 < len(evs) && evs[i+1].Group+":"+evs[i+1].Name == name
+		if dup {
+			id := e.BuildID
+			if len(id) > 12 {
+				id = id[:12]
+			}
+			name += "@" + e.Path + "(" + id + ")"
+		}
+		out = append(out, fmt.Sprintf("  %-50s [SDT event]", name))
+	}
+	return out
+}
+
+// CachedEvents is the SDT events of every binary in the cache whose
+// group and name the globs select (group or event "" selects all): what
+// `perf list sdt` lists.
+func CachedEvents(c *perfcache.Cache, groupGlob, eventGlob string, warn func(string)) ([]Listed, error) {
+	if err := c.Trusted(); err != nil {
+		return nil, err
+	}
+	ids, err := c.ValidList()
+	if err != nil {
+		return nil, err
+	}
+	var evs []Listed
+	for _, bid := range ids {
+		es, err := c.Probes(bid)
+		if err != nil {
+			if warn != nil {
+				warn(fmt.Sprintf("perf's probe cache of %s: %v", bid, err))
+			}
+			continue
+		}
+		name, _ := c.OrigName(bid)
+		for _, e := range es {
+			if !e.SDT || (groupGlob != "" && !globMatch(e.Group, groupGlob)) || (eventGlob != "" && !globMatch(e.Event, eventGlob)) {
+				continue
+			}
+			evs = append(evs, Listed{Group: e.Group, Name: e.Event, BuildID: bid, Path: name})
+		}
+	}
+	return evs, nil
+}
+
+// FileEvents is the SDT events of the binary at path that the globs
+// select, listed as CachedEvents lists the cache's.
+func FileEvents(path, groupGlob, eventGlob string) ([]Listed, error) {
+	real, err := perfcache.RealPath(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Open(real)
+	if err != nil {
+		return nil, err
+	}
+	bid, _ := perfcache.FileBuildID(real)
+	evs, err := f.Events(real)
+	if err != nil {
+		return nil, err
+	}
+	var out []Listed
+	for _, e := range evs {
+		if (groupGlob == "" || globMatch(e.Group, groupGlob)) && (eventGlob == "" || globMatch(e.Name, eventGlob)) {
+			out = append(out, Listed{Group: e.Group, Name: e.Name, BuildID: bid, Path: real})
+		}
+	}
+	return out, nil
+}
