@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/sdt"
 )
@@ -36,7 +38,8 @@ os._exit(0)
 // record, and trace-cmd report counts the events and reads each one's
 // generation. The same marker probed without its reference counter never
 // fires: the interpreter only runs the marker while the kernel holds the
-// semaphore up.
+// semaphore up. gprobe analyze pairs each collection's gc__start with its
+// gc__done.
 func TestSDTRecordPython(t *testing.T) {
 	requireRecording(t)
 	if _, err := os.Stat(python311); err != nil {
@@ -49,13 +52,14 @@ func TestSDTRecordPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &sdt.Resolver{Options: sdt.Options{Immediates: true}}
-	ps, err := r.Probes(sdt.Point{Group: "sdt_python", Event: "gc__start"}, python311)
-	if err != nil || len(ps) != 1 || !ps[0].Target.HasRefCtr {
-		t.Fatalf("%+v %v", ps, err)
+	def := func(name string) probe.Probe {
+		ps, err := r.Probes(sdt.Point{Group: "sdt_python", Event: name}, python311)
+		if err != nil || len(ps) != 1 || !ps[0].Target.HasRefCtr {
+			t.Fatalf("%s: %+v %v", name, ps, err)
+		}
+		return ps[0]
 	}
-	withSem := ps[0].String()
-	noSem := ps[0]
-	noSem.Target.HasRefCtr = false
+	start, done := def("gc__start"), def("gc__done")
 	gprobe := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command(bin, args...).CombinedOutput()
@@ -64,28 +68,31 @@ func TestSDTRecordPython(t *testing.T) {
 		}
 		return string(out)
 	}
-	t.Cleanup(func() { exec.Command(bin, "-q", "-d", "sdt_python:gc__start").Run() })
+	t.Cleanup(func() { exec.Command(bin, "-q", "-d", "sdt_python:gc__*").Run() })
 
-	record := func(def string, n2, n1 int) []string {
+	const n2, n1 = 37, 5
+	out := filepath.Join(dir, "trace.dat")
+	// record installs defs, records the script and returns each
+	// gc__start's generation and the number of gc__done events.
+	record := func(defs ...probe.Probe) (gens []string, dones int) {
 		t.Helper()
-		gprobe("add", def)
-		defer gprobe("-d", "sdt_python:gc__start")
-		out := filepath.Join(dir, "trace.dat")
-		gprobe("record", "-e", "sdt_python:gc__start", "-o", out, "--", python311, "-S", "-I", script,
+		for _, d := range defs {
+			gprobe("add", d.String())
+		}
+		defer gprobe("-d", "sdt_python:gc__*")
+		gprobe("record", "-e", "sdt_python:*", "-o", out, "--", python311, "-S", "-I", script,
 			strconv.Itoa(n2), strconv.Itoa(n1))
 		rep, err := exec.Command("trace-cmd", "report", "-i", out).CombinedOutput()
 		if err != nil {
 			t.Fatalf("trace-cmd report: %v\n%s", err, rep)
 		}
-		var gens []string
 		for _, m := range regexp.MustCompile(`gc__start:\s+\(4287f3\) arg1=(-?\d+)`).FindAllStringSubmatch(string(rep), -1) {
 			gens = append(gens, m[1])
 		}
-		return gens
+		return gens, strings.Count(string(rep), "gc__done:")
 	}
 
-	const n2, n1 = 37, 5
-	gens := record(withSem, n2, n1)
+	gens, dones := record(start, done)
 	count := map[string]int{}
 	for _, g := range gens {
 		count[g]++
@@ -97,7 +104,23 @@ func TestSDTRecordPython(t *testing.T) {
 	if len(gens) < n2+n1 || strings.Join(gens[len(gens)-n2-n1:], "") != strings.Repeat("2", n2)+strings.Repeat("1", n1) {
 		t.Errorf("the last %d events: %v", n2+n1, gens)
 	}
-	if g := record(noSem.String(), n2, n1); len(g) != 0 {
+	// analyze pairs each collection's start and end markers.
+	var rep struct {
+		Latency []struct {
+			Function    string
+			ReturnEvent string `json:"return_event"`
+			Count       int
+		}
+	}
+	if err := json.Unmarshal([]byte(gprobe("analyze", "--json", out)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Latency) != 1 || rep.Latency[0].Count != len(gens) || dones != len(gens) || rep.Latency[0].ReturnEvent != "sdt_python:gc__done" {
+		t.Errorf("analyze: %+v; %d starts, %d dones", rep, len(gens), dones)
+	}
+	noSem := start
+	noSem.Target.HasRefCtr = false
+	if g, _ := record(noSem); len(g) != 0 {
 		t.Errorf("without the semaphore the marker fired %d times", len(g))
 	}
 }
