@@ -203,7 +203,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-	), append(varsFlags(), dynamicFlags()...)...)
+	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -365,30 +365,45 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		parsed = append(parsed, p)
 	}
 	feat, known := tracefs.RunningFeatures()
-	o := a.resolveOptions(c, true)
-	// What perf 6.1 cannot write (entry values at return) follows the
-	// kernel the vmlinux is.
-	o.Features, o.ImageFeatures = feat, true
-	r, st := a.resolverOr(c, o, trailer)
-	if r == nil {
+	// SDT points come from the marked binaries or perf's probe cache.
+	probes, st := a.sdtProbes(c, parsed, feat, known, trailer)
+	if st != exitOK {
 		return st
 	}
-	defer r.Close()
-	var all []probe.Probe
-	for _, p := range parsed {
-		ps, err := r.Probes(p)
-		if err != nil {
-			return a.resolveFailedOn(c, r, err, trailer)
+	if len(probes) < len(parsed) {
+		o := a.resolveOptions(c, true)
+		// What perf 6.1 cannot write (entry values at return) follows the
+		// kernel the vmlinux is.
+		o.Features, o.ImageFeatures = feat, true
+		r, st := a.resolverOr(c, o, trailer)
+		if r == nil {
+			return st
 		}
-		all = append(all, ps...)
+		defer r.Close()
+		var resolved []probe.Probe
+		for i, p := range parsed {
+			if probes[i] != nil {
+				continue
+			}
+			ps, err := r.Probes(p)
+			if err != nil {
+				return a.resolveFailedOn(c, r, err, trailer)
+			}
+			probes[i] = ps
+			resolved = append(resolved, ps...)
+		}
+		// Nothing is printed that the kernel would refuse (perf prints
+		// such lines; the write then fails with EINVAL).
+		for _, p := range resolved {
+			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
+				return exitEINVAL
+			}
+		}
 	}
-	// Nothing is printed that the kernel would refuse (perf prints such
-	// lines; the write then fails with EINVAL).
-	for _, p := range all {
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-			return exitEINVAL
-		}
+	var all []probe.Probe
+	for i := range parsed {
+		all = append(all, probes[i]...)
 	}
 	if !boolean(c, "boot") {
 		for _, p := range all {

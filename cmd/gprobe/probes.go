@@ -76,11 +76,14 @@ func (a *app) delCommand() *cli.Command {
 		Name:      "del",
 		Usage:     "delete probe events (same as -d); globs like 'probe:*' and 'probe_prog:work*'",
 		ArgsUsage: "[GROUP:]EVENT...",
-		Flags:     append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}),
+		Flags:     append(append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), sdtFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
+			}
+			if boolean(c, "cache") {
+				return a.set(a.delCache(c, c.Args().Slice()))
 			}
 			return a.set(a.delProbes(c, c.Args().Slice()))
 		},
@@ -90,10 +93,17 @@ func (a *app) delCommand() *cli.Command {
 func (a *app) listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list probe events (same as -l)",
+		Usage:     "list probe events (same as -l); --sdt: the SDT markers of -x BINARY or of perf's build-id cache",
 		ArgsUsage: "[[GROUP:]EVENT]",
-		Flags:     targetFlags(),
+		Flags: append(append(targetFlags(), sdtFlags()...),
+			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
+			switch {
+			case boolean(c, "sdt"):
+				return a.set(a.listSDT(c, c.Args().Slice()))
+			case boolean(c, "cache"):
+				return a.set(a.listCache(c, c.Args().Slice()))
+			}
 			return a.set(a.listProbes(c, c.Args().Slice()))
 		},
 	}
@@ -103,8 +113,12 @@ func (a *app) listCommand() *cli.Command {
 // remaining arguments joined into one definition, as perf does).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
+	case c.IsSet("del") && boolean(c, "cache"):
+		return a.delCache(c, c.StringSlice("del"))
 	case c.IsSet("del"):
 		return a.delProbes(c, c.StringSlice("del"))
+	case c.IsSet("list") && boolean(c, "cache"):
+		return a.listCache(c, c.Args().Slice())
 	case c.IsSet("list"):
 		return a.listProbes(c, c.Args().Slice())
 	case c.IsSet("add"):
@@ -250,6 +264,17 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
+	// SDT points come from the marked binaries or perf's probe cache.
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	if st != exitOK {
+		return st
+	}
+	for i, ps := range sdtPs {
+		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+	}
+	if len(sdtPs) == len(specs) {
+		return exitOK
+	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
 	r, err := a.open(c, o)
@@ -259,6 +284,9 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	}
 	defer r.Close()
 	for i, q := range specs {
+		if sdtPs[i] != nil {
+			continue
+		}
 		ps, err := r.Probes(q)
 		if err != nil {
 			a.unfetched(c, r)

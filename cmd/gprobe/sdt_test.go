@@ -10,9 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/resolve/sdt"
 )
 
 // Debian's python3.11, whose markers are guarded by semaphores.
@@ -51,34 +49,31 @@ func TestSDTRecordPython(t *testing.T) {
 	if err := os.WriteFile(script, []byte(gcScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &sdt.Resolver{Options: sdt.Options{Immediates: true}}
-	def := func(name string) probe.Probe {
-		ps, err := r.Probes(sdt.Point{Group: "sdt_python", Event: name}, python311)
-		if err != nil || len(ps) != 1 || !ps[0].Target.HasRefCtr {
-			t.Fatalf("%s: %+v %v", name, ps, err)
-		}
-		return ps[0]
-	}
-	start, done := def("gc__start"), def("gc__done")
+	home := freshHome(t) // gprobe remembers python3.11's markers there
 	gprobe := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(bin, args...).CombinedOutput()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("gprobe %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
 	}
+	start := gprobe("-x", python311, "-D", "sdt_python:gc__start")
+	if !strings.Contains(start, "(0x") {
+		t.Fatalf("gc__start without its semaphore: %s", start)
+	}
 	t.Cleanup(func() { exec.Command(bin, "-q", "-d", "sdt_python:gc__*").Run() })
 
 	const n2, n1 = 37, 5
 	out := filepath.Join(dir, "trace.dat")
-	// record installs defs, records the script and returns each
-	// gc__start's generation and the number of gc__done events.
-	record := func(defs ...probe.Probe) (gens []string, dones int) {
+	// record installs what add adds (SDT points of python3.11, or
+	// definitions), records the script and returns each gc__start's
+	// generation and the number of gc__done events.
+	record := func(add ...string) (gens []string, dones int) {
 		t.Helper()
-		for _, d := range defs {
-			gprobe("add", d.String())
-		}
+		gprobe(append([]string{"-x", python311, "add"}, add...)...)
 		defer gprobe("-d", "sdt_python:gc__*")
 		gprobe("record", "-e", "sdt_python:*", "-o", out, "--", python311, "-S", "-I", script,
 			strconv.Itoa(n2), strconv.Itoa(n1))
@@ -92,7 +87,7 @@ func TestSDTRecordPython(t *testing.T) {
 		return gens, strings.Count(string(rep), "gc__done:")
 	}
 
-	gens, dones := record(start, done)
+	gens, dones := record("sdt_python:gc__start", "%gc__done")
 	count := map[string]int{}
 	for _, g := range gens {
 		count[g]++
@@ -118,9 +113,227 @@ func TestSDTRecordPython(t *testing.T) {
 	if len(rep.Latency) != 1 || rep.Latency[0].Count != len(gens) || dones != len(gens) || rep.Latency[0].ReturnEvent != "sdt_python:gc__done" {
 		t.Errorf("analyze: %+v; %d starts, %d dones", rep, len(gens), dones)
 	}
-	noSem := start
-	noSem.Target.HasRefCtr = false
+	noSem := regexp.MustCompile(`\(0x[0-9a-f]+\)`).ReplaceAllString(strings.TrimSpace(start), "")
 	if g, _ := record(noSem); len(g) != 0 {
 		t.Errorf("without the semaphore the marker fired %d times", len(g))
+	}
+}
+
+// sdtBinaries are the binaries of the SDT differential table, by name:
+// Debian's, and the test program of resolve/sdt built here.
+func sdtBinaries(t *testing.T) map[string]string {
+	t.Helper()
+	bins := map[string]string{
+		"python":    python311,
+		"libstdc++": "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"libjvm":    "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so",
+		"true":      "/usr/bin/true",
+	}
+	for _, p := range bins {
+		if _, err := os.Stat(p); err != nil {
+			testenv.Missing(t, "%s (scripts/provision.sh): %v", p, err)
+		}
+	}
+	srcs := []string{"../../resolve/sdt/testdata/sdtprog.c", "../../resolve/sdt/testdata/sdtsem.c"}
+	bins["prog-O0"] = testenv.BuildCSources(t, "gcc", srcs, "sdtprog", "-g", "-O0")
+	bins["prog-O2"] = testenv.BuildCSources(t, "gcc", srcs, "sdtprog", "-g", "-O2")
+	return bins
+}
+
+// freshHome is an empty HOME: perf's build-id cache (HOME/.debug) starts
+// empty.
+func freshHome(t *testing.T) string {
+	t.Helper()
+	h := t.TempDir()
+	if err := os.Chmod(h, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestSDTAgainstPerf asks perf probe 6.1 and gprobe the same SDT
+// questions, each with its own build-id cache prepared alike (empty, or
+// holding python3.11, libstdc++ and libjvm.so added by perf buildid-cache),
+// and wants the same stdout, stderr and exit status. The questions whose
+// answers differ on purpose (constants fetched as immediates, arm64
+// operands, the arguments of an event's markers made consistent) are in
+// resolve/sdt's TestDefinitionsMatchPerf.
+func TestSDTAgainstPerf(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	bins := sdtBinaries(t)
+	cached := func(t *testing.T) string {
+		h := freshHome(t)
+		for _, b := range []string{"python", "libstdc++", "libjvm"} {
+			if r := perf.CommandIn(h, "buildid-cache", "--add", bins[b]); r.Code != 0 {
+				t.Fatal(r)
+			}
+		}
+		return h
+	}
+	cases := []struct {
+		cached bool
+		args   []string // "@NAME" is the path of bins[NAME]
+	}{
+		{false, []string{"-x", "@python", "-D", "sdt_python:function__entry"}},
+		{false, []string{"-x", "@python", "-D", "%sdt_python:gc__*"}},
+		{false, []string{"-x", "@python", "-D", "sdt_python:*"}},
+		{false, []string{"-x", "@python", "-D", "%*"}},
+		{false, []string{"-x", "@python", "-D", "%line"}},
+		{false, []string{"-x", "@python", "-D", "sdt_python:gc__start", "-D", "sdt_python:gc__done"}},
+		{false, []string{"-x", "@python", "-D", "sdt_python:line foo=%ax"}},
+		{false, []string{"-x", "@python", "-D", "sdt_python:nosuch"}},
+		{false, []string{"-x", "@python", "-D", "%python:line"}},
+		{false, []string{"-q", "-x", "@python", "-D", "sdt_python:nosuch"}},
+		{false, []string{"-x", "@python", "-D", "sdt_python:line%return"}},
+		{false, []string{"-x", "@python", "-D", "sdt_python:line+4"}},
+		{false, []string{"-x", "@python", "-n", "-a", "sdt_python:gc__start"}},
+		{false, []string{"-x", "@python", "-n", "sdt_python:gc__start"}},
+		{false, []string{"-x", "@python", "-n", "-a", "%gc__*"}},
+		{false, []string{"-x", "@libstdc++", "-D", "sdt_libstdcxx:*"}},
+		{false, []string{"-x", "@libstdc++", "-D", "%throw"}},
+		{false, []string{"-x", "@libstdc++", "-n", "-a", "%sdt_libstdcxx:*"}},
+		{false, []string{"-x", "@libjvm", "-D", "sdt_hotspot:gc__*"}},
+		{false, []string{"-x", "@libjvm", "-D", "sdt_hotspot:method__compile__*"}},
+		{false, []string{"-x", "@libjvm", "-D", "%*"}},
+		{false, []string{"-x", "@libjvm", "--max-probes", "1", "-D", "sdt_hotspot:gc__*"}},
+		{false, []string{"-x", "@true", "-D", "sdt_x:y"}},
+		{false, []string{"-x", "@prog-O0", "-D", "%twice"}},
+		{false, []string{"-x", "@prog-O2", "-D", "sdt_gprobe_test:mem"}},
+		{false, []string{"-x", "@prog-O2", "-D", "sdt_gprobe_test:tick"}},
+		{false, []string{"-x", "@prog-O2", "-D", "%noargs"}},
+		{false, []string{"-D", "%sdt_python:line"}},
+		{false, []string{"--cache", "-l"}},
+		{true, []string{"-D", "%sdt_python:line"}},
+		{true, []string{"-D", "sdt_python:line"}},
+		{true, []string{"-D", "%gc__*"}},
+		{true, []string{"-D", "%sdt_libstdcxx:*"}},
+		{true, []string{"-D", "%sdt_python:line@/usr/bin/python3.11"}},
+		{true, []string{"-D", "%sdt_python:line@571d98"}},
+		{true, []string{"-D", "%sdt_python:line@/usr/lib/x86_64-linux-gnu/libstdc++.so.6"}},
+		{true, []string{"-D", "%sdt_nosuch:x"}},
+		{true, []string{"-D", "%*"}},
+		{true, []string{"-n", "-a", "%sdt_python:gc__*"}},
+		{true, []string{"-x", "@libstdc++", "-D", "%sdt_python:line"}},
+		{true, []string{"--cache", "-l"}},
+		{true, []string{"--cache", "-l", "sdt_python:*"}},
+		{true, []string{"--cache", "-l", "*throw"}},
+	}
+	for _, c := range cases {
+		var args []string
+		for _, a := range c.args {
+			if strings.HasPrefix(a, "@") {
+				a = bins[a[1:]]
+			}
+			args = append(args, a)
+		}
+		hp, hg := freshHome(t), freshHome(t)
+		if c.cached {
+			hp, hg = cached(t), cached(t)
+		}
+		want := perf.ProbeIn(hp, args...)
+		t.Setenv("HOME", hg)
+		got := runGprobe(args...)
+		t.Logf("%s: exit %d, %d stdout lines, stderr %q", strings.Join(c.args, " "), got.Code, strings.Count(got.Stdout, "\n"), firstLine(got.Stderr))
+		if !same(want, got) {
+			t.Errorf("%s (cached %v):\ngprobe: %s\nperf:   %s", strings.Join(args, " "), c.cached, got, want)
+		}
+	}
+}
+
+// TestSDTListAgainstPerf: `gprobe list --sdt` prints what `perf list sdt`
+// prints for the same build-id cache (events two binaries have name their
+// binary), and `-d --cache` removes what `perf probe --cache -d` removes.
+func TestSDTListAgainstPerf(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	bins := sdtBinaries(t)
+	h := freshHome(t)
+	for _, b := range []string{"python", "libstdc++", "prog-O0", "prog-O2"} {
+		if r := perf.CommandIn(h, "buildid-cache", "--add", bins[b]); r.Code != 0 {
+			t.Fatal(r)
+		}
+	}
+	t.Setenv("HOME", h)
+	for _, q := range [][2][]string{
+		{{"list", "sdt"}, {"list", "--sdt"}},
+		{{"list", "sdt_gprobe_test:t*"}, {"list", "--sdt", "sdt_gprobe_test:t*"}},
+	} {
+		want, got := perf.CommandIn(h, q[0]...), runGprobe(q[1]...)
+		if !strings.Contains(want.Stdout, got.Stdout) || got.Stdout == "" || got.Code != 0 {
+			t.Errorf("gprobe %s:\n%s\nperf %s:\n%s", q[1], got, q[0], want)
+		}
+	}
+	if got := runGprobe("list", "--sdt", "-x", bins["python"], "gc*"); got.Code != 0 ||
+		got.Stdout != "  sdt_python:gc__done                                [SDT event]\n  sdt_python:gc__start                               [SDT event]\n" {
+		t.Errorf("list --sdt -x python gc*: %s", got)
+	}
+	// Purge from copies of one cache, then compare what is left.
+	hp := freshHome(t)
+	if out, err := exec.Command("cp", "-a", filepath.Join(h, ".debug"), hp).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	want := perf.CommandIn(hp, "probe", "--cache", "-d", "sdt_gprobe_test:t*")
+	got := runGprobe("--cache", "-d", "sdt_gprobe_test:t*")
+	if !same(want, got) || !strings.Contains(got.Stderr, "Removed cached event: sdt_gprobe_test:tick=tick") {
+		t.Errorf("--cache -d:\ngprobe: %s\nperf:   %s", got, want)
+	}
+	if want, got := perf.CommandIn(hp, "probe", "--cache", "-l"), perf.CommandIn(h, "probe", "--cache", "-l"); !same(want, got) {
+		t.Errorf("left after --cache -d:\ngprobe's: %s\nperf's:   %s", got, want)
+	}
+}
+
+// TestSDTCacheSharedWithPerf: the markers gprobe remembers when it is
+// asked with -x are found by perf without -x (and by gprobe), from the
+// same ~/.debug.
+func TestSDTCacheSharedWithPerf(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	bins := sdtBinaries(t)
+	h := freshHome(t)
+	t.Setenv("HOME", h)
+	for _, b := range []string{"python", "prog-O2"} {
+		if r := runGprobe("-x", bins[b], "-D", "%*"); r.Code != 0 {
+			t.Fatal(r)
+		}
+	}
+	for _, def := range []string{"%sdt_python:line", "%tick", "%sdt_gprobe_test:mem"} {
+		want, got := perf.LiveIn(h, "-D", def), runGprobe("-D", def)
+		if !same(want, got) || got.Code != 0 {
+			t.Errorf("-D %s after gprobe -x:\ngprobe: %s\nperf:   %s", def, got, want)
+		}
+	}
+}
+
+// TestSDTInstalledAgainstPerf adds SDT events for real, with perf and then
+// with gprobe, and wants the same report, the same -l listing and the same
+// deletion report; everything is removed at the end.
+func TestSDTInstalledAgainstPerf(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	testenv.Tracefs(t)
+	bins := sdtBinaries(t)
+	h := freshHome(t)
+	t.Setenv("HOME", h)
+	t.Cleanup(func() { runGprobe("-q", "-d", "sdt_python:*", "-d", "sdt_libstdcxx:*") })
+	adds := [][]string{
+		{"-x", bins["python"], "-a", "%gc__start", "-a", "sdt_python:gc__done"},
+		{"-x", bins["libstdc++"], "-a", "sdt_libstdcxx:*"},
+	}
+	var perfAdded, perfList, perfDel []result
+	for _, a := range adds {
+		perfAdded = append(perfAdded, perf.LiveIn(h, a...))
+	}
+	perfList = append(perfList, perf.LiveIn(h, "-l", "sdt_*"))
+	perfDel = append(perfDel, perf.LiveIn(h, "-d", "sdt_python:*", "-d", "sdt_libstdcxx:*"))
+	for i, a := range adds {
+		if got := runGprobe(a...); !same(perfAdded[i], got) || got.Code != 0 {
+			t.Errorf("%s:\ngprobe: %s\nperf:   %s", strings.Join(a, " "), got, perfAdded[i])
+		}
+	}
+	if got := runGprobe("-l", "sdt_*"); !same(perfList[0], got) || strings.Count(got.Stdout, "\n") != 5 {
+		t.Errorf("-l:\ngprobe: %s\nperf:   %s", got, perfList[0])
+	}
+	if got := runGprobe("-d", "sdt_python:*", "-d", "sdt_libstdcxx:*"); !same(perfDel[0], got) {
+		t.Errorf("-d:\ngprobe: %s\nperf:   %s", got, perfDel[0])
+	}
+	if ue, _ := os.ReadFile("/sys/kernel/tracing/uprobe_events"); strings.Contains(string(ue), "sdt_python/") || strings.Contains(string(ue), "sdt_libstdcxx/") {
+		t.Errorf("left behind:\n%s", ue)
 	}
 }

@@ -406,7 +406,13 @@ func Added(ev Event, find PointFinder) string {
 	if ev.Req.Raw() {
 		return Describe(&ev.Probe, find)
 	}
-	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, ev.Req.Module, ev.Req.Args)
+	module := ev.Req.Module
+	if ev.Probe.Kind == probe.Uprobe && ev.Probe.Target.Path != "" {
+		// Each probe's own binary: one SDT point may name markers of
+		// several (%gc__* in python3.11 and libjvm.so), as perf reports it.
+		module = ev.Probe.Target.Path
+	}
+	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, module, ev.Req.Args)
 }
 
 // List is perf -l's listing of the installed events that match: a line

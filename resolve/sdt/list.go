@@ -137,3 +137,45 @@ func FileEvents(path, groupGlob, eventGlob string) ([]Listed, error) {
 	}
 	return out, nil
 }
+
+// PurgeCache removes the entries keep selects (as CacheListing selects
+// them) from the probe cache of every binary in the cache, valid or not,
+// and returns their commands: perf's `probe --cache -d`
+// (del_perf_probe_caches).
+func PurgeCache(c *perfcache.Cache, keep func(string) bool, warn func(string)) ([]string, error) {
+	if err := c.Trusted(); err != nil {
+		return nil, err
+	}
+	ids, err := c.List()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, bid := range ids {
+		es, err := c.Probes(bid)
+		if err != nil {
+			if warn != nil {
+				warn(fmt.Sprintf("perf's probe cache of %s: %v", bid, err))
+			}
+			continue
+		}
+		var kept []perfcache.Entry
+		for _, e := range es {
+			key := e.Spec
+			if e.Event != "" {
+				key = e.Group + ":" + e.Event
+			}
+			if keep(key) {
+				removed = append(removed, e.Spec)
+				continue
+			}
+			kept = append(kept, e)
+		}
+		if len(kept) != len(es) {
+			if err := c.SetProbes(bid, kept); err != nil {
+				return removed, err
+			}
+		}
+	}
+	return removed, nil
+}

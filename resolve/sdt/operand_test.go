@@ -249,3 +249,49 @@ func FuzzOperands(f *testing.F) {
 		}
 	})
 }
+
+// TestConsistent: the probes of one event end up with the same argument
+// names and types, as the kernel requires.
+func TestConsistent(t *testing.T) {
+	mk := func(args ...probe.FetchArg) probe.Probe {
+		return probe.Probe{Kind: probe.Uprobe, Group: "g", Event: "e", Target: probe.Location{Path: "/bin/sh", Offset: 1}, Args: args}
+	}
+	reg := func(name, typ string) probe.FetchArg {
+		return probe.FetchArg{Name: name, Expr: probe.Reg("ax"), Type: typ}
+	}
+	imm := func(name, typ string) probe.FetchArg {
+		return probe.FetchArg{Name: name, Expr: probe.Imm(-1), Type: typ}
+	}
+	// libjvm's AttachCurrentThread__return: -4@%eax and 4@$-1.
+	got, dropped := Consistent([]probe.Probe{mk(reg("arg1", "s32")), mk(imm("arg1", "u32"))})
+	if len(dropped) != 0 || got[0].String() != "p:g/e /bin/sh:0x1 arg1=%ax:s32" || got[1].String() != `p:g/e /bin/sh:0x1 arg1=\-1:s32` {
+		t.Errorf("signedness: %v %v", got, dropped)
+	}
+	// libjvm's NewDirectByteBuffer__return: a pointer, 8@%rax, and NULL,
+	// -8@$0: the pointer's type.
+	got, dropped = Consistent([]probe.Probe{mk(reg("arg1", "u64")), mk(imm("arg1", "s64"))})
+	if len(dropped) != 0 || got[0].Args[0].Type != "u64" || got[1].Args[0].Type != "u64" {
+		t.Errorf("a pointer and NULL: %v %v", got, dropped)
+	}
+	// A marker without the argument (perf drops a constant), or sizes
+	// that differ: left out of all.
+	got, dropped = Consistent([]probe.Probe{mk(reg("arg1", "u64"), reg("arg2", "u8")), mk(reg("arg2", "u8"))})
+	if strings.Join(dropped, ",") != "arg1" || len(got[0].Args) != 1 || got[0].Args[0].Name != "arg2" {
+		t.Errorf("missing: %v %v", got, dropped)
+	}
+	got, dropped = Consistent([]probe.Probe{mk(reg("arg1", "u64")), mk(reg("arg1", "u32"))})
+	if strings.Join(dropped, ",") != "arg1" || len(got[0].Args)+len(got[1].Args) != 0 {
+		t.Errorf("sizes: %v %v", got, dropped)
+	}
+	same := []probe.Probe{mk(reg("arg1", "u64")), mk(reg("arg1", "u64"))}
+	if got, dropped := Consistent(same); len(dropped) != 0 || &got[0] != &same[0] {
+		t.Errorf("consistent already: %v %v", got, dropped)
+	}
+	for _, p := range got {
+		for _, a := range p.Args {
+			if _, ok := a.Expr.(probe.Reg); !ok {
+				t.Errorf("%v", a)
+			}
+		}
+	}
+}

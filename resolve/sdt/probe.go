@@ -88,3 +88,93 @@ func (n *Note) errorf(err error) error {
 func (n *Note) Describe() string {
 	return n.Provider + ":" + n.Name + " at 0x" + strconv.FormatUint(n.Offset, 16)
 }
+
+// Consistent makes the probes of one event (the markers of one name)
+// define the same arguments, as the kernel requires of the probes of one
+// event (a second probe whose argument names or types differ is refused:
+// "Argument type or name is different from existing probe"). An argument
+// every probe fetches is kept: with its type when all agree; when they
+// differ only in signedness, with the type of the fetches that are not
+// constants if those agree (a pointer written "8@%rax" in one marker and
+// NULL as "-8@$0" in another), else the signed type (-1 written "4@$-1"
+// and "-4@%eax"); any other is dropped from all of them, and its name
+// returned. perf keeps each marker's own arguments,
+// so that an event whose markers differ cannot be added.
+func Consistent(ps []probe.Probe) ([]probe.Probe, []string) {
+	if len(ps) < 2 {
+		return ps, nil
+	}
+	types := map[string][]string{}    // every fetch's type
+	nonConst := map[string][]string{} // the types of fetches that are not constants
+	var order []string
+	for _, p := range ps {
+		for _, a := range p.Args {
+			if _, ok := types[a.Name]; !ok {
+				order = append(order, a.Name)
+			}
+			types[a.Name] = append(types[a.Name], a.Type)
+			if _, imm := a.Expr.(probe.Imm); !imm {
+				nonConst[a.Name] = append(nonConst[a.Name], a.Type)
+			}
+		}
+	}
+	keep := map[string]string{} // name -> type
+	var dropped []string
+	for _, n := range order {
+		t, ok := commonType(types[n])
+		if ok && len(nonConst[n]) > 0 && len(nonConst[n]) < len(types[n]) {
+			if u, agree := commonType(nonConst[n]); agree && u[1:] == t[1:] && !mixedSign(nonConst[n]) {
+				t = u
+			}
+		}
+		if ok && len(types[n]) == len(ps) {
+			keep[n] = t
+		} else {
+			dropped = append(dropped, n)
+		}
+	}
+	changed := len(dropped) > 0
+	out := make([]probe.Probe, len(ps))
+	for i, p := range ps {
+		q := p
+		q.Args = nil
+		for _, a := range p.Args {
+			if t, ok := keep[a.Name]; ok {
+				changed = changed || a.Type != t
+				a.Type = t
+				q.Args = append(q.Args, a)
+			}
+		}
+		out[i] = q
+	}
+	if !changed {
+		return ps, nil
+	}
+	return out, dropped
+}
+
+// mixedSign reports whether types differ (in signedness).
+func mixedSign(types []string) bool {
+	for _, t := range types[1:] {
+		if t != types[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// commonType is the one type of types, or the signed one when they differ
+// only in signedness (s32 and u32).
+func commonType(types []string) (string, bool) {
+	t := types[0]
+	for _, u := range types[1:] {
+		switch {
+		case u == t:
+		case len(u) > 1 && len(t) > 1 && u[1:] == t[1:] && (u[0] == 's' || u[0] == 'u') && (t[0] == 's' || t[0] == 'u'):
+			t = "s" + t[1:]
+		default:
+			return "", false
+		}
+	}
+	return t, true
+}

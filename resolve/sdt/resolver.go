@@ -262,13 +262,19 @@ func (r *Resolver) selectIn(b *target, p Point) ([]probe.Probe, error) {
 			r.warn("%s has no marker %s:%s any more", b.path, e.Group, e.Event)
 			continue
 		}
+		var eps []probe.Probe
 		for _, n := range ev.Notes {
 			pr, _, err := n.Probe(b.path, b.file.Machine, r.Options)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", b.path, err)
 			}
-			ps = append(ps, pr)
+			eps = append(eps, pr)
 		}
+		eps, dropped := Consistent(eps)
+		if len(dropped) > 0 {
+			r.warn("%s:%s: the %d markers in %s do not all fetch %s alike: left out", e.Group, e.Event, len(eps), b.path, strings.Join(dropped, ", "))
+		}
+		ps = append(ps, eps...)
 	}
 	return ps, nil
 }
