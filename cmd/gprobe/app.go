@@ -218,6 +218,8 @@ func (a *app) rootAction(c *cli.Context) error {
 		return a.set(a.usageError("--boot prints definitions: use it with -D"))
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
+		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
 		return a.set(a.showExits(c, c.String("line")))
 	case c.IsSet("line"):
