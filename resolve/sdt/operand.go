@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -196,20 +195,50 @@ type x86Op struct {
 	gasReg, kernel string // the register as written (with '%') and renamed
 }
 
-var x86Pattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^([+\-]?)([0-9]*)(\(?)(%[a-z][a-z0-9]+)(\)?)$`)
-})
-
 func perfX86(op string) (x86Op, bool) {
 	if strings.ContainsAny(op, ",$") {
 		return x86Op{}, false
 	}
-	m := x86Pattern().FindStringSubmatch(op)
-	if m == nil || len(m[4]) > 6 {
+	return matchX86(op)
+}
+
+// matchX86 matches perf's pattern ^([+-]?)([0-9]*)(\(?)(%[a-z][a-z0-9]+)(\)?)$
+// (SDT_OP_REGEX, which admits no backtracking choice) and requires the
+// register to be at most 6 bytes with its '%', as perf does.
+func matchX86(op string) (x86Op, bool) {
+	var x x86Op
+	i := 0
+	if i < len(op) && (op[i] == '+' || op[i] == '-') {
+		x.sign, i = op[:1], 1
+	}
+	j := i
+	for j < len(op) && isDigit(op[j]) {
+		j++
+	}
+	x.num, i = op[i:j], j
+	if i < len(op) && op[i] == '(' {
+		x.open, i = true, i+1
+	}
+	if i+2 >= len(op) || op[i] != '%' || !isLower(op[i+1]) || !(isLower(op[i+2]) || isDigit(op[i+2])) {
 		return x86Op{}, false
 	}
-	return x86Op{sign: m[1], num: m[2], open: m[3] != "", close: m[5] != "", gasReg: m[4], kernel: renameX86(m[4])}, true
+	j = i + 3
+	for j < len(op) && (isLower(op[j]) || isDigit(op[j])) {
+		j++
+	}
+	x.gasReg, i = op[i:j], j
+	if i < len(op) && op[i] == ')' {
+		x.close, i = true, i+1
+	}
+	if i != len(op) || len(x.gasReg) > 6 {
+		return x86Op{}, false
+	}
+	x.kernel = renameX86(x.gasReg)
+	return x, true
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
 // text is perf's rendering: a sign ('+' when only a displacement is
 // written, "+0" when neither is) before the parenthesis, the displacement,
@@ -341,47 +370,66 @@ func constant(v string) (int64, bool) {
 	return n, true
 }
 
-// perf's arm64 patterns: %xNUM (the alternation lets x30 through as "30"
-// only), and [sp], [sp, NUM].
-var (
-	arm64Reg   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(x[1-2]?[0-9]|3[0-1])$`) })
-	arm64Stack = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[sp(, )?([0-9]+)?\]$`) })
-)
-
+// perfARM64 is perf's arm64 arch_sdt_arg_parse_op: its patterns
+// ^(x[1-2]?[0-9]|3[0-1])$ (so x30 is missed and a constant 30 read as
+// "%30") and ^\[sp(, )?([0-9]+)?\]$.
 func perfARM64(op string) string {
-	if m := arm64Reg().FindStringSubmatch(op); m != nil {
-		return "%" + m[1]
+	switch {
+	case len(op) == 2 && op[0] == 'x' && isDigit(op[1]),
+		len(op) == 3 && op[0] == 'x' && (op[1] == '1' || op[1] == '2') && isDigit(op[2]),
+		op == "30" || op == "31":
+		return "%" + op
 	}
-	if m := arm64Stack().FindStringSubmatch(op); m != nil {
-		if m[2] == "" {
-			return "+0(%sp)"
+	rest, ok := strings.CutPrefix(op, "[sp")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return ""
+	}
+	rest = strings.TrimPrefix(rest[:len(rest)-1], ", ")
+	for i := 0; i < len(rest); i++ {
+		if !isDigit(rest[i]) {
+			return ""
 		}
-		return "+" + m[2] + "(%sp)"
 	}
-	return ""
+	if rest == "" {
+		return "+0(%sp)"
+	}
+	return "+" + rest + "(%sp)"
 }
 
-var (
-	arm64Base = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^\[([a-z0-9]+)(?:, *#?([+-]?(?:0x[0-9a-fA-F]+|[0-9]+)))?\]$`)
-	})
-)
+// arm64Memory reads [REG] and [REG, OFF] (OFF with an optional '#', sign
+// and 0x), gprobe's addition to perf's forms.
+func arm64Memory(op string) (reg, off string, ok bool) {
+	inner, found := strings.CutPrefix(op, "[")
+	if !found || !strings.HasSuffix(inner, "]") {
+		return "", "", false
+	}
+	inner = inner[:len(inner)-1]
+	reg, off, _ = strings.Cut(inner, ",")
+	off = strings.TrimPrefix(strings.TrimLeft(off, " "), "#")
+	if reg == "" || strings.TrimLeft(reg, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return "", "", false
+	}
+	if strings.Contains(inner, ",") {
+		if _, ok := constant(off); !ok {
+			return "", "", false
+		}
+	}
+	return reg, off, true
+}
 
 // arm64Fetch is gprobe's fetch for an arm64 operand.
 func arm64Fetch(op string, opts Options) (probe.Fetch, string) {
 	if r, ok := arm64Register(op); ok {
 		return probe.Reg(r), ""
 	}
-	if m := arm64Base().FindStringSubmatch(op); m != nil {
-		r, ok := arm64Register(m[1])
+	if reg, disp, ok := arm64Memory(op); ok {
+		r, ok := arm64Register(reg)
 		if !ok {
-			return nil, fmt.Sprintf("the kernel cannot fetch register %s", m[1])
+			return nil, fmt.Sprintf("the kernel cannot fetch register %s", reg)
 		}
 		var off int64
-		if m[2] != "" {
-			if off, ok = constant(m[2]); !ok {
-				return nil, "displacement out of range"
-			}
+		if disp != "" {
+			off, _ = constant(disp)
 		}
 		return probe.Mem{Off: off, Inner: probe.Reg(r)}, ""
 	}

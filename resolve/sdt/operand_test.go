@@ -3,6 +3,7 @@ package sdt
 import (
 	"debug/elf"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -294,4 +295,52 @@ func TestConsistent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// perf's patterns, as regular expressions (arch/x86/util/perf_regs.c,
+// arch/arm64/util/perf_regs.c): the oracle of the hand-written matchers.
+var (
+	perfX86Regexp   = regexp.MustCompile(`^([+\-]?)([0-9]*)(\(?)(%[a-z][a-z0-9]+)(\)?)$`)
+	perfARM64Reg    = regexp.MustCompile(`^(x[1-2]?[0-9]|3[0-1])$`)
+	perfARM64Stack  = regexp.MustCompile(`^\[sp(, )?([0-9]+)?\]$`)
+	operandExamples = []string{"%rax", "-80(%rbx)", "(%rsi)", "+8%rax", "(%rax", "%r15d", "%abcdefg", "%a", "8(%r1)", "-(%rax)",
+		"x0", "x29", "x30", "30", "31", "32", "[sp]", "[sp, 8]", "[sp,8]", "[sp, ]", "[sp8]", "[sp, -8]", "[x1, 8]", ""}
+)
+
+func perfByRegexp(arm bool, op string) string {
+	if arm {
+		if m := perfARM64Reg.FindStringSubmatch(op); m != nil {
+			return "%" + m[1]
+		}
+		if m := perfARM64Stack.FindStringSubmatch(op); m != nil {
+			if m[2] == "" {
+				return "+0(%sp)"
+			}
+			return "+" + m[2] + "(%sp)"
+		}
+		return ""
+	}
+	m := perfX86Regexp.FindStringSubmatch(op)
+	if strings.ContainsAny(op, ",$") || m == nil || len(m[4]) > 6 {
+		return ""
+	}
+	return x86Op{sign: m[1], num: m[2], open: m[3] != "", close: m[5] != "", gasReg: m[4], kernel: renameX86(m[4])}.text()
+}
+
+// FuzzPerfPatterns: the hand-written matchers are perf's regular
+// expressions.
+func FuzzPerfPatterns(f *testing.F) {
+	for _, op := range operandExamples {
+		f.Add(op, false)
+		f.Add(op, true)
+	}
+	f.Fuzz(func(t *testing.T, op string, arm bool) {
+		arch := disasm.AMD64
+		if arm {
+			arch = disasm.ARM64
+		}
+		if got, want := perfOp(arch, op), perfByRegexp(arm, op); got != want {
+			t.Fatalf("%q (arm64 %v): %q, perf's pattern %q", op, arm, got, want)
+		}
+	})
 }

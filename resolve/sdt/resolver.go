@@ -200,7 +200,11 @@ func (r *Resolver) binary(path string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.entries = Entries(nil, evs)
+	// The entries perf's scan makes: the events and their order.
+	b.entries = nil
+	for _, e := range evs {
+		b.entries = append(b.entries, perfcache.SDTEntry(e.Group, e.Name))
+	}
 	c := r.cache()
 	if c == nil {
 		return b, nil
@@ -220,9 +224,13 @@ func (r *Resolver) binary(path string) (*target, error) {
 		}
 	}
 	if r.Remember {
+		entries, err := Entries(nil, evs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", real, err)
+		}
 		if _, _, err := c.Add(real); err != nil {
 			r.warn("adding %s to perf's build-id cache: %v", real, err)
-		} else if err := c.SetProbes(bid, b.entries); err != nil {
+		} else if err := c.SetProbes(bid, entries); err != nil {
 			r.warn("writing the probe cache of %s: %v", real, err)
 		}
 	}
@@ -261,6 +269,9 @@ func (r *Resolver) selectIn(b *target, p Point) ([]probe.Probe, error) {
 		if ev == nil {
 			r.warn("%s has no marker %s:%s any more", b.path, e.Group, e.Event)
 			continue
+		}
+		if err := ev.Order(); err != nil {
+			return nil, fmt.Errorf("%s: %w", b.path, err)
 		}
 		var eps []probe.Probe
 		for _, n := range ev.Notes {
