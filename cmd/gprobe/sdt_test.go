@@ -49,7 +49,7 @@ func TestSDTRecordPython(t *testing.T) {
 	if err := os.WriteFile(script, []byte(gcScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	home := freshHome(t) // gprobe remembers python3.11's markers there
+	home := testenv.Home(t) // gprobe remembers python3.11's markers there
 	gprobe := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
@@ -140,17 +140,6 @@ func sdtBinaries(t *testing.T) map[string]string {
 	return bins
 }
 
-// freshHome is an empty HOME: perf's build-id cache (HOME/.debug) starts
-// empty.
-func freshHome(t *testing.T) string {
-	t.Helper()
-	h := t.TempDir()
-	if err := os.Chmod(h, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // TestSDTAgainstPerf asks perf probe 6.1 and gprobe the same SDT
 // questions, each with its own build-id cache prepared alike (empty, or
 // holding python3.11, libstdc++ and libjvm.so added by perf buildid-cache),
@@ -162,7 +151,7 @@ func TestSDTAgainstPerf(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	bins := sdtBinaries(t)
 	cached := func(t *testing.T) string {
-		h := freshHome(t)
+		h := testenv.Home(t)
 		for _, b := range []string{"python", "libstdc++", "libjvm"} {
 			if r := perf.CommandIn(h, "buildid-cache", "--add", bins[b]); r.Code != 0 {
 				t.Fatal(r)
@@ -226,7 +215,7 @@ func TestSDTAgainstPerf(t *testing.T) {
 			}
 			args = append(args, a)
 		}
-		hp, hg := freshHome(t), freshHome(t)
+		hp, hg := testenv.Home(t), testenv.Home(t)
 		if c.cached {
 			hp, hg = cached(t), cached(t)
 		}
@@ -246,7 +235,7 @@ func TestSDTAgainstPerf(t *testing.T) {
 func TestSDTListAgainstPerf(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	bins := sdtBinaries(t)
-	h := freshHome(t)
+	h := testenv.Home(t)
 	for _, b := range []string{"python", "libstdc++", "prog-O0", "prog-O2"} {
 		if r := perf.CommandIn(h, "buildid-cache", "--add", bins[b]); r.Code != 0 {
 			t.Fatal(r)
@@ -267,7 +256,7 @@ func TestSDTListAgainstPerf(t *testing.T) {
 		t.Errorf("list --sdt -x python gc*: %s", got)
 	}
 	// Purge from copies of one cache, then compare what is left.
-	hp := freshHome(t)
+	hp := testenv.Home(t)
 	if out, err := exec.Command("cp", "-a", filepath.Join(h, ".debug"), hp).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
@@ -287,7 +276,7 @@ func TestSDTListAgainstPerf(t *testing.T) {
 func TestSDTCacheSharedWithPerf(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	bins := sdtBinaries(t)
-	h := freshHome(t)
+	h := testenv.Home(t)
 	t.Setenv("HOME", h)
 	for _, b := range []string{"python", "prog-O2"} {
 		if r := runGprobe("-x", bins[b], "-D", "%*"); r.Code != 0 {
@@ -309,7 +298,7 @@ func TestSDTInstalledAgainstPerf(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	testenv.Tracefs(t)
 	bins := sdtBinaries(t)
-	h := freshHome(t)
+	h := testenv.Home(t)
 	t.Setenv("HOME", h)
 	t.Cleanup(func() { runGprobe("-q", "-d", "sdt_python:*", "-d", "sdt_libstdcxx:*") })
 	adds := [][]string{

@@ -150,6 +150,18 @@ func (p *Perf) LiveIn(home string, args ...string) Result {
 // HOME set to home.
 func (p *Perf) CommandIn(home string, args ...string) Result { return p.run(home, args) }
 
+// Home returns an empty directory (mode 0755, as a home directory is) for
+// HOME, so that perf's build-id cache (HOME/.debug) is the test's own and
+// starts empty; gprobe reads and writes the same one.
+func Home(tb testing.TB) string {
+	tb.Helper()
+	h := tb.TempDir()
+	if err := os.Chmod(h, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
 // homeIdentity identifies the state of perf's build-id cache under home:
 // its paths, link targets and file sizes, and the content of its probe
 // caches (the binaries are named by their build-ids in the paths).

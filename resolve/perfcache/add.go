@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // debugRoot is where distributions install separate debug files by
@@ -45,7 +47,7 @@ func (c *Cache) Add(path string) (bid, real string, err error) {
 		return "", "", err
 	}
 	if dbg := filepath.Join(debugRoot, bid[:2], bid[2:]+".debug"); !strings.HasSuffix(real, ".ko") {
-		if d, err := filepath.EvalSymlinks(dbg); err == nil && readable(d) {
+		if d, err := filepath.EvalSymlinks(dbg); err == nil && unix.Access(d, unix.R_OK) == nil {
 			if err := linkOrCopy(d, filepath.Join(dir, "debug")); err != nil {
 				return "", "", err
 			}
@@ -119,13 +121,4 @@ func linkOrCopy(src, dst string) error {
 		return fmt.Errorf("copying %s into the build-id cache: %w", src, err)
 	}
 	return nil
-}
-
-func readable(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	f.Close()
-	return true
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // sample is a binary every Debian system has, with a GNU build-id.
@@ -13,11 +15,7 @@ const sample = "/usr/bin/true"
 
 func newCache(t *testing.T) *Cache {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return &Cache{Root: filepath.Join(dir, ".debug")}
+	return &Cache{Root: filepath.Join(testenv.Home(t), ".debug")}
 }
 
 // TestAdd: Add lays the binary out as perf's build_id_cache__add does, and

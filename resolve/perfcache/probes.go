@@ -33,6 +33,15 @@ type Entry struct {
 	Lines []string
 }
 
+// Key is what perf's filters on the cache (--cache -l, --cache -d) match:
+// "GROUP:EVENT", or the command of an entry without a name.
+func (e *Entry) Key() string {
+	if e.Event != "" {
+		return e.Group + ":" + e.Event
+	}
+	return e.Spec
+}
+
 // SDTEntry is the entry perf's probe_cache__scan_sdt makes for marker
 // NAME of group sdt_PROVIDER.
 func SDTEntry(group, name string) Entry {

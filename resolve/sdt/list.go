@@ -8,21 +8,21 @@ import (
 	"github.com/gprobe/gprobe/resolve/perfcache"
 )
 
-// CacheListing is what `perf probe --cache -l` prints
-// (probe_cache__show_all_caches): for each binary of the cache that has a
-// probe cache with entries, "PATH (BUILDID):" and the commands of its
-// entries that keep selects (keep gets "GROUP:EVENT", or the command of an
-// entry without a name). Binaries that fail the checks are skipped (warn
-// says why).
-func CacheListing(c *perfcache.Cache, keep func(string) bool, warn func(string)) ([]string, error) {
+// eachCache calls fn with the probe cache of every binary in the cache,
+// in build-id order: the valid ones (validOnly), or all. A probe cache
+// that fails the checks is skipped (warn says why).
+func eachCache(c *perfcache.Cache, validOnly bool, warn func(string), fn func(bid string, es []perfcache.Entry) error) error {
 	if err := c.Trusted(); err != nil {
-		return nil, err
+		return err
 	}
-	ids, err := c.ValidList()
+	list := c.List
+	if validOnly {
+		list = c.ValidList
+	}
+	ids, err := list()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []string
 	for _, bid := range ids {
 		es, err := c.Probes(bid)
 		if err != nil {
@@ -31,22 +31,34 @@ func CacheListing(c *perfcache.Cache, keep func(string) bool, warn func(string))
 			}
 			continue
 		}
+		if err := fn(bid, es); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CacheListing is what `perf probe --cache -l` prints
+// (probe_cache__show_all_caches): for each binary of the cache that has a
+// probe cache with entries, "PATH (BUILDID):" and the commands of its
+// entries that keep selects (it gets perfcache.Entry.Key). Binaries that
+// fail the checks are skipped (warn says why).
+func CacheListing(c *perfcache.Cache, keep func(string) bool, warn func(string)) ([]string, error) {
+	var out []string
+	err := eachCache(c, true, warn, func(bid string, es []perfcache.Entry) error {
 		if len(es) == 0 {
-			continue
+			return nil
 		}
 		name, _ := c.OrigName(bid)
 		out = append(out, name+" ("+bid+"):")
 		for _, e := range es {
-			key := e.Spec
-			if e.Event != "" {
-				key = e.Group + ":" + e.Event
-			}
-			if keep == nil || keep(key) {
+			if keep == nil || keep(e.Key()) {
 				out = append(out, e.Spec)
 			}
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // Listed is one SDT event as `perf list sdt` lists it.
@@ -86,31 +98,17 @@ func Lines(evs []Listed) []string {
 // group and name the globs select (group or event "" selects all): what
 // `perf list sdt` lists.
 func CachedEvents(c *perfcache.Cache, groupGlob, eventGlob string, warn func(string)) ([]Listed, error) {
-	if err := c.Trusted(); err != nil {
-		return nil, err
-	}
-	ids, err := c.ValidList()
-	if err != nil {
-		return nil, err
-	}
 	var evs []Listed
-	for _, bid := range ids {
-		es, err := c.Probes(bid)
-		if err != nil {
-			if warn != nil {
-				warn(fmt.Sprintf("perf's probe cache of %s: %v", bid, err))
-			}
-			continue
-		}
+	err := eachCache(c, true, warn, func(bid string, es []perfcache.Entry) error {
 		name, _ := c.OrigName(bid)
 		for _, e := range es {
-			if !e.SDT || (groupGlob != "" && !globMatch(e.Group, groupGlob)) || (eventGlob != "" && !globMatch(e.Event, eventGlob)) {
-				continue
+			if e.SDT && (groupGlob == "" || globMatch(e.Group, groupGlob)) && (eventGlob == "" || globMatch(e.Event, eventGlob)) {
+				evs = append(evs, Listed{Group: e.Group, Name: e.Event, BuildID: bid, Path: name})
 			}
-			evs = append(evs, Listed{Group: e.Group, Name: e.Event, BuildID: bid, Path: name})
 		}
-	}
-	return evs, nil
+		return nil
+	})
+	return evs, err
 }
 
 // FileEvents is the SDT events of the binary at path that the globs
@@ -143,39 +141,20 @@ func FileEvents(path, groupGlob, eventGlob string) ([]Listed, error) {
 // and returns their commands: perf's `probe --cache -d`
 // (del_perf_probe_caches).
 func PurgeCache(c *perfcache.Cache, keep func(string) bool, warn func(string)) ([]string, error) {
-	if err := c.Trusted(); err != nil {
-		return nil, err
-	}
-	ids, err := c.List()
-	if err != nil {
-		return nil, err
-	}
 	var removed []string
-	for _, bid := range ids {
-		es, err := c.Probes(bid)
-		if err != nil {
-			if warn != nil {
-				warn(fmt.Sprintf("perf's probe cache of %s: %v", bid, err))
-			}
-			continue
-		}
+	err := eachCache(c, false, warn, func(bid string, es []perfcache.Entry) error {
 		var kept []perfcache.Entry
 		for _, e := range es {
-			key := e.Spec
-			if e.Event != "" {
-				key = e.Group + ":" + e.Event
-			}
-			if keep(key) {
+			if keep(e.Key()) {
 				removed = append(removed, e.Spec)
-				continue
-			}
-			kept = append(kept, e)
-		}
-		if len(kept) != len(es) {
-			if err := c.SetProbes(bid, kept); err != nil {
-				return removed, err
+			} else {
+				kept = append(kept, e)
 			}
 		}
-	}
-	return removed, nil
+		if len(kept) == len(es) {
+			return nil
+		}
+		return c.SetProbes(bid, kept)
+	})
+	return removed, err
 }

@@ -15,9 +15,11 @@ import (
 // x86Cases: operand → perf 6.1's text (from arch/x86/util/perf_regs.c,
 // confirmed by perf's output on the binaries of the differential tests),
 // gprobe's fetch text, type. gprobe "" means dropped.
-var x86Cases = []struct {
-	text, perf, gprobe, typ string
-}{
+// operandCase is an operand, perf's text for it, gprobe's fetch ("":
+// dropped) and its type.
+type operandCase struct{ text, perf, gprobe, typ string }
+
+var x86Cases = []operandCase{
 	{"8@%rbx", "%bx", "%bx", "u64"},
 	{"-4@%eax", "%ax", "%ax", "s32"},
 	{"-4@%r9d", "%r9", "%r9", "s32"},
@@ -65,9 +67,16 @@ var x86Cases = []struct {
 	{"+8@%rax", "%ax", "%ax", "u64"},
 }
 
-func TestX86Operands(t *testing.T) {
-	for _, c := range x86Cases {
-		ops, err := Operands(elf.EM_X86_64, c.text, Options{Immediates: true})
+func TestX86Operands(t *testing.T) { checkOperands(t, elf.EM_X86_64, disasm.AMD64, x86Cases) }
+
+func TestARM64Operands(t *testing.T) { checkOperands(t, elf.EM_AARCH64, disasm.ARM64, arm64Cases) }
+
+// checkOperands translates each case for machine m, and perf's text with
+// perf's rules for arch.
+func checkOperands(t *testing.T, m elf.Machine, arch disasm.Arch, cases []operandCase) {
+	t.Helper()
+	for _, c := range cases {
+		ops, err := Operands(m, c.text, Options{Immediates: true})
 		if c.text == "16@%xmm0" {
 			if !errors.Is(err, ErrSize) {
 				t.Errorf("%s: err %v, want ErrSize", c.text, err)
@@ -83,22 +92,13 @@ func TestX86Operands(t *testing.T) {
 		if o.Fetch != nil {
 			got = o.Fetch.String()
 		}
-		if perfX86Host(c.text) != c.perf || got != c.gprobe || o.Type != c.typ {
-			t.Errorf("%s: perf %q gprobe %q type %q, want %q %q %q (%s)", c.text, perfX86Host(c.text), got, o.Type, c.perf, c.gprobe, c.typ, o.Why)
+		if perf := perfOp(arch, o.Op); perf != c.perf || got != c.gprobe || o.Type != c.typ {
+			t.Errorf("%s: perf %q gprobe %q type %q, want %q %q %q (%s)", c.text, perf, got, o.Type, c.perf, c.gprobe, c.typ, o.Why)
 		}
 		if o.Fetch == nil && o.Why == "" {
 			t.Errorf("%s: dropped without a reason", c.text)
 		}
 	}
-}
-
-// perfX86Host is perf's x86 text for a "N@OP" operand.
-func perfX86Host(text string) string {
-	op := text
-	if i := strings.IndexByte(text, '@'); i >= 0 {
-		op = text[i+1:]
-	}
-	return perfOp(disasm.AMD64, op)
 }
 
 func TestImmediatesNeedTheKernel(t *testing.T) {
@@ -108,9 +108,7 @@ func TestImmediatesNeedTheKernel(t *testing.T) {
 	}
 }
 
-var arm64Cases = []struct {
-	text, perf, gprobe, typ string
-}{
+var arm64Cases = []operandCase{
 	{"-4@x0", "%x0", "%x0", "s32"},
 	{"8@x19", "%x19", "%x19", "u64"},
 	{"8@x29", "%x29", "%x29", "u64"},
@@ -131,25 +129,6 @@ var arm64Cases = []struct {
 	{"-8@[x0, #:lo12:.LANCHOR0]", "", "", "s64"},
 	{"8@[x31]", "", "", "u64"},
 	{"8@v0", "", "", "u64"},
-}
-
-func TestARM64Operands(t *testing.T) {
-	for _, c := range arm64Cases {
-		ops, err := Operands(elf.EM_AARCH64, c.text, Options{Immediates: true})
-		if err != nil || len(ops) != 1 {
-			t.Errorf("%s: %v %v", c.text, ops, err)
-			continue
-		}
-		o := ops[0]
-		got := ""
-		if o.Fetch != nil {
-			got = o.Fetch.String()
-		}
-		perf := perfOp(disasm.ARM64, o.Op)
-		if perf != c.perf || got != c.gprobe || o.Type != c.typ {
-			t.Errorf("%s: perf %q gprobe %q type %q, want %q %q %q (%s)", c.text, perf, got, o.Type, c.perf, c.gprobe, c.typ, o.Why)
-		}
-	}
 }
 
 // TestSplit: operands split at white space, "[..., ...]" joined; perf

@@ -35,16 +35,6 @@ func binaries(t *testing.T) []testProgram {
 	return append(out, testPrograms(t)...)
 }
 
-// home makes an empty HOME for perf's build-id cache (HOME/.debug).
-func home(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	if err := os.Chmod(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // tree lists a build-id cache: each path, a link's target, a file's size.
 func tree(t *testing.T, root string) string {
 	t.Helper()
@@ -76,7 +66,7 @@ func tree(t *testing.T, root string) string {
 // lists perf's as perf does.
 func TestProbeCacheMatchesPerf(t *testing.T) {
 	perf := testenv.RequirePerf(t)
-	hp, hg := home(t), home(t)
+	hp, hg := testenv.Home(t), testenv.Home(t)
 	for _, b := range binaries(t) {
 		if r := perf.CommandIn(hp, "buildid-cache", "--add", b.path); r.Code != 0 {
 			t.Fatalf("perf buildid-cache --add %s: %s", b.path, r)
@@ -128,7 +118,7 @@ func TestProbeCacheMatchesPerf(t *testing.T) {
 func TestListingTwoCopies(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	progs := testPrograms(t)
-	h := home(t)
+	h := testenv.Home(t)
 	for _, b := range progs {
 		if r := perf.CommandIn(h, "buildid-cache", "--add", b.path); r.Code != 0 {
 			t.Fatal(r)
@@ -223,7 +213,7 @@ var defCases = []defCase{
 func TestDefinitionsMatchPerf(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	bins := map[string]string{"true": "/usr/bin/true"}
-	cachedHome := home(t)
+	cachedHome := testenv.Home(t)
 	for _, b := range binaries(t) {
 		bins[b.name] = b.path
 		if r := perf.CommandIn(cachedHome, "buildid-cache", "--add", b.path); r.Code != 0 {
@@ -233,7 +223,7 @@ func TestDefinitionsMatchPerf(t *testing.T) {
 	for _, c := range defCases {
 		h := cachedHome
 		if !c.cached {
-			h = home(t)
+			h = testenv.Home(t)
 		}
 		args := []string{"-D", c.def}
 		exe := ""
