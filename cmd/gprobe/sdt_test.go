@@ -326,3 +326,39 @@ func TestSDTInstalledAgainstPerf(t *testing.T) {
 		t.Errorf("left behind:\n%s", ue)
 	}
 }
+
+// TestSDTUntrustedCache: a build-id cache another user owns is not read
+// (gprobe runs as root): the markers it lists are not found, -v says why,
+// and --cache -l refuses it with the reason.
+func TestSDTUntrustedCache(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the cache to another user")
+	}
+	bins := sdtBinaries(t)
+	h := testenv.Home(t)
+	if r := perf.CommandIn(h, "buildid-cache", "--add", bins["python"]); r.Code != 0 {
+		t.Fatal(r)
+	}
+	t.Setenv("HOME", h)
+	if r := runGprobe("-D", "%sdt_python:line"); r.Code != 0 {
+		t.Fatalf("the cache as perf made it: %s", r)
+	}
+	if err := os.Chown(filepath.Join(h, ".debug"), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if r := runGprobe("-D", "%sdt_python:line"); r.Code != exitENOENT || r.Stdout != "" {
+		t.Errorf("another user's cache: %s", r)
+	}
+	if r := runGprobe("-v", "-D", "%sdt_python:line"); !strings.Contains(r.Stderr, "owned by uid 65534") {
+		t.Errorf("-v does not say why: %s", r)
+	}
+	if r := runGprobe("--cache", "-l"); r.Code == 0 || !strings.Contains(r.Stderr, "another user could have written it") {
+		t.Errorf("--cache -l: %s", r)
+	}
+	// With -x the binary itself is read; the cache is neither read nor
+	// written.
+	if r := runGprobe("-x", bins["python"], "-D", "%sdt_python:line"); r.Code != 0 {
+		t.Errorf("-x: %s", r)
+	}
+}

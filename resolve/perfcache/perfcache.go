@@ -152,7 +152,13 @@ func isHex(s string) bool {
 // build_id_cache__valid_id decides: the file the cache names for it has
 // that build-id now. It returns that file's path. The kernel's cache
 // ([kernel.kallsyms]) is valid when the running kernel's build-id is bid.
+//
+// The link must lie in directories that pass the checks (see the package
+// documentation): another user's link is not followed to a file.
 func (c *Cache) Valid(bid string) (string, bool) {
+	if c.checkBelow(filepath.Dir(c.LinkName(bid))) != nil {
+		return "", false
+	}
 	name, err := c.OrigName(bid)
 	if err != nil {
 		return "", false

@@ -206,3 +206,27 @@ func TestNoBuildID(t *testing.T) {
 		t.Errorf("Add: %v", err)
 	}
 }
+
+// TestValidChecksTheLink: a build-id link in a directory another user can
+// write is not followed (the file it names would be read as root).
+func TestValidChecksTheLink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the checks are exercised as root (chown)")
+	}
+	c := newCache(t)
+	bid, _, err := c.Add(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Valid(bid); !ok {
+		t.Fatal("not valid as added")
+	}
+	dir := filepath.Dir(c.LinkName(bid))
+	os.Chown(dir, 65534, 65534)
+	if _, ok := c.Valid(bid); ok {
+		t.Error("valid through another user's directory")
+	}
+	if ids, err := c.ValidList(); err != nil || len(ids) != 0 {
+		t.Errorf("ValidList %v %v", ids, err)
+	}
+}
