@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
-
-	"github.com/gprobe/gprobe/disasm"
 )
 
 // Kernel limits (kernel/trace/trace_probe.h, trace_kprobe.c).
@@ -298,7 +297,7 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 		if p.opts.Symbols != nil && !strings.Contains(sym, ":") {
 			exists = p.opts.Symbols(sym) > 0
 		}
-		entry := off == 0 || (p.arch() == disasm.AMD64 && off == 4) // ENDBR64 on IBT kernels
+		entry := off == 0 || (p.arch() == arch.AMD64 && off == 4) // ENDBR64 on IBT kernels
 		if sym == "_text" || sym == "_stext" {
 			// perf's relocation base (a kretprobe it rebased): the kernel
 			// looks the address up, gprobe cannot tell an entry from here.
@@ -462,7 +461,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // arch is the architecture the line is checked for: Options.Arch, else the
 // running machine's; the invalid Arch if gprobe does not know it.
-func (p *parser) arch() disasm.Arch {
+func (p *parser) arch() arch.Arch {
 	a, _ := p.opts.Arch.OrHost()
 	return a
 }
