@@ -433,14 +433,24 @@ func (p *parser) parseEventName(d *probe.Probe, event string, offset int) *Error
 		}
 		return p.fail(offset, "NO_EVENT_NAME")
 	}
-	if len(event) >= MaxEventNameLen {
-		return p.fail(offset, "EVENT_TOO_LONG")
-	}
-	if !isGoodName(event, false) {
-		return p.fail(offset, "BAD_EVENT_NAME")
+	if code := EventNameCode(event); code != "" {
+		return p.fail(offset, code)
 	}
 	d.Event = event
 	return nil
+}
+
+// EventNameCode is the kernel's rule for an event name (MAX_EVENT_NAME_LEN,
+// is_good_name): the error_log code of the name's fault, "EVENT_TOO_LONG"
+// or "BAD_EVENT_NAME", or "" when the kernel takes it.
+func EventNameCode(name string) string {
+	switch {
+	case len(name) >= MaxEventNameLen:
+		return "EVENT_TOO_LONG"
+	case !isGoodName(name, false):
+		return "BAD_EVENT_NAME"
+	}
+	return ""
 }
 
 func isGoodName(s string, system bool) bool {
