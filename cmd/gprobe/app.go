@@ -429,6 +429,19 @@ var optionHelp = map[string]string{
 		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
 	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
 		"                          Show source code lines.\n",
+	"-a": "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
+		"                          probe point definition, where\n" +
+		"\t\tGROUP:\tGroup name (optional)\n" +
+		"\t\tEVENT:\tEvent name\n" +
+		"\t\tFUNC:\tFunction name\n" +
+		"\t\tOFF:\tOffset from function entry (in byte)\n" +
+		"\t\t%return:\tPut the probe at function return\n" +
+		"\t\tSRC:\tSource code path\n" +
+		"\t\tRL:\tRelative line number from function entry.\n" +
+		"\t\tAL:\tAbsolute line number in file.\n" +
+		"\t\tPT:\tLazy expression of line code.\n" +
+		"\t\tARG:\tProbe argument (local variable name or\n" +
+		"\t\t\tkprobe-tracer argument format.)\n",
 }
 
 // parseFailed reports a definition that does not parse as perf's option

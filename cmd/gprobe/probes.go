@@ -20,22 +20,6 @@ import (
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
 
-func init() {
-	optionHelp["-a"] = "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          probe point definition, where\n" +
-		"\t\tGROUP:\tGroup name (optional)\n" +
-		"\t\tEVENT:\tEvent name\n" +
-		"\t\tFUNC:\tFunction name\n" +
-		"\t\tOFF:\tOffset from function entry (in byte)\n" +
-		"\t\t%return:\tPut the probe at function return\n" +
-		"\t\tSRC:\tSource code path\n" +
-		"\t\tRL:\tRelative line number from function entry.\n" +
-		"\t\tAL:\tAbsolute line number in file.\n" +
-		"\t\tPT:\tLazy expression of line code.\n" +
-		"\t\tARG:\tProbe argument (local variable name or\n" +
-		"\t\t\tkprobe-tracer argument format.)\n"
-}
-
 const (
 	addTrailer  = "  Error: Failed to add events."
 	delTrailer  = "  Error: Failed to delete events."

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -236,8 +236,8 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 // arch, with the features of the kernel here when known (else every
 // feature of Linux 6.1), no symbol or path lookups. It reads exactly the
 // line the kernel would read, so its positions are the kernel's.
-func CheckDefinition(p probe.Probe, arch disasm.Arch, feat probedef.Features, known bool) error {
-	opts := &probedef.Options{Arch: arch, NoStat: true}
+func CheckDefinition(p probe.Probe, isa arch.Arch, feat probedef.Features, known bool) error {
+	opts := &probedef.Options{Arch: isa, NoStat: true}
 	if known {
 		opts.Features = &feat
 	}

@@ -82,8 +82,9 @@ func (p Probe) String() string {
 	return b.String()
 }
 
-// ArgStrings are the arguments as perf prints them back ("file->f_pos",
-// "n=count:u32").
+// ArgStrings are the arguments as perf prints them back (Arg.String):
+// "n=count:u32", and "f_pos=file->f_pos" (perf names a field after its last
+// member).
 func (p *Probe) ArgStrings() []string {
 	var out []string
 	for _, a := range p.Args {
