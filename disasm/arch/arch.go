@@ -54,6 +54,12 @@ type archInfo struct {
 	// convention, in order.
 	argRegs []string
 	ret, sp string // the return-value register and the stack pointer
+	// goInts, goFloats and goG are Go's register ABI (ABIInternal, Go
+	// 1.17+, src/cmd/compile/abi-internal.md): the integer and
+	// floating-point argument and result registers in order, and the
+	// register that holds the running goroutine's g.
+	goInts, goFloats []string
+	goG              string
 }
 
 // arches is indexed by Arch; index 0 (the invalid Arch) is empty, AMD64 is
@@ -79,6 +85,10 @@ var arches = [...]archInfo{
 		argRegs: []string{"di", "si", "dx", "cx", "r8", "r9"},
 		ret:     "ax",
 		sp:      "sp",
+		goInts:  []string{"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"},
+		goFloats: []string{"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+			"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14"},
+		goG: "r14",
 	},
 	ARM64: {
 		name:    "arm64",
@@ -104,6 +114,11 @@ var arches = [...]archInfo{
 		argRegs: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"},
 		ret:     "x0",
 		sp:      "sp",
+		goInts: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
+			"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15"},
+		goFloats: []string{"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7",
+			"v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15"},
+		goG: "x28",
 	},
 }
 
@@ -204,6 +219,38 @@ func (a Arch) ReturnRegister() string {
 func (a Arch) StackPointer() string {
 	if i := a.info(); i != nil {
 		return i.sp
+	}
+	return ""
+}
+
+// GoIntRegisters returns the integer registers of Go's register ABI in
+// assignment order (x86-64: ax bx cx di si r8 r9 r10 r11; arm64: x0..x15),
+// as kprobe fetch arguments name them. An invalid Arch gives nil. The
+// slice is the caller's.
+func (a Arch) GoIntRegisters() []string {
+	if i := a.info(); i != nil {
+		return slices.Clone(i.goInts)
+	}
+	return nil
+}
+
+// GoFloatRegisters returns the floating-point registers of Go's register
+// ABI in assignment order (x86-64: xmm0..xmm14; arm64: v0..v15). A probe
+// cannot fetch them: they are named for messages. An invalid Arch gives
+// nil. The slice is the caller's.
+func (a Arch) GoFloatRegisters() []string {
+	if i := a.info(); i != nil {
+		return slices.Clone(i.goFloats)
+	}
+	return nil
+}
+
+// GoGRegister returns the register in which Go code compiled for the
+// register ABI keeps the running goroutine's g ("r14", "x28"). An invalid
+// Arch gives "".
+func (a Arch) GoGRegister() string {
+	if i := a.info(); i != nil {
+		return i.goG
 	}
 	return ""
 }

@@ -33,6 +33,9 @@ func renderArch(a Arch) string {
 	fmt.Fprintf(&b, "return %s\n", a.ReturnRegister())
 	fmt.Fprintf(&b, "stack %s\n", a.StackPointer())
 	fmt.Fprintf(&b, "fetch %s\n", strings.Join(a.FetchRegisters(), " "))
+	fmt.Fprintf(&b, "go ints %s\n", strings.Join(a.GoIntRegisters(), " "))
+	fmt.Fprintf(&b, "go floats %s\n", strings.Join(a.GoFloatRegisters(), " "))
+	fmt.Fprintf(&b, "go g %s\n", a.GoGRegister())
 	return b.String()
 }
 
