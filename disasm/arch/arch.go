@@ -60,6 +60,11 @@ type archInfo struct {
 	// register that holds the running goroutine's g.
 	goInts, goFloats []string
 	goG              string
+	// vectorBase is the DWARF number of the first floating-point/vector
+	// register (xmm0: 17, v0: 64); vectorN how many there are and
+	// vectorName their name's prefix.
+	vectorBase, vectorN int
+	vectorName          string
 }
 
 // arches is indexed by Arch; index 0 (the invalid Arch) is empty, AMD64 is
@@ -88,7 +93,8 @@ var arches = [...]archInfo{
 		goInts:  []string{"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"},
 		goFloats: []string{"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
 			"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14"},
-		goG: "r14",
+		goG:        "r14",
+		vectorBase: 17, vectorN: 16, vectorName: "xmm",
 	},
 	ARM64: {
 		name:    "arm64",
@@ -118,7 +124,8 @@ var arches = [...]archInfo{
 			"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15"},
 		goFloats: []string{"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7",
 			"v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15"},
-		goG: "x28",
+		goG:        "x28",
+		vectorBase: 64, vectorN: 32, vectorName: "v",
 	},
 }
 
@@ -253,6 +260,18 @@ func (a Arch) GoGRegister() string {
 		return i.goG
 	}
 	return ""
+}
+
+// VectorRegister names the floating-point or vector register a DWARF
+// register number denotes (x86-64 17-32: xmm0-xmm15; arm64 64-95:
+// v0-v31), which kprobe fetch arguments cannot read: for messages that
+// say where a value is. ok is false for any other number.
+func VectorRegister(a Arch, dwarfReg int) (name string, ok bool) {
+	i := a.info()
+	if i == nil || dwarfReg < i.vectorBase || dwarfReg >= i.vectorBase+i.vectorN {
+		return "", false
+	}
+	return fmt.Sprintf("%s%d", i.vectorName, dwarfReg-i.vectorBase), true
 }
 
 // RegisterError reports a DWARF register number with no kprobe name. It wraps

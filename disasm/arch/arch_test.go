@@ -36,6 +36,13 @@ func renderArch(a Arch) string {
 	fmt.Fprintf(&b, "go ints %s\n", strings.Join(a.GoIntRegisters(), " "))
 	fmt.Fprintf(&b, "go floats %s\n", strings.Join(a.GoFloatRegisters(), " "))
 	fmt.Fprintf(&b, "go g %s\n", a.GoGRegister())
+	var vec []string
+	for reg := 0; reg < 128; reg++ {
+		if name, ok := VectorRegister(a, reg); ok {
+			vec = append(vec, fmt.Sprintf("%d=%s", reg, name))
+		}
+	}
+	fmt.Fprintf(&b, "vector %s\n", strings.Join(vec, " "))
 	return b.String()
 }
 

@@ -443,13 +443,18 @@ func translateOp(o Op, nops int, arch disasm.Arch, fb FrameBase) (*Location, err
 type Piece struct {
 	Size int64
 	Loc  *Location
+	// Unreadable names the register that holds the part when a probe
+	// cannot read it (a floating-point or vector register: "xmm0", "v1");
+	// Loc is nil then.
+	Unreadable string
 }
 
 // Pieces translates a location expression in full, where Translate reads
 // only its first operation as perf does: a value split into pieces
 // ("DW_OP_reg0; DW_OP_piece 8; DW_OP_reg3; DW_OP_piece 8", a Go string in
 // RAX and RBX) comes back as one Piece per part, in order; an expression
-// without pieces as one Piece of Size 0 (the whole value). Each part is a
+// without pieces as one Piece of Size 0 (the whole value). A part in a
+// floating-point or vector register is named in Piece.Unreadable. Each part is a
 // register (the value), an address (DW_OP_bregN, bregx, fbreg, addr, or
 // DW_OP_call_frame_cfa, optionally plus DW_OP_plus_uconst N or
 // DW_OP_consts N; DW_OP_plus), or empty. cfa is the canonical frame
@@ -477,14 +482,19 @@ func Pieces(expr []byte, arch disasm.Arch, fb, cfa FrameBase, addrSize int) ([]P
 		whole = false
 		p := Piece{Size: int64(o.Number)}
 		if len(part) > 0 {
-			if p.Loc, err = simpleLocation(part, arch, fb, cfa); err != nil {
-				return nil, err
+			if p.Unreadable = vectorRegister(part, arch); p.Unreadable == "" {
+				if p.Loc, err = simpleLocation(part, arch, fb, cfa); err != nil {
+					return nil, err
+				}
 			}
 		}
 		out = append(out, p)
 		part = nil
 	}
 	if whole {
+		if v := vectorRegister(part, arch); v != "" {
+			return []Piece{{Unreadable: v}}, nil
+		}
 		loc, err := simpleLocation(part, arch, fb, cfa)
 		if err != nil {
 			return nil, err
@@ -495,6 +505,23 @@ func Pieces(expr []byte, arch disasm.Arch, fb, cfa FrameBase, addrSize int) ([]P
 		return nil, &UnsupportedError{Op: part[0].Atom, Detail: "operations after the last DW_OP_piece"}
 	}
 	return out, nil
+}
+
+// vectorRegister names the floating-point or vector register a part is
+// in (DW_OP_regN or DW_OP_regx alone), or is "".
+func vectorRegister(ops []Op, arch disasm.Arch) string {
+	if len(ops) != 1 {
+		return ""
+	}
+	reg := -1
+	switch o := ops[0]; {
+	case o.Atom >= opReg0 && o.Atom <= opReg31:
+		reg = int(o.Atom - opReg0)
+	case o.Atom == opRegx:
+		reg = int(uint32(o.Number))
+	}
+	name, _ := disasm.VectorRegister(arch, reg)
+	return name
 }
 
 // simpleLocation is one part of Pieces: a register, or an address.

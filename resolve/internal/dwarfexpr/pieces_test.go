@@ -16,6 +16,9 @@ func renderPieces(ps []Piece) string {
 	var parts []string
 	for _, p := range ps {
 		s := "-"
+		if p.Unreadable != "" {
+			s = "!" + p.Unreadable
+		}
 		if p.Loc != nil {
 			s = Format(p.Loc)
 			if p.Loc.IsAddress {
@@ -59,6 +62,10 @@ func TestPieces(t *testing.T) {
 		{disasm.ARM64, "50930851930 8", FrameBase{}, cfa64, "8:%x0 8:%x1", nil},
 		{disasm.ARM64, "52930853930 8", FrameBase{}, cfa64, "8:%x2 8:%x3", nil},
 		{disasm.ARM64, "9c", FrameBase{}, cfa64, "0:+0(%sp)&", nil},
+		// floating-point registers: named, not readable
+		{disasm.AMD64, "61", fbCFA, cfa, "0:!xmm0", nil},
+		{disasm.AMD64, "509308 6293 08", fbCFA, cfa, "8:%ax 8:!xmm1", nil},
+		{disasm.ARM64, "904193 04", FrameBase{}, cfa64, "4:!v1", nil},
 		// computed parts, parts after the last piece, no CFA
 		{disasm.AMD64, "55 9f 9308", fbCFA, cfa, "", ErrUnsupported},
 		{disasm.AMD64, "5093 0855", fbCFA, cfa, "", ErrUnsupported},
@@ -98,7 +105,7 @@ func FuzzPieces(f *testing.F) {
 			t.Fatalf("Pieces(%x) = %v, %v: want pieces or an error", expr, ps, err)
 		}
 		for _, p := range ps {
-			if p.Loc != nil && p.Loc.Fetch == nil {
+			if p.Loc != nil && (p.Loc.Fetch == nil || p.Unreadable != "") {
 				t.Fatalf("Pieces(%x): a piece without a fetch", expr)
 			}
 		}

@@ -120,6 +120,38 @@ func generic[V any](v V, n int) V {
 	return v
 }
 
+// Box is a generic type: its methods' shape instances take a dictionary
+// after the receiver.
+type Box[V any] struct {
+	v V
+	n int
+}
+
+//go:noinline
+func (b *Box[V]) Get(n int) V {
+	if n < 0 {
+		var zero V
+		return zero
+	}
+	return b.v
+}
+
+// apply calls a closure of a generic function through a variable, so
+// that it is not inlined.
+//
+//go:noinline
+func apply[V any](v V, n int) V {
+	f := func(k int) V {
+		if k < 0 {
+			var zero V
+			return zero
+		}
+		return v
+	}
+	g := &f
+	return (*g)(n)
+}
+
 // mayPanic leaves by a panic when n is a multiple of 3.
 //
 //go:noinline
@@ -193,6 +225,8 @@ func main() {
 		sum += manyargs(1, 2, 3, 4, 5, 6, 7, 8, 9, i, 2*i)
 		sum += small(i) + medium(i) + huge(i) + leaf(i) + t.Method(i) + t.Value()
 		sum += generic(i, i) + len(generic("g", i))
+		b := &Box[string]{v: "box", n: i}
+		sum += len(b.Get(i)) + apply(i, i) + len(apply("a", i))
 		fmt.Printf("recovering %d\n", recovering(i))
 		var wg sync.WaitGroup
 		wg.Add(1)
