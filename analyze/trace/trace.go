@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
@@ -78,20 +79,39 @@ func (e *Event) Uint(name string) (uint64, bool) {
 
 // Value returns a field as text: the printed text for text events, and
 // for binary events what ftrace would print (hex for unsigned numbers).
+// A string field NAME that has a NAME_len field beside it (a Go string,
+// probe.LenSuffix) is cut at that many bytes: the kernel reads a string up
+// to a NUL, which a Go string does not end with, so it read past the end.
 func (e *Event) Value(name string) (string, bool) {
 	if e.Format != nil {
 		fl := e.Format.Field(name)
 		if fl == nil {
 			return "", false
 		}
-		return fl.Format(e.Data, e.Order), true
+		v := fl.Format(e.Data, e.Order)
+		if fl.IsString() {
+			v = e.cutAtLen(name, v)
+		}
+		return v, true
 	}
 	for _, kv := range e.Fields {
 		if kv.Key == name {
-			return kv.Val, true
+			if _, number := ParseUint(kv.Val); number {
+				return kv.Val, true // printed text: a number is not a string
+			}
+			return e.cutAtLen(name, kv.Val), true
 		}
 	}
 	return "", false
+}
+
+// cutAtLen cuts v, the text of field name, at the length NAME_len holds.
+func (e *Event) cutAtLen(name, v string) string {
+	n, ok := e.Uint(name + probe.LenSuffix)
+	if ok && n < uint64(len(v)) {
+		return v[:n]
+	}
+	return v
 }
 
 // ArgNames lists the event's own argument names in order (no common_ or
