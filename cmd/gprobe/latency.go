@@ -117,7 +117,7 @@ func (a *app) latency(c *cli.Context) int {
 		return st
 	}
 	res, err := khist.Run(khist.Config{
-		Function: fn, Entry: entry, Return: ret, By: by, All: c.Bool("all"), Command: command,
+		Function: fn, Entry: entry, Returns: []probe.Probe{ret}, By: by, All: c.Bool("all"), Command: command,
 		Signals: sigs, Stdout: a.stdout, Stderr: a.stderr,
 	})
 	if res != nil {
