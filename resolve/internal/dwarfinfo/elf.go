@@ -74,6 +74,10 @@ type File struct {
 	cfiSecs []*cfiSection // .eh_frame, then .debug_frame
 
 	rel *relocState // ET_REL: section layout and debug relocations
+
+	unitRangesOnce sync.Once
+	unitRanges     []unitRange // UnitCovering's table without .debug_aranges
+	unitRangesErr  error
 }
 
 // Options tune Open.

@@ -1,7 +1,7 @@
 package dwarfinfo
 
 import (
-	"fmt"
+	"sort"
 
 	"github.com/gprobe/gprobe/internal/dwbuf"
 )
@@ -16,45 +16,90 @@ func (f *File) UnitsNamed(name string) (out []int, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s := f.newScanner()
 	for i := range units {
-		got, err := f.unitName(&units[i])
+		ua, ok, err := s.unitDIE(&units[i])
 		if err != nil {
 			return nil, err
 		}
-		if got == name {
+		if ok && ua.name == name {
 			out = append(out, i)
 		}
 	}
 	return out, nil
 }
 
-// unitName reads the DW_AT_name of u's root DIE.
-func (f *File) unitName(u *unitHeader) (name string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			name, err = "", fmt.Errorf("%s: %w: unit at %#x: %v", f.Path, ErrBadDWARF, u.off, r)
+// UnitCovering returns the unit whose code holds addr, or -1: by
+// .debug_aranges as UnitForAddr (libdw's dwarf_addrdie), and when the
+// image has no .debug_aranges (Go's linker writes none, nor does clang by
+// default) by the units' own DW_AT_low_pc/high_pc or DW_AT_ranges, read
+// once per File.
+func (f *File) UnitCovering(addr uint64) (int, error) {
+	if f.hasSection(".debug_aranges") {
+		return f.UnitForAddr(addr)
+	}
+	f.unitRangesOnce.Do(func() { f.unitRanges, f.unitRangesErr = f.readUnitRanges() })
+	if f.unitRangesErr != nil {
+		return -1, f.unitRangesErr
+	}
+	rs := f.unitRanges
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].hi > addr })
+	for ; i < len(rs) && rs[i].lo <= addr; i++ {
+		if addr < rs[i].hi {
+			return rs[i].unit, nil
 		}
-	}()
+	}
+	return -1, nil
+}
+
+// unitRange is one address range of a unit.
+type unitRange struct {
+	lo, hi uint64
+	unit   int
+}
+
+// readUnitRanges reads every unit's root DIE's address ranges, sorted by
+// end address (ranges of distinct units do not overlap).
+func (f *File) readUnitRanges() ([]unitRange, error) {
+	units, err := f.unitHeaders()
+	if err != nil {
+		return nil, err
+	}
 	s := f.newScanner()
-	s.u = u
-	if err := s.tab.parse(f.Section(".debug_abbrev"), u.abbrevOff, u); err != nil {
-		return "", fmt.Errorf("%s: unit at %#x: %w", f.Path, u.off, err)
+	var out []unitRange
+	for i := range units {
+		ua, ok, err := s.unitDIE(&units[i])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		d := scopeDecoder{s: s, ua: &ua}
+		ua.lowPC = d.addr(ua.lowForm, ua.lowVal)
+		switch {
+		case ua.hasRanges:
+			rs, err := d.ranges(ua.rangesForm, ua.ranges)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rs {
+				if r[1] > r[0] {
+					out = append(out, unitRange{r[0], r[1], i})
+				}
+			}
+		case ua.highForm != 0 && ua.lowForm != 0:
+			hi := ua.highVal
+			if isAddrx(ua.highForm) || ua.highForm == dwbuf.FormAddr {
+				hi = d.addr(ua.highForm, hi)
+			} else {
+				hi += ua.lowPC // a DWARF 4+ length
+			}
+			if hi > ua.lowPC {
+				out = append(out, unitRange{ua.lowPC, hi, i})
+			}
+		}
 	}
-	// The root DIE is at the unit's start: read a little, then all of it
-	// if the DIE runs past that.
-	for _, end := range []uint64{min(u.end, u.dieOff+512), u.end} {
-		if s.info, err = f.readSection(".debug_info", u.off, end, s.info); err != nil {
-			return "", err
-		}
-		r := dwbuf.Cursor{Data: s.info, Pos: int(u.dieOff - u.off), Big: s.big}
-		a := s.tab.get(r.Uleb())
-		if a == nil {
-			return "", s.bad(r.Pos, "missing unit DIE")
-		}
-		ua, _, _ := s.unitAttributes(&r, a)
-		if r.Err() == nil {
-			return ua.name, nil
-		}
-	}
-	return "", s.bad(int(u.dieOff-u.off), "truncated unit DIE")
+	sort.Slice(out, func(a, b int) bool { return out[a].hi < out[b].hi })
+	return out, nil
 }
