@@ -164,12 +164,12 @@ func TestFetchSynthetic(t *testing.T) {
 	}{
 		{"string", regs("ax", "bx"), "s", "s_str=%ax:x64 s_len=%bx:s64"},
 		{"string", mem(16), "s:string", "s=+0(+8(%sp)):string s_len=+16(%sp):s64"},
-		{"string", mem(16), "s[3]", "s=+3(+8(%sp)):u8"},
+		{"string", mem(16), "s[3]", "s=+3(+8(%sp)):x8"},
 		{"[]int", regs("ax", "bx", "cx"), "c[2]", "c=+16(%ax):s64"},
 		{"[]int", Place{{Off: 0, Size: 8, None: true}, {Off: 8, Size: 8, Reg: "bx"}, {Off: 16, Size: 8, Reg: "cx"}}, "c.len", "len=%bx:s64"},
 		{"[]int", Place{{Off: 0, Size: 8, None: true}, {Off: 8, Size: 8, Reg: "bx"}, {Off: 16, Size: 8, Reg: "cx"}}, "c[0]", "optimized out"},
 		{"error", regs("di", "si"), "e", "e_tab=%di:x64 e_data=%si:x64"},
-		{"padded", Place{{Off: 0, Size: 8, Reg: "ax"}, {Off: 8, Size: 1, Reg: "bx"}, {Off: 16, Size: 8, Reg: "cx"}}, "p.b", "b=%bx:u8"},
+		{"padded", Place{{Off: 0, Size: 8, Reg: "ax"}, {Off: 8, Size: 1, Reg: "bx"}, {Off: 16, Size: 8, Reg: "cx"}}, "p.b", "b=%bx:x8"},
 		{"padded", mem(24), "p.n", "n=+24(%sp):s64"},
 		{"padded", mem(24), "p.p", "p=+8(%sp):x64"},
 		{"padded", mem(24), "p", "fetch its fields"},
@@ -180,7 +180,7 @@ func TestFetchSynthetic(t *testing.T) {
 		{"float64", mem(8), "f", "cast it (f:x64)"},
 		{"float64", mem(8), "f:x64", "f=+8(%sp):x64"},
 		{"*int", regs("ax"), "p[1]", "p=+8(%ax):s64"},
-		{"bool", regs("ax"), "ok", "ok=%ax:u8"},
+		{"bool", regs("ax"), "ok", "ok=%ax:x8"},
 	} {
 		a, err := spec.ParseArg(c.arg)
 		if err != nil {
@@ -190,7 +190,7 @@ func TestFetchSynthetic(t *testing.T) {
 		if len(a.Fields) > 0 {
 			name = a.Name
 		}
-		out, err := ts.Fetch(ty[c.typ], c.pl, Request{Name: name, Label: a.Var, Fields: a.Fields, Type: a.Type, HasType: a.HasType})
+		out, err := ts.Fetch(ty[c.typ], c.pl, Request{Name: name, Label: a.Var, Fields: a.Fields, Type: a.Type, HasType: a.HasType, Hex: true})
 		var got string
 		if err != nil {
 			got = err.Error()

@@ -372,7 +372,7 @@ func TestFetchRealValues(t *testing.T) {
 		{"main.strs", "s", false, "s_str=%ax:x64 s_len=%bx:s64", "s_str=%x0:x64 s_len=%x1:s64"},
 		{"main.strs", "s:string", false, "s=+0(%ax):string s_len=%bx:s64", "s=+0(%x0):string s_len=%x1:s64"},
 		{"main.strs", "s.len", false, "len=%bx:s64", "len=%x1:s64"},
-		{"main.strs", "s[1]", false, "s=+1(%ax):u8", "s=+1(%x0):u8"},
+		{"main.strs", "s[1]", false, "s=+1(%ax):x8", "s=+1(%x0):x8"},
 		{"main.strs", "n", false, "n=%cx:s64", "n=%x2:s64"},
 		{"main.slices", "c", false, "c_array=%ax:x64 c_len=%bx:s64 c_cap=%cx:s64", "c_array=%x0:x64 c_len=%x1:s64 c_cap=%x2:s64"},
 		{"main.slices", "c[2]", false, "c=+16(%ax):s64", "c=+16(%x0):s64"},
@@ -384,7 +384,7 @@ func TestFetchRealValues(t *testing.T) {
 		{"main.ptrs", "t.Name:string", false, "Name=+0(+0(%ax)):string Name_len=+8(%ax):s64", "Name=+0(+0(%x0)):string Name_len=+8(%x0):s64"},
 		{"main.ptrs", "t.Next.N", false, "N=+16(+48(%ax)):s64", "N=+16(+48(%x0)):s64"},
 		{"main.ptrs", "t.Tags[1]:string", false, "Tags=+0(+16(+24(%ax))):string Tags_len=+24(+24(%ax)):s64", "Tags=+0(+16(+24(%x0))):string Tags_len=+24(+24(%x0)):s64"},
-		{"main.maps", "m.len", false, "len=+0(%ax):u64", "len=+0(%x0):u64"},
+		{"main.maps", "m.len", false, "len=+0(%ax):x64", "len=+0(%x0):x64"},
 		{"main.maps", "m", false, "m=%ax:x64", "m=%x0:x64"},
 		{"main.manyargs", "k", false, "k=+16(%sp):s64", "k=%x10:s64"},
 		{"main.results", "~r0", true, "r0=%ax:s64", "r0=%x0:s64"},
@@ -518,7 +518,7 @@ func fetchIn(f *dwarfinfo.File, arch disasm.Arch, fn, arg string, ret bool) (str
 	if len(a.Fields) > 0 {
 		name = a.Name
 	}
-	out, err := ts.Fetch(ty, pl, Request{Name: name, Label: label, Fields: a.Fields, Type: a.Type, HasType: a.HasType})
+	out, err := ts.Fetch(ty, pl, Request{Name: name, Label: label, Fields: a.Fields, Type: a.Type, HasType: a.HasType, Hex: true})
 	if err != nil {
 		return "", err
 	}
@@ -527,4 +527,98 @@ func fetchIn(f *dwarfinfo.File, arch disasm.Arch, fn, arg string, ret bool) (str
 		parts = append(parts, fa.String())
 	}
 	return strings.Join(parts, " "), nil
+}
+
+// TestFetchAgreesWithPerf asks perf probe 6.1 for the arguments it reads
+// right in Go code, at each function's entry: every integer and pointer
+// argument of the program's functions (in a register or on the stack),
+// and every integer and pointer field reached through a pointer
+// argument. The fetch must be the same, the type too where perf writes
+// one (perf writes none for a pointer, whose Go DWARF type has no size;
+// gprobe writes x64).
+func TestFetchAgreesWithPerf(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	f := openValues(t, "amd64")
+	refs, err := f.FindFuncs(func(n []byte) bool { return strings.HasPrefix(string(n), "main.") }, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type question struct{ fn, arg string }
+	var qs []question
+	for _, r := range refs {
+		cu, err := f.Unit(r.Unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := cu.Scopes[r.Offset]
+		if _, ok := sp.LowestPC(); !ok || DictOf(sp.Name) != NoDict {
+			continue
+		}
+		ts := NewTypes(cu)
+		args, _, err := funcParams(cu, r.Offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range args {
+			ty, err := ts.TypeOf(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := ts.Name(a)
+			if ty.Kind.integer() || ty.Kind == Pointer {
+				qs = append(qs, question{sp.Name, name})
+			}
+			if ty.Kind != Pointer || ty.Elem == 0 {
+				continue
+			}
+			st, err := ts.At(ty.Elem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fl := range st.Fields {
+				ft, err := ts.At(fl.Type)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ft.Kind.integer() || ft.Kind == Pointer {
+					qs = append(qs, question{sp.Name, name + "->" + fl.Name})
+				}
+			}
+		}
+	}
+	same, refused := 0, 0
+	for _, q := range qs {
+		spec := q.fn + " " + q.arg
+		pr := perf.Probe("-x", f.Path, "-D", spec)
+		if pr.Code != 0 {
+			refused++ // perf refuses it (a stack argument: DW_OP_call_frame_cfa)
+			t.Logf("perf refuses %q: %s", spec, firstLineOf(pr.Stderr))
+			continue
+		}
+		line := strings.TrimSpace(pr.Stdout)
+		fields := strings.Fields(line)
+		want := fields[len(fields)-1]
+		got, err := fetchIn(f, disasm.AMD64, q.fn, q.arg, false)
+		if err != nil {
+			t.Errorf("%q: perf answers %s, gprobe: %v", spec, want, err)
+			continue
+		}
+		if !strings.Contains(want, ":") && strings.HasSuffix(got, ":x64") {
+			got = strings.TrimSuffix(got, ":x64") // perf types no pointer
+		}
+		if got != want {
+			t.Errorf("%q: perf answers %s, gprobe %s", spec, want, got)
+			continue
+		}
+		same++
+	}
+	t.Logf("%d questions: %d answers agree, perf refuses %d", len(qs), same, refused)
+	if same < 20 {
+		t.Errorf("only %d answers compared", same)
+	}
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }

@@ -196,6 +196,9 @@ type Request struct {
 	Fields  []spec.Field
 	Type    string // the cast, "" for none
 	HasType bool
+	// Hex prints unsigned numbers and pointers in hex (x64), as perf does
+	// when the kernel has hex types; else they are u64.
+	Hex bool
 }
 
 // Fetch turns a Go value of type t at pl into fetch arguments: through
@@ -377,14 +380,14 @@ func (ts *Types) final(t *Type, pl Place, r Request, label string) ([]probe.Fetc
 		if cast != "" {
 			return nil, fmt.Errorf("%w: %s is a Go %s (%s), several words: cast one of its fields, or cast it to string", ErrUnsupported, label, t.Kind, t.Name)
 		}
-		return ts.words(t, pl, r.Name, label)
+		return ts.words(t, pl, r.Name, label, r.Hex)
 	case t.Kind == Interface:
 		if cast != "" {
 			return nil, fmt.Errorf("%w: %s is an interface (%s), two words: cast one of its fields", ErrUnsupported, label, t.Name)
 		}
-		return ts.words(t, pl, r.Name, label)
+		return ts.words(t, pl, r.Name, label, r.Hex)
 	case t.Kind.integer() || t.Kind.pointerShaped():
-		typ, err := scalarType(t, cast, label)
+		typ, err := scalarType(t, cast, label, r.Hex)
 		if err != nil {
 			return nil, err
 		}
@@ -418,8 +421,9 @@ func (ts *Types) final(t *Type, pl Place, r Request, label string) ([]probe.Fetc
 }
 
 // scalarType is the fetch type of a scalar: the cast when there is one
-// (perf's bare s, u, x take the value's size), else by kind.
-func scalarType(t *Type, cast, label string) (string, error) {
+// (perf's bare s, u, x take the value's size), else by kind as perf types
+// a C value: signed integers sN, the rest xN with hex, else uN.
+func scalarType(t *Type, cast, label string, hex bool) (string, error) {
 	bits := 8 * t.Size
 	switch cast {
 	case "":
@@ -434,24 +438,24 @@ func scalarType(t *Type, cast, label string) (string, error) {
 		return cast, nil
 	}
 	switch {
-	case t.Kind == Bool || t.Kind >= Uint && t.Kind <= Uint64:
-		return fmt.Sprintf("u%d", bits), nil
 	case t.Kind.signed():
 		return fmt.Sprintf("s%d", bits), nil
+	case hex:
+		return fmt.Sprintf("x%d", bits), nil
 	}
-	return fmt.Sprintf("x%d", bits), nil
+	return fmt.Sprintf("u%d", bits), nil
 }
 
 // words fetches each word of a string, slice or interface header as
 // NAME_FIELD.
-func (ts *Types) words(t *Type, pl Place, name, label string) ([]probe.FetchArg, error) {
+func (ts *Types) words(t *Type, pl Place, name, label string, hex bool) ([]probe.FetchArg, error) {
 	var out []probe.FetchArg
 	for _, f := range t.Fields {
 		ft, fpl, err := ts.member(t, pl, f, label)
 		if err != nil {
 			return nil, err
 		}
-		typ, err := scalarType(ft, "", label+"."+f.Name)
+		typ, err := scalarType(ft, "", label+"."+f.Name, hex)
 		if err != nil {
 			return nil, err
 		}
