@@ -39,11 +39,7 @@ func TestIsGo(t *testing.T) {
 			t.Errorf("%s: a Go program is not Go", f.Path)
 		}
 	}
-	fixtures, _ := filepath.Glob("../../testdata/vmlinux-fixtures/*.elf")
-	if len(fixtures) == 0 {
-		t.Fatal("no C fixtures")
-	}
-	for _, p := range fixtures {
+	for _, p := range fixtures(t) {
 		f, err := dwarfinfo.Open(p)
 		if err != nil {
 			t.Fatal(err)
@@ -56,6 +52,15 @@ func TestIsGo(t *testing.T) {
 	if IsGo(nil) {
 		t.Error("nil is Go")
 	}
+}
+
+// fixtures are the C images of testdata/vmlinux-fixtures.
+func fixtures(t *testing.T) []string {
+	m, _ := filepath.Glob("../../testdata/vmlinux-fixtures/*.elf")
+	if len(m) == 0 {
+		t.Fatal("no C fixtures")
+	}
+	return m
 }
 
 // TestReadRuntime compares runtime.g's offsets with the standard

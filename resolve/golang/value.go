@@ -1,7 +1,6 @@
 package golang
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -499,10 +498,4 @@ func (ts *Types) text(t *Type, pl Place, name, label, cast string) ([]probe.Fetc
 		{Name: name, Expr: probe.Mem{Inner: p}, Type: cast},
 		{Name: name + probe.LenSuffix, Expr: n, Type: fmt.Sprintf("s%d", 8*lt.Size)},
 	}, nil
-}
-
-// IsUnsupported reports a refusal of this package (as opposed to a
-// malformed program).
-func IsUnsupported(err error) bool {
-	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrNoField)
 }
