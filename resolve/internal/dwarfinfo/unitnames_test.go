@@ -62,13 +62,7 @@ func TestUnitCovering(t *testing.T) {
 		n := 0
 		units := map[int]*CU{}
 		for _, r := range refs {
-			cu := units[r.Unit]
-			if cu == nil {
-				if cu, err = f.Unit(r.Unit); err != nil {
-					t.Fatal(err)
-				}
-				units[r.Unit] = cu
-			}
+			cu := cachedUnit(t, f, units, r.Unit)
 			entry, ok := cu.Scopes[r.Offset].LowestPC()
 			if !ok || entry == 0 {
 				continue
@@ -112,13 +106,7 @@ func TestUnitCoveringGo(t *testing.T) {
 	n := 0
 	units := map[int]*CU{}
 	for _, r := range refs {
-		cu := units[r.Unit]
-		if cu == nil {
-			if cu, err = f.Unit(r.Unit); err != nil {
-				t.Fatal(err)
-			}
-			units[r.Unit] = cu
-		}
+		cu := cachedUnit(t, f, units, r.Unit)
 		entry, ok := cu.Scopes[r.Offset].LowestPC()
 		if !ok {
 			continue
@@ -135,4 +123,18 @@ func TestUnitCoveringGo(t *testing.T) {
 	if n < 1000 {
 		t.Errorf("only %d functions", n)
 	}
+}
+
+// cachedUnit decodes unit idx of f once.
+func cachedUnit(t *testing.T, f *File, units map[int]*CU, idx int) *CU {
+	t.Helper()
+	cu := units[idx]
+	if cu == nil {
+		var err error
+		if cu, err = f.Unit(idx); err != nil {
+			t.Fatal(err)
+		}
+		units[idx] = cu
+	}
+	return cu
 }
