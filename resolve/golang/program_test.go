@@ -170,3 +170,64 @@ func TestProgram(t *testing.T) {
 		t.Errorf("a C image: %v", err)
 	}
 }
+
+// TestArgs converts whole argument lists as the resolver hands them over.
+func TestArgs(t *testing.T) {
+	f := openValues(t, "amd64")
+	p, err := NewProgram(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(args ...string) []spec.Arg {
+		var out []spec.Arg
+		for _, s := range args {
+			a, err := spec.ParseArg(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, *a)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		fn   string
+		ret  bool
+		args []string
+		want string
+	}{
+		{"main.strs", false, []string{"s:string", "n", "$goid", "%ax", "k=n:u32"},
+			"s_string=+0(%ax):string s_string_len=%bx:s64 n=%cx:s64 goid=+152(%r14):u64 %ax k=%cx:u32"},
+		{"main.strs", false, []string{"$params"}, "s_str=%ax:x64 s_len=%bx:s64 n=%cx:s64"},
+		{"main.named", false, []string{"$params"}, "n=%ax:s64"},
+		{"main.named", true, []string{"$retval"}, "count=%ax:s64 err_tab=%bx:x64 err_data=%cx:x64"},
+		{"main.named", true, []string{"err.data", "c=count"}, "data=%cx:x64 c=%ax:s64"},
+		{"main.results", true, []string{"~r0", "~r1.tab", "x=~r1"}, "r0=%ax:s64 tab=%bx:x64 x_tab=%bx:x64 x_data=%cx:x64"},
+		{"main.strresult", true, []string{"$retval:string"}, "r0=+0(%ax):string r0_len=%bx:s64"},
+		{"main.strresult", true, []string{"w=$retval:string"}, "w=+0(%ax):string w_len=%bx:s64"},
+		{"main.ptrs", false, []string{"t.Name:string", "t.Next.N"}, "Name=+0(+0(%ax)):string Name_len=+8(%ax):s64 N=+16(+48(%ax)):s64"},
+	} {
+		fn := function(t, p, f, c.fn)
+		addr := fn.Body
+		got, err := fn.Args(addr, parse(c.args...), ArgsOptions{Return: c.ret, Hex: true})
+		if err != nil || render(got) != c.want {
+			t.Errorf("%s %q: got %q, %v\nwant %q", c.fn, c.args, render(got), err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		fn, arg, want string
+	}{
+		{"main.named", "$retval", "only available at a return"},
+		{"main.named", "~r0", "only at the returns"},
+		{"main.named", "count", "only at the returns"},
+		{"runtime.memmove", "$goid", "is assembly"},
+	} {
+		fn := function(t, p, f, c.fn)
+		if _, err := fn.Args(fn.Body, parse(c.arg), ArgsOptions{Hex: true}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q at the entry: %v, want %q", c.fn, c.arg, err, c.want)
+		}
+	}
+	fn := function(t, p, f, "main.named")
+	if vs, err := fn.VarsAt(fn.Body, true); err != nil || strings.Join(vs, ",") != "int\tn" {
+		t.Errorf("-V main.named: %q, %v", vs, err)
+	}
+}
