@@ -4,7 +4,7 @@ import (
 	"debug/dwarf"
 	"fmt"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Kind is a Go type's kind, numbered as reflect.Kind and as the Go

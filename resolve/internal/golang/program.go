@@ -10,8 +10,8 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve/dwarfexpr"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Program answers what the resolver asks of a Go program: its functions'

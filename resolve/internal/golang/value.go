@@ -6,7 +6,7 @@ import (
 
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
-	"github.com/gprobe/gprobe/resolve/dwarfexpr"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 

@@ -24,7 +24,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Sentinel errors; returned errors wrap one of them.

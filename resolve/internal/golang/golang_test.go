@@ -12,8 +12,8 @@ import (
 	"github.com/gprobe/gprobe/disasm"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/resolve/dwarfexpr"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
@@ -56,7 +56,7 @@ func TestIsGo(t *testing.T) {
 
 // fixtures are the C images of testdata/vmlinux-fixtures.
 func fixtures(t *testing.T) []string {
-	m, _ := filepath.Glob("../../testdata/vmlinux-fixtures/*.elf")
+	m, _ := filepath.Glob("../../../testdata/vmlinux-fixtures/*.elf")
 	if len(m) == 0 {
 		t.Fatal("no C fixtures")
 	}

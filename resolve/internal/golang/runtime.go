@@ -4,7 +4,7 @@ import (
 	"debug/dwarf"
 	"fmt"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Runtime is the layout of the runtime's goroutine, struct runtime.g, as
