@@ -203,6 +203,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
+		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
 	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
@@ -285,7 +286,7 @@ func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn")}
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe")}
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -350,6 +351,15 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 	}
 }
 
+// parseOptions are the PROBEDEF grammar's options for the target: the
+// variables after FUNC%return are entry values on a kernel, the results
+// and arguments at the return instructions in a Go program; perf refuses
+// them elsewhere.
+func (a *app) parseOptions(c *cli.Context) spec.Options {
+	exec := str(c, "exec")
+	return spec.Options{EntryValues: exec == "" || resolve.IsGoProgram(exec)}
+}
+
 // showDefinitions implements -D: resolve every definition first, then
 // print them all (perf prints nothing if one fails), or with --boot the
 // kernel command line that defines them.
@@ -360,7 +370,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+		p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}

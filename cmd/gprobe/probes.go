@@ -195,7 +195,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		case dynamicMode(c):
 			dynamic = append(dynamic, d)
 		default:
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 			if err != nil && option == "" {
 				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
 				return nil, nil, nil, exitEINVAL

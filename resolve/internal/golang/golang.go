@@ -21,6 +21,7 @@
 package golang
 
 import (
+	"debug/elf"
 	"errors"
 	"strings"
 
@@ -48,10 +49,12 @@ const LangGo = 0x16
 // IsGo reports whether f was built by the Go toolchain: its Go build id
 // note (.note.go.buildid) or its build information (.go.buildinfo).
 func IsGo(f *dwarfinfo.File) bool {
-	if f == nil || f.ELF == nil {
-		return false
-	}
-	return f.ELF.Section(".note.go.buildid") != nil || f.ELF.Section(".go.buildinfo") != nil
+	return f != nil && IsGoELF(f.ELF)
+}
+
+// IsGoELF is IsGo for an ELF file read by debug/elf.
+func IsGoELF(f *elf.File) bool {
+	return f != nil && (f.Section(".note.go.buildid") != nil || f.Section(".go.buildinfo") != nil)
 }
 
 // IsGoUnit reports whether cu was compiled from Go (not C code linked in

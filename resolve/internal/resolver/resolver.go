@@ -59,6 +59,10 @@ type Options struct {
 	// fetches on $argN. They are still resolved here, to refuse what the
 	// kernel could not find.
 	KernelBTFArgs bool
+	// Uretprobe puts a uretprobe on FUNC%return in a Go program, as perf
+	// does, where gprobe probes the return instructions: a uretprobe kills
+	// the program when a goroutine's stack moves (see golang.go).
+	Uretprobe bool
 	// ImageFeatures says the probes are for the kernel a vmlinux is (-D
 	// prints them for it): its own tracefs README, when the image carries
 	// one, decides what perf 6.1 cannot write (fprobes, tracepoint probes,
@@ -81,6 +85,8 @@ type Resolver struct {
 	dyn        *dynamic.Kinds
 	exits      *exits.Decoder
 	returnInsn bool
+	uretprobe  bool     // Options.Uretprobe
+	gostate    *goState // a Go program's, on first use
 }
 
 // Open opens the target o.Target names and returns its resolver; Close
@@ -128,6 +134,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 	im.NoBoundaryCheck = mistakes&perfbug.NoBoundaryCheck != 0 || im.PerfModuleAlt && im.Module != nil // perf has no boundary check either
 	r := newResolver(im, t.BTF(), o.ReturnInsn)
 	r.t = t
+	r.uretprobe = o.Uretprobe
 	return r, nil
 }
 
@@ -152,7 +159,9 @@ func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, o 
 	if err != nil {
 		return nil, err
 	}
-	return newResolver(im, bt, o.ReturnInsn), nil
+	r := newResolver(im, bt, o.ReturnInsn)
+	r.uretprobe = o.Uretprobe
+	return r, nil
 }
 
 func newResolver(im *core.Image, bt *btfinfo.Spec, returnInsn bool) *Resolver {
@@ -216,6 +225,14 @@ func (r *Resolver) hasBTF() bool {
 // grouped as perf names them for `perf probe -D`.
 func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err := core.CheckRetval(p); err != nil {
+		return nil, err
+	}
+	if g := r.goProgram(); g != nil {
+		if ps, handled, err := r.goProbes(g, p); handled {
+			return ps, err
+		}
+	}
+	if err := r.checkGoid(p); err != nil {
 		return nil, err
 	}
 	if r.returnInsn {
@@ -401,7 +418,7 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
-	return r.debug.LineRange(lr)
+	return r.debug.LineRange(r.goLineRange(lr))
 }
 
 // Functions lists the image's function names as perf -F does. For a
