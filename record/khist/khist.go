@@ -169,6 +169,18 @@ func Supported(root *tracefs.FS) error {
 	return nil
 }
 
+// KeyOf is the Config.Key for a function whose entry probe is entry: the
+// goroutine when the probe reads it (a Go function's, which gprobe gives
+// the pairing fields), else the thread.
+func KeyOf(entry probe.Probe) string {
+	for _, a := range entry.Args {
+		if a.Name == probe.GoroutineField {
+			return probe.GoroutineField
+		}
+	}
+	return ""
+}
+
 // probePair checks and prepares the probes installed at the function's
 // entry and returns: a kprobe and a kretprobe for a kernel function (Linux
 // 6.1 and 6.12 have both), a uprobe and a uretprobe in a binary, or an

@@ -72,6 +72,9 @@ func TestProbePair(t *testing.T) {
 	}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Go probes:\n got %q\nwant %q", got, want)
 	}
+	if KeyOf(ge) != "goid" || KeyOf(e) != "" {
+		t.Errorf("keys: Go %q, C %q", KeyOf(ge), KeyOf(e))
+	}
 	u := probe.Probe{Kind: probe.Uprobe, Event: "work", Target: probe.Location{Path: "/bin/x", Offset: 0x10}}
 	mixed := append([]probe.Probe{gr[0]}, r...)
 	other := gr[1]
