@@ -174,6 +174,28 @@ func recovering(n int) (r int) {
 	return mayPanic(n)
 }
 
+// deep recurses n levels. With boom, the call at level 0 panics and the
+// call at level 2 recovers and returns: the calls at levels 1 and 0 never
+// return (no return instruction runs), those above do.
+//
+//go:noinline
+func deep(n int, boom bool) (r int) {
+	if n == 2 && boom {
+		defer func() {
+			if recover() != nil {
+				r = -1
+			}
+		}()
+	}
+	if n == 0 {
+		if boom {
+			panic("bottom")
+		}
+		return 0
+	}
+	return deep(n-1, boom) + 1
+}
+
 // goexits ends its goroutine with runtime.Goexit when n is odd: it never
 // returns then.
 //
@@ -228,6 +250,7 @@ func main() {
 		b := &Box[string]{v: "box", n: i}
 		sum += len(b.Get(i)) + apply(i, i) + len(apply("a", i))
 		fmt.Printf("recovering %d\n", recovering(i))
+		fmt.Printf("deep %d %d\n", deep(4, true), deep(4, false))
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
