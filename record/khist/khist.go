@@ -592,8 +592,13 @@ func (s *session) cleanup() error {
 		}
 		s.synth = ""
 	}
+	deleted := map[string]bool{} // an event of several probes goes at once
 	for i := len(s.probes) - 1; i >= 0; i-- {
 		p := s.probes[i].Probe
+		if deleted[p.GroupOrDefault()+"/"+p.Event] {
+			continue
+		}
+		deleted[p.GroupOrDefault()+"/"+p.Event] = true
 		if err := install.Delete(s.root, p.Kind, p.GroupOrDefault(), p.Event); err != nil {
 			errs = append(errs, err)
 		}
