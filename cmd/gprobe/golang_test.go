@@ -358,6 +358,9 @@ func TestGoCLI(t *testing.T) {
 		{[]string{"-D", "runtime.memmove $goid"}, exitEOPNOTSUPP, "",
 			"$goid reads the running goroutine through %r14, which runtime.memmove does not keep: it is assembly (" + runtimeFile(t, "memmove_amd64.s") + "); read it in a Go function that calls it\n  Error: Failed to add events.\n"},
 		{[]string{"-V", "main.named"}, 0, "Available variables at main.named\n\t@<main.named+0>\n\t\tint\tn\n", ""},
+		// a function of a package with an import path, named without it
+		{[]string{"-D", "gprobetest/values/shapes.(*Box).Area b.W scale"}, 0,
+			"p:probe_values/shapes_Box_Area " + off("gprobetest/values/shapes.(*Box).Area", false) + " W=+0(%ax):s64 scale=%bx:s64" + pairing + "\n", ""},
 	} {
 		args := append([]string{"-x", bin}, c.args...)
 		r := runGprobe(args...)
@@ -379,6 +382,13 @@ func TestGoCLI(t *testing.T) {
 	}
 	if r := runGprobe("-x", bin, "--ret-insn", "-L", "main.strs"); r.Code != 0 || !strings.Contains(r.Stdout, "return         retq  "+src+":") {
 		t.Errorf("--ret-insn -L main.strs: %s", r)
+	}
+	// arm64: the same values in its registers, g in x28.
+	arm := target.RealPath(testenv.BuildGo(t, testenv.GoProgram(t, "values"), "arm64"))
+	_, armOff := testenv.FuncSymbol(t, arm, "main.strs")
+	want := fmt.Sprintf("p:probe_values/main_strs %s:0x%x s_string=+0(%%x0):string s_string_len=%%x1:s64 n=%%x2:s64 goid=+152(%%x28):u64 go_sp=%%sp:x64 go_hi=+8(%%x28):x64\n", arm, armOff)
+	if r := runGprobe("-x", arm, "-D", "main.strs s:string n"); r.Code != 0 || r.Stdout != want {
+		t.Errorf("arm64: %s\nwant %s", r, want)
 	}
 	// $goid in a program that is not Go.
 	if r := runGprobe("-x", "/bin/true", "-D", "main $goid"); r.Code != exitEOPNOTSUPP || !strings.Contains(r.Stderr, "$goid is a Go program's goroutine id, and /usr/bin/true is not a Go program.") {

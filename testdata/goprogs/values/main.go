@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+
+	"gprobetest/values/shapes"
 )
 
 // T is a struct reached through pointers.
@@ -249,6 +251,8 @@ func main() {
 		sum += generic(i, i) + len(generic("g", i))
 		b := &Box[string]{v: "box", n: i}
 		sum += len(b.Get(i)) + apply(i, i) + len(apply("a", i))
+		box := &shapes.Box{W: 2, H: 3, Label: "box"}
+		fmt.Printf("area %d\n", box.Area(i))
 		fmt.Printf("recovering %d\n", recovering(i))
 		fmt.Printf("deep %d %d\n", deep(4, true), deep(4, false))
 		var wg sync.WaitGroup
