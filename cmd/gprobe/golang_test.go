@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	parquetgo "github.com/parquet-go/parquet-go"
+
 	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/trace"
@@ -441,5 +443,58 @@ func TestGoPerfArgs(t *testing.T) {
 		if pr.Code != 0 || gr.Code != 0 || len(pf) < 3 || strings.Join(pf[2:], " ") != strings.Join(gf[2:], " ") {
 			t.Errorf("%q: perf %s\ngprobe %s", def, pr, gr)
 		}
+	}
+}
+
+// TestGoStringsExported records a Go string as text where the kernel's
+// string fetch reads on past its end (the literals of testdata/goprogs/
+// values lie end to end, with no NUL between them): the recording holds
+// more than the string, gprobe's export holds the string.
+func TestGoStringsExported(t *testing.T) {
+	requireRecording(t)
+	fs := liveFS(t)
+	p := buildGoProg(t, "values")
+	t.Cleanup(func() { removeGroup(t, fs, p.group) })
+	ev := "strs_" + p.tag
+	if r := runGprobe("-x", p.bin, "-q", "-a", p.group+":"+ev+"=main.strs s:string n"); r.Code != 0 {
+		t.Fatalf("add: %s", r)
+	}
+	dir := t.TempDir()
+	dat, pq := filepath.Join(dir, "s.dat"), filepath.Join(dir, "s.parquet")
+	if r := runGprobe("record", "-e", p.group+":"+ev, "-o", dat, "--", p.bin, "3"); r.Code != 0 {
+		t.Fatalf("record: %s", r)
+	}
+	rep, err := exec.Command("trace-cmd", "report", "-i", dat).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep), `s_string="alphag`) {
+		t.Errorf("the kernel read exactly the string? (the test needs it to read past)\n%s", rep)
+	}
+	if r := runGprobe("export", "--parquet", pq, dat); r.Code != 0 {
+		t.Fatalf("export: %s", r)
+	}
+	fh, err := os.Open(pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	type row struct {
+		Event string  `parquet:"event"`
+		S     *string `parquet:"s_string,optional"`
+		Len   *int64  `parquet:"s_string_len,optional"`
+		N     *int64  `parquet:"n,optional"`
+	}
+	rd := parquetgo.NewGenericReader[row](fh)
+	rows := make([]row, 10)
+	n, _ := rd.Read(rows)
+	var got []string
+	for _, r := range rows[:n] {
+		if r.S != nil && r.Len != nil && r.N != nil {
+			got = append(got, fmt.Sprintf("%s/%d/%d", *r.S, *r.Len, *r.N))
+		}
+	}
+	if strings.Join(got, " ") != "alpha/5/0 beta/4/1 gamma/5/2" {
+		t.Errorf("exported strings: %q", got)
 	}
 }
