@@ -206,3 +206,19 @@ func TestFetchSynthetic(t *testing.T) {
 		}
 	}
 }
+
+func TestRegisterABI(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		arch    disasm.Arch
+		want    bool
+	}{
+		{"go1.26.8", disasm.AMD64, true}, {"go1.17", disasm.AMD64, true}, {"go1.16.15", disasm.AMD64, false},
+		{"go1.18beta1", disasm.ARM64, true}, {"go1.17.13", disasm.ARM64, false}, {"", disasm.AMD64, true},
+		{"devel +abc", disasm.ARM64, true},
+	} {
+		if got := registerABI(c.version, c.arch); got != c.want {
+			t.Errorf("registerABI(%q, %v) = %v", c.version, c.arch, got)
+		}
+	}
+}

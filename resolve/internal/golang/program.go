@@ -1,9 +1,11 @@
 package golang
 
 import (
+	"debug/buildinfo"
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -20,6 +22,12 @@ import (
 type Program struct {
 	f    *dwarfinfo.File
 	arch disasm.Arch
+	// Version is the Go release that built the program ("go1.26.8"), ""
+	// when the program does not say.
+	Version string
+	// stackABI: a release before the register ABI (go1.17 on x86-64,
+	// go1.18 on arm64): everything on the stack, g in thread-local storage.
+	stackABI bool
 
 	rtOnce sync.Once
 	rt     *Runtime
@@ -35,7 +43,36 @@ func NewProgram(f *dwarfinfo.File) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Program{f: f, arch: arch}, nil
+	p := &Program{f: f, arch: arch}
+	if fh, err := os.Open(f.Path); err == nil {
+		if bi, err := buildinfo.Read(fh); err == nil {
+			p.Version = bi.GoVersion
+		}
+		fh.Close()
+	}
+	p.stackABI = !registerABI(p.Version, arch)
+	return p, nil
+}
+
+// registerABI reports whether Go release version (go1.N...) passes values
+// in registers on arch; an unknown version is taken for a recent one.
+func registerABI(version string, arch disasm.Arch) bool {
+	minor := 0
+	if rest, ok := strings.CutPrefix(version, "go1."); ok {
+		for _, c := range rest {
+			if c < '0' || c > '9' {
+				break
+			}
+			minor = minor*10 + int(c-'0')
+		}
+	}
+	switch {
+	case minor == 0:
+		return true
+	case arch == disasm.ARM64:
+		return minor >= 18
+	}
+	return minor >= 17
 }
 
 // Runtime reads runtime.g's layout once.
@@ -76,6 +113,9 @@ func (p *Program) Function(cu *dwarfinfo.CU, sp *lines.Scope, symbol string) (*F
 	fn := &Function{p: p, CU: cu, Scope: sp, Symbol: symbol, Entry: entry, Body: entry,
 		DeclFile: cu.Lines.File(sp.DeclFile), types: NewTypes(cu)}
 	fn.ABI = FuncABI(symbol, fn.DeclFile)
+	if p.stackABI {
+		fn.ABI = ABI0
+	}
 	fn.Dict = DictOf(sp.Name)
 	size := uint64(64)
 	if sp.HighPC > entry {
@@ -102,6 +142,8 @@ func (fn *Function) errNoG() error {
 	switch {
 	case strings.HasSuffix(fn.DeclFile, ".s"):
 		why = "it is assembly (" + fn.DeclFile + ")"
+	case fn.p.stackABI:
+		why = fn.p.Version + " passes values on the stack and keeps g elsewhere"
 	case fn.ABI == ABI0:
 		why = "its body is ABI0 code (" + fn.Symbol + ")"
 	}

@@ -3,6 +3,7 @@ package golang
 import (
 	"debug/elf"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -79,6 +80,9 @@ func TestProgram(t *testing.T) {
 		p, err := NewProgram(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.Version != runtime.Version() || p.stackABI {
+			t.Errorf("%s: built by %q (stack ABI %v), want %s", goarch, p.Version, p.stackABI, runtime.Version())
 		}
 		arch, _ := disasm.ArchForMachine(f.Machine)
 		g := "r14"
