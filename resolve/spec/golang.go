@@ -113,11 +113,15 @@ func GoEventName(function string) string {
 	}
 	s := strings.Trim(string(out), "_")
 	// room for the longest suffix gprobe adds (__retinsn_NN)
-	if room := probedef.MaxEventNameLen - 1 - len("__retinsn_99"); len(s) > room {
+	room := probedef.MaxEventNameLen - 1 - len("__retinsn_99")
+	if len(s) > room {
 		s = strings.TrimLeft(s[len(s)-room:], "_0123456789")
 	}
 	if s == "" || !toolsIsAlpha(s[0]) && s[0] != '_' {
 		s = "go_" + s
+	}
+	if len(s) > room {
+		s = s[:room] // "go_" and digits: its start tells more than its end
 	}
 	return s
 }

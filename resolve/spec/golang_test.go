@@ -97,3 +97,21 @@ func TestGoFunctionRange(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGoEventName: any function name gives an event name the kernel
+// takes, with room for gprobe's suffixes.
+func FuzzGoEventName(f *testing.F) {
+	for _, s := range []string{"main.work", "github.com/x/y.(*T).Method", "main.(*Box[go.shape.*internal/x.T]).Get", "[[[", "]]", "", "9", "ü.ö"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, fn string) {
+		got := GoEventName(fn)
+		if !IsCFuncName(got) || len(got)+len("__retinsn_99") >= probedef.MaxEventNameLen {
+			t.Fatalf("GoEventName(%q) = %q", fn, got)
+		}
+		p, err := ParsePoint(fn + ":3")
+		if err == nil {
+			GoFunctionPoint(*p)
+		}
+	})
+}
