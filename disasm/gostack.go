@@ -3,6 +3,8 @@ package disasm
 import (
 	"encoding/binary"
 
+	"github.com/gprobe/gprobe/disasm/arch"
+
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -55,11 +57,11 @@ const (
 // when the function does not start with one (a function marked NOSPLIT,
 // or code not compiled by Go). Only the patterns the Go compiler writes
 // are recognised, so a false answer is never a guess.
-func FindGoStackCheck(arch Arch, code []byte, addr uint64) (GoStackCheck, bool) {
-	switch arch {
-	case AMD64:
+func FindGoStackCheck(isa arch.Arch, code []byte, addr uint64) (GoStackCheck, bool) {
+	switch isa {
+	case arch.AMD64:
 		return goStackCheckX86(code, addr)
-	case ARM64:
+	case arch.ARM64:
 		return goStackCheckARM64(code, addr)
 	}
 	return GoStackCheck{}, false

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -37,7 +38,7 @@ func renderGoStack(sc GoStackCheck, ok bool, base uint64) string {
 	return s
 }
 
-// TestGoStackCheckGolden decodes the golden cases: arch, function, hex
+// TestGoStackCheckGolden decodes the golden cases: isa, function, hex
 // bytes, answer; tab-separated.
 func TestGoStackCheckGolden(t *testing.T) {
 	data, err := os.ReadFile(goStackGolden)
@@ -54,15 +55,15 @@ func TestGoStackCheckGolden(t *testing.T) {
 		if len(f) != 4 {
 			t.Fatalf("%s:%d: want 4 tab-separated fields, have %d", goStackGolden, i+1, len(f))
 		}
-		arch, known := map[string]Arch{"x86_64": AMD64, "arm64": ARM64}[f[0]]
+		isa, known := map[string]arch.Arch{"x86_64": arch.AMD64, "arm64": arch.ARM64}[f[0]]
 		if !known {
-			t.Fatalf("%s:%d: unknown arch %q", goStackGolden, i+1, f[0])
+			t.Fatalf("%s:%d: unknown isa %q", goStackGolden, i+1, f[0])
 		}
 		code, err := hex.DecodeString(f[2])
 		if err != nil {
 			t.Fatalf("%s:%d: %v", goStackGolden, i+1, err)
 		}
-		sc, ok := FindGoStackCheck(arch, code, goStackBase)
+		sc, ok := FindGoStackCheck(isa, code, goStackBase)
 		if got := renderGoStack(sc, ok, goStackBase); got != f[3] {
 			t.Errorf("%s %s: got %s, want %s", f[0], f[1], got, f[3])
 		}
@@ -85,7 +86,7 @@ func TestGoStackCheckGolden(t *testing.T) {
 func TestGoStackCheckRefusesNearMisses(t *testing.T) {
 	x86 := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
 	good := "493b66100f86c4000000" // cmp 0x10(%r14),%rsp; jbe
-	if _, ok := FindGoStackCheck(AMD64, x86(good), 0); !ok {
+	if _, ok := FindGoStackCheck(arch.AMD64, x86(good), 0); !ok {
 		t.Fatal("the real check is not found")
 	}
 	for name, code := range map[string]string{
@@ -97,7 +98,7 @@ func TestGoStackCheckRefusesNearMisses(t *testing.T) {
 		"lea from another base":  "4c8da53800000049" + "3b6610",
 		"arm64 bytes":            "f9400b90eb3063ff54000469",
 	} {
-		if sc, ok := FindGoStackCheck(AMD64, x86(code), 0); ok {
+		if sc, ok := FindGoStackCheck(arch.AMD64, x86(code), 0); ok {
 			t.Errorf("x86-64 %s: found %+v", name, sc)
 		}
 	}
@@ -108,7 +109,7 @@ func TestGoStackCheckRefusesNearMisses(t *testing.T) {
 		}
 		return b
 	}
-	if _, ok := FindGoStackCheck(ARM64, a64(0xf9400b90, 0xeb3063ff, 0x54000469), 0); !ok {
+	if _, ok := FindGoStackCheck(arch.ARM64, a64(0xf9400b90, 0xeb3063ff, 0x54000469), 0); !ok {
 		t.Fatal("the real arm64 check is not found")
 	}
 	for name, code := range map[string][]byte{
@@ -121,7 +122,7 @@ func TestGoStackCheckRefusesNearMisses(t *testing.T) {
 		"truncated":            a64(0xf9400b90, 0xeb3063ff),
 		"unaligned tail":       append(a64(0xf9400b90, 0xeb3063ff), 0x69, 0x04),
 	} {
-		if sc, ok := FindGoStackCheck(ARM64, code, 0); ok {
+		if sc, ok := FindGoStackCheck(arch.ARM64, code, 0); ok {
 			t.Errorf("arm64 %s: found %+v", name, sc)
 		}
 	}
@@ -146,7 +147,7 @@ func TestGoStackCheckRealBinaries(t *testing.T) {
 		golden = append(golden, checkGoBinary(t, bin)...)
 	}
 	if *testenv.Update {
-		head := "# FindGoStackCheck on real Go functions: arch, function, its first bytes (hex), the answer\n" +
+		head := "# FindGoStackCheck on real Go functions: isa, function, its first bytes (hex), the answer\n" +
 			"# (\"end=N more=+M guard=G [tls]\" or \"none\"). Written by go test ./disasm -run TestGoStackCheckRealBinaries -update\n" +
 			"# from testdata/goprogs/values built by " + goVersion(t) + ".\n"
 		if err := os.WriteFile(goStackGolden, []byte(head+strings.Join(golden, "")), 0o644); err != nil {
@@ -183,7 +184,7 @@ func checkGoBinary(t *testing.T, bin string) []string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	arch, err := ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,20 +225,20 @@ func checkGoBinary(t *testing.T, bin string) []string {
 			continue
 		}
 		checked++
-		sc, ok := FindGoStackCheck(arch, b, s.Value)
-		calls := morestackCalls(t, arch, b, s.Value, morestack)
+		sc, ok := FindGoStackCheck(isa, b, s.Value)
+		calls := morestackCalls(t, isa, b, s.Value, morestack)
 		switch {
 		case ok && len(calls) == 0:
-			t.Errorf("%s %s: found a check %+v, but it calls no morestack", arch, s.Name, sc)
+			t.Errorf("%s %s: found a check %+v, but it calls no morestack", isa, s.Name, sc)
 		case !ok && len(calls) > 0:
-			t.Errorf("%s %s: calls morestack at %#x, but no check found (starts % x)", arch, s.Name, calls, b[:min(24, len(b))])
+			t.Errorf("%s %s: calls morestack at %#x, but no check found (starts % x)", isa, s.Name, calls, b[:min(24, len(b))])
 		case ok:
 			withCheck++
 			if sc.TLS {
 				tls++
 			}
-			if err := checkMorestackBlock(arch, b, s.Value, sc, calls); err != nil {
-				t.Errorf("%s %s: %v", arch, s.Name, err)
+			if err := checkMorestackBlock(isa, b, s.Value, sc, calls); err != nil {
+				t.Errorf("%s %s: %v", isa, s.Name, err)
 			}
 		}
 		if goldenFuncs[s.Name] {
@@ -245,14 +246,14 @@ func checkGoBinary(t *testing.T, bin string) []string {
 			if ok {
 				n = min(len(b), sc.End+8)
 			}
-			golden = append(golden, fmt.Sprintf("%s\t%s\t%s\t%s\n", arch, s.Name, hex.EncodeToString(b[:n]), renderGoStack(sc, ok, s.Value)))
+			golden = append(golden, fmt.Sprintf("%s\t%s\t%s\t%s\n", isa, s.Name, hex.EncodeToString(b[:n]), renderGoStack(sc, ok, s.Value)))
 		}
 	}
-	t.Logf("%s %s: %d functions, %d with a stack check (%d loading g from TLS)", arch, filepath.Base(bin), checked, withCheck, tls)
+	t.Logf("%s %s: %d functions, %d with a stack check (%d loading g from TLS)", isa, filepath.Base(bin), checked, withCheck, tls)
 	if checked < 1000 || withCheck < checked/3 {
 		t.Errorf("%s: only %d of %d functions have a check", bin, withCheck, checked)
 	}
-	if arch == AMD64 && tls == 0 {
+	if isa == arch.AMD64 && tls == 0 {
 		t.Errorf("%s: no ABI0 check (g from TLS) found", bin)
 	}
 	return golden
@@ -260,8 +261,8 @@ func checkGoBinary(t *testing.T, bin string) []string {
 
 // morestackCalls lists the direct calls in the function's code to a
 // morestack function, decoding it linearly from its entry.
-func morestackCalls(t *testing.T, arch Arch, b []byte, addr uint64, morestack map[uint64]string) []uint64 {
-	m, err := Boundaries(arch, b, nil)
+func morestackCalls(t *testing.T, isa arch.Arch, b []byte, addr uint64, morestack map[uint64]string) []uint64 {
+	m, err := Boundaries(isa, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func morestackCalls(t *testing.T, arch Arch, b []byte, addr uint64, morestack ma
 		if n == 0 {
 			continue
 		}
-		if target, ok := directCall(arch, b[start:start+n], addr+uint64(start)); ok && morestack[target] != "" {
+		if target, ok := directCall(isa, b[start:start+n], addr+uint64(start)); ok && morestack[target] != "" {
 			out = append(out, addr+uint64(start))
 		}
 	}
@@ -280,13 +281,13 @@ func morestackCalls(t *testing.T, arch Arch, b []byte, addr uint64, morestack ma
 
 // directCall decodes a call to an address: call rel32 on x86-64, bl on
 // arm64.
-func directCall(arch Arch, insn []byte, addr uint64) (uint64, bool) {
-	switch arch {
-	case AMD64:
+func directCall(isa arch.Arch, insn []byte, addr uint64) (uint64, bool) {
+	switch isa {
+	case arch.AMD64:
 		if len(insn) == 5 && insn[0] == 0xe8 {
 			return addr + 5 + uint64(int64(int32(binary.LittleEndian.Uint32(insn[1:])))), true
 		}
-	case ARM64:
+	case arch.ARM64:
 		if len(insn) == 4 {
 			w := binary.LittleEndian.Uint32(insn)
 			if w&0xfc000000 == 0x94000000 {
@@ -300,7 +301,7 @@ func directCall(arch Arch, insn []byte, addr uint64) (uint64, bool) {
 // checkMorestackBlock checks that the check's branch target starts the
 // block that calls morestack (register spills before the call, no branch)
 // and that the block then jumps back to the entry.
-func checkMorestackBlock(arch Arch, b []byte, addr uint64, sc GoStackCheck, calls []uint64) error {
+func checkMorestackBlock(isa arch.Arch, b []byte, addr uint64, sc GoStackCheck, calls []uint64) error {
 	if sc.Morestack <= addr+uint64(sc.End) || sc.Morestack >= addr+uint64(len(b)) {
 		return fmt.Errorf("morestack block %#x outside the function's body", sc.Morestack)
 	}
@@ -314,7 +315,7 @@ func checkMorestackBlock(arch Arch, b []byte, addr uint64, sc GoStackCheck, call
 	if call == 0 {
 		return fmt.Errorf("no morestack call after the block's start %#x (calls %#x)", sc.Morestack, calls)
 	}
-	m, err := Boundaries(arch, b, []int{int(sc.Morestack - addr)})
+	m, err := Boundaries(isa, b, []int{int(sc.Morestack - addr)})
 	if err != nil {
 		return err
 	}
@@ -325,7 +326,7 @@ func checkMorestackBlock(arch Arch, b []byte, addr uint64, sc GoStackCheck, call
 		if a < sc.Morestack || n == 0 {
 			continue
 		}
-		f, isFlow := classify(arch, b[start:start+n], a)
+		f, isFlow := classify(isa, b[start:start+n], a)
 		if a < call && isFlow {
 			return fmt.Errorf("a branch at %#x between the block's start %#x and the call %#x", a, sc.Morestack, call)
 		}
@@ -346,11 +347,11 @@ func FuzzGoStackCheck(f *testing.F) {
 	f.Add([]byte{0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0xc4, 0, 0, 0}, false)
 	f.Add([]byte{0x90, 0x0b, 0x40, 0xf9, 0xff, 0x63, 0x30, 0xeb, 0x69, 0x04, 0x00, 0x54}, true)
 	f.Fuzz(func(t *testing.T, code []byte, arm bool) {
-		arch := AMD64
+		isa := arch.AMD64
 		if arm {
-			arch = ARM64
+			isa = arch.ARM64
 		}
-		if sc, ok := FindGoStackCheck(arch, code, 0x1000); ok && (sc.End <= 0 || sc.End > len(code)) {
+		if sc, ok := FindGoStackCheck(isa, code, 0x1000); ok && (sc.End <= 0 || sc.End > len(code)) {
 			t.Fatalf("end %d outside %d bytes", sc.End, len(code))
 		}
 	})

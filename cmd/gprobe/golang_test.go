@@ -17,6 +17,7 @@ import (
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -317,7 +318,7 @@ func TestGoCLI(t *testing.T) {
 			if _, err := text.ReadAt(code, int64(s.Value-text.Addr)); err != nil {
 				t.Fatal(err)
 			}
-			sc, ok := disasm.FindGoStackCheck(disasm.AMD64, code, s.Value)
+			sc, ok := disasm.FindGoStackCheck(arch.AMD64, code, s.Value)
 			if !ok {
 				t.Fatalf("%s has no stack check", fn)
 			}

@@ -80,7 +80,7 @@ func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 // matches both ErrUnsupported and arch.ErrUnknownRegister.
 type RegisterError struct {
 	Reg uint32
-	Err error // from disasm.KprobeRegister
+	Err error // from arch.KprobeRegister
 }
 
 func (e *RegisterError) Error() string   { return e.Err.Error() }
@@ -369,12 +369,12 @@ func Translate(expr []byte, isa arch.Arch, fb FrameBase, addrSize int) (*Locatio
 		// perf: nops == 0 → -ENOENT.
 		return nil, ErrOptimizedOut
 	}
-	return translateOp(ops[0], len(ops), arch, fb)
+	return translateOp(ops[0], len(ops), isa, fb)
 }
 
 // translateOp is Translate's work on the expression's first operation o,
 // of nops.
-func translateOp(o Op, nops int, arch disasm.Arch, fb FrameBase) (*Location, error) {
+func translateOp(o Op, nops int, isa arch.Arch, fb FrameBase) (*Location, error) {
 	loc := &Location{Op: o.Atom, Ops: nops}
 	if o.Atom == opAddr {
 		loc.IsAddress = true
@@ -463,7 +463,7 @@ type Piece struct {
 // its stack-assigned arguments. A part computed any other way is an
 // *UnsupportedError (a probe fetches registers and memory, it computes
 // nothing).
-func Pieces(expr []byte, arch disasm.Arch, fb, cfa FrameBase, addrSize int) ([]Piece, error) {
+func Pieces(expr []byte, isa arch.Arch, fb, cfa FrameBase, addrSize int) ([]Piece, error) {
 	ops, err := Decode(expr, addrSize)
 	if err != nil {
 		return nil, err
@@ -482,8 +482,8 @@ func Pieces(expr []byte, arch disasm.Arch, fb, cfa FrameBase, addrSize int) ([]P
 		whole = false
 		p := Piece{Size: int64(o.Number)}
 		if len(part) > 0 {
-			if p.Unreadable = vectorRegister(part, arch); p.Unreadable == "" {
-				if p.Loc, err = simpleLocation(part, arch, fb, cfa); err != nil {
+			if p.Unreadable = vectorRegister(part, isa); p.Unreadable == "" {
+				if p.Loc, err = simpleLocation(part, isa, fb, cfa); err != nil {
 					return nil, err
 				}
 			}
@@ -492,10 +492,10 @@ func Pieces(expr []byte, arch disasm.Arch, fb, cfa FrameBase, addrSize int) ([]P
 		part = nil
 	}
 	if whole {
-		if v := vectorRegister(part, arch); v != "" {
+		if v := vectorRegister(part, isa); v != "" {
 			return []Piece{{Unreadable: v}}, nil
 		}
-		loc, err := simpleLocation(part, arch, fb, cfa)
+		loc, err := simpleLocation(part, isa, fb, cfa)
 		if err != nil {
 			return nil, err
 		}
@@ -509,7 +509,7 @@ func Pieces(expr []byte, arch disasm.Arch, fb, cfa FrameBase, addrSize int) ([]P
 
 // vectorRegister names the floating-point or vector register a part is
 // in (DW_OP_regN or DW_OP_regx alone), or is "".
-func vectorRegister(ops []Op, arch disasm.Arch) string {
+func vectorRegister(ops []Op, isa arch.Arch) string {
 	if len(ops) != 1 {
 		return ""
 	}
@@ -520,12 +520,12 @@ func vectorRegister(ops []Op, arch disasm.Arch) string {
 	case o.Atom == opRegx:
 		reg = int(uint32(o.Number))
 	}
-	name, _ := disasm.VectorRegister(arch, reg)
+	name, _ := arch.VectorRegister(isa, reg)
 	return name
 }
 
 // simpleLocation is one part of Pieces: a register, or an address.
-func simpleLocation(ops []Op, arch disasm.Arch, fb, cfa FrameBase) (*Location, error) {
+func simpleLocation(ops []Op, isa arch.Arch, fb, cfa FrameBase) (*Location, error) {
 	o := ops[0]
 	var loc *Location
 	rest := ops[1:]
@@ -534,13 +534,13 @@ func simpleLocation(ops []Op, arch disasm.Arch, fb, cfa FrameBase) (*Location, e
 		if cfa.Kind == FrameBaseNone || cfa.Reg < 0 {
 			return nil, &UnsupportedError{Op: o.Atom, Detail: "no call frame information at the address"}
 		}
-		name, err := disasm.KprobeRegister(arch, cfa.Reg)
+		name, err := arch.KprobeRegister(isa, cfa.Reg)
 		if err != nil {
 			return nil, &RegisterError{Reg: uint32(cfa.Reg), Err: err}
 		}
 		loc = &Location{Fetch: probe.Mem{Off: cfa.Offset, Inner: probe.Reg(name)}, IsAddress: true, Op: o.Atom, Ops: len(ops)}
 	default:
-		l, err := translateOp(o, len(ops), arch, fb)
+		l, err := translateOp(o, len(ops), isa, fb)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 // Part is where a piece of a value is passed by the register ABI: an
@@ -121,10 +121,10 @@ func DictOf(name string) Dict {
 // stack-assigned results follow the stack-assigned arguments, aligned to
 // 8 bytes. Go's DWARF describes where the arguments are, not the results:
 // this is how a probe on a return instruction finds them.
-func Assign(arch disasm.Arch, ts *Types, sig Signature) (Frame, error) {
-	ints, floats := arch.GoIntRegisters(), arch.GoFloatRegisters()
+func Assign(isa arch.Arch, ts *Types, sig Signature) (Frame, error) {
+	ints, floats := isa.GoIntRegisters(), isa.GoFloatRegisters()
 	if ints == nil {
-		return Frame{}, fmt.Errorf("%w: Go's register ABI on %v", ErrUnsupported, arch)
+		return Frame{}, fmt.Errorf("%w: Go's register ABI on %v", ErrUnsupported, isa)
 	}
 	if sig.ABI == ABI0 {
 		ints, floats = nil, nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -88,7 +88,7 @@ func TestAssign(t *testing.T) {
 		Args:    []*Type{ty["uint8"], ty["[2]int"], ty["uint8"]},
 		Results: []*Type{{Name: "r1", Kind: Struct, Size: 24, Fields: []Field{{"x", 0, 1}, {"y", 8, 11}}}, ty["string"]},
 	}
-	fr, err := Assign(disasm.AMD64, ts, sig)
+	fr, err := Assign(arch.AMD64, ts, sig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestAssign(t *testing.T) {
 	for i := range many {
 		many[i] = ty["int"]
 	}
-	fr, err = Assign(disasm.AMD64, ts, Signature{Args: append(many, ty["string"], ty["int"])})
+	fr, err = Assign(arch.AMD64, ts, Signature{Args: append(many, ty["string"], ty["int"])})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestAssign(t *testing.T) {
 		t.Errorf("a string past the registers: %s, then an int: %s", s, i)
 	}
 	// arm64 has sixteen; floats do not take integer registers.
-	fr, err = Assign(disasm.ARM64, ts, Signature{Args: append(many, ty["float64"], ty["string"], ty["padded"], ty["[1]int"])})
+	fr, err = Assign(arch.ARM64, ts, Signature{Args: append(many, ty["float64"], ty["string"], ty["padded"], ty["[1]int"])})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestAssign(t *testing.T) {
 		t.Errorf("arm64: %s", got)
 	}
 	// ABI0: everything on the stack, in order, aligned.
-	fr, err = Assign(disasm.AMD64, ts, Signature{ABI: ABI0, Args: []*Type{ty["bool"], ty["int"]}, Results: []*Type{ty["bool"]}})
+	fr, err = Assign(arch.AMD64, ts, Signature{ABI: ABI0, Args: []*Type{ty["bool"], ty["int"]}, Results: []*Type{ty["bool"]}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestAssign(t *testing.T) {
 		t.Errorf("ABI0: %s", got)
 	}
 	// Dictionaries.
-	fr, err = Assign(disasm.AMD64, ts, Signature{Dict: DictAfterReceiver, Args: []*Type{ty["*int"], ty["int"]}})
+	fr, err = Assign(arch.AMD64, ts, Signature{Dict: DictAfterReceiver, Args: []*Type{ty["*int"], ty["int"]}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,15 +210,15 @@ func TestFetchSynthetic(t *testing.T) {
 func TestRegisterABI(t *testing.T) {
 	for _, c := range []struct {
 		version string
-		arch    disasm.Arch
+		isa     arch.Arch
 		want    bool
 	}{
-		{"go1.26.8", disasm.AMD64, true}, {"go1.17", disasm.AMD64, true}, {"go1.16.15", disasm.AMD64, false},
-		{"go1.18beta1", disasm.ARM64, true}, {"go1.17.13", disasm.ARM64, false}, {"", disasm.AMD64, true},
-		{"devel +abc", disasm.ARM64, true},
+		{"go1.26.8", arch.AMD64, true}, {"go1.17", arch.AMD64, true}, {"go1.16.15", arch.AMD64, false},
+		{"go1.18beta1", arch.ARM64, true}, {"go1.17.13", arch.ARM64, false}, {"", arch.AMD64, true},
+		{"devel +abc", arch.ARM64, true},
 	} {
-		if got := registerABI(c.version, c.arch); got != c.want {
-			t.Errorf("registerABI(%q, %v) = %v", c.version, c.arch, got)
+		if got := registerABI(c.version, c.isa); got != c.want {
+			t.Errorf("registerABI(%q, %v) = %v", c.version, c.isa, got)
 		}
 	}
 }

@@ -3,16 +3,16 @@ package golang
 import (
 	"fmt"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
 // GoidArg is $goid: the running goroutine's id, g.goid read through the g
 // register (+152(%r14):u64 with go1.26 on x86-64). Only code that keeps g
 // in that register may use it (KeepsG).
-func GoidArg(arch disasm.Arch, rt *Runtime) probe.FetchArg {
+func GoidArg(isa arch.Arch, rt *Runtime) probe.FetchArg {
 	typ := fmt.Sprintf("u%d", 8*rt.GoidSize)
-	return probe.FetchArg{Name: probe.GoroutineField, Expr: probe.Mem{Off: rt.Goid, Inner: probe.Reg(arch.GoGRegister())}, Type: typ}
+	return probe.FetchArg{Name: probe.GoroutineField, Expr: probe.Mem{Off: rt.Goid, Inner: probe.Reg(isa.GoGRegister())}, Type: typ}
 }
 
 // PairingArgs are the fields gprobe adds to the probes of a Go function's
@@ -21,11 +21,11 @@ func GoidArg(arch disasm.Arch, rt *Runtime) probe.FetchArg {
 // probe.GoStackPointerField): the goroutine's id, the stack pointer and
 // the top of the goroutine's stack. The fields the probe already has
 // (a $goid of the user's) are not repeated.
-func PairingArgs(arch disasm.Arch, rt *Runtime, have []probe.FetchArg) []probe.FetchArg {
-	g := probe.Reg(arch.GoGRegister())
+func PairingArgs(isa arch.Arch, rt *Runtime, have []probe.FetchArg) []probe.FetchArg {
+	g := probe.Reg(isa.GoGRegister())
 	all := []probe.FetchArg{
-		GoidArg(arch, rt),
-		{Name: probe.GoStackPointerField, Expr: probe.Reg(arch.StackPointer()), Type: "x64"},
+		GoidArg(isa, rt),
+		{Name: probe.GoStackPointerField, Expr: probe.Reg(isa.StackPointer()), Type: "x64"},
 		{Name: probe.GoStackTopField, Expr: probe.Mem{Off: rt.StackHi, Inner: g}, Type: "x64"},
 	}
 	var out []probe.FetchArg

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
@@ -130,8 +130,8 @@ func stdlibRuntimeG(t *testing.T, path string) Runtime {
 
 // cfaAtEntry is the canonical frame address at a Go function's entry:
 // above the return address on x86-64, the stack pointer on arm64.
-func cfaAtEntry(arch disasm.Arch) dwarfexpr.FrameBase {
-	if arch == disasm.AMD64 {
+func cfaAtEntry(isa arch.Arch) dwarfexpr.FrameBase {
+	if isa == arch.AMD64 {
 		return dwarfexpr.FrameBase{Kind: dwarfexpr.FrameBaseCFA, Reg: 7, Offset: 8}
 	}
 	return dwarfexpr.FrameBase{Kind: dwarfexpr.FrameBaseCFA, Reg: 31}
@@ -200,7 +200,7 @@ func funcParams(cu *dwarfinfo.CU, off uint64) (args, results []*dwarf.Entry, err
 func TestAssignAgreesWithDWARF(t *testing.T) {
 	for _, goarch := range goarches {
 		f := openValues(t, goarch)
-		arch, err := disasm.ArchForMachine(f.Machine)
+		isa, err := arch.ForMachine(f.Machine)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func TestAssignAgreesWithDWARF(t *testing.T) {
 					rtypes = append(rtypes, ty)
 				}
 				sig := Signature{ABI: FuncABI(syms[entry], cu.Lines.File(sp.DeclFile)), Dict: DictOf(sp.Name), Args: types, Results: rtypes}
-				fr, err := Assign(arch, ts, sig)
+				fr, err := Assign(isa, ts, sig)
 				if err != nil {
 					t.Fatalf("%s: %v", sp.Name, err)
 				}
@@ -286,8 +286,8 @@ func TestAssignAgreesWithDWARF(t *testing.T) {
 					if !ok || len(expr) == 0 {
 						continue // dead at the entry
 					}
-					cfa := cfaAtEntry(arch)
-					ps, err := dwarfexpr.Pieces(expr, arch, cfa, cfa, 8)
+					cfa := cfaAtEntry(isa)
+					ps, err := dwarfexpr.Pieces(expr, isa, cfa, cfa, 8)
 					if err != nil {
 						t.Errorf("%s %s %s: %v", goarch, sp.Name, ts.Name(a), err)
 						continue
@@ -318,7 +318,7 @@ func TestAssignAgreesWithDWARF(t *testing.T) {
 						contradictions++
 						continue
 					}
-					got := renderPlace(PlaceOfParts(arch, fr.Args[i]), types[i].Size)
+					got := renderPlace(PlaceOfParts(isa, fr.Args[i]), types[i].Size)
 					if !samePlace(got, want) {
 						bad++
 						if bad < 20 {
@@ -401,11 +401,11 @@ func TestFetchRealValues(t *testing.T) {
 	}
 	for _, goarch := range goarches {
 		f := openValues(t, goarch)
-		arch, _ := disasm.ArchForMachine(f.Machine)
+		isa, _ := arch.ForMachine(f.Machine)
 		for _, c := range cases {
-			got, err := fetchIn(f, arch, c.fn, c.arg, c.ret)
+			got, err := fetchIn(f, isa, c.fn, c.arg, c.ret)
 			want := c.amd
-			if arch == disasm.ARM64 {
+			if isa == arch.ARM64 {
 				want = c.arm64
 			}
 			if err != nil || got != want {
@@ -421,7 +421,7 @@ func TestFetchRealValues(t *testing.T) {
 			{"main.ptrs", "t.Tags", "Tags_array="},
 			{"main.slices", "c[1].x", "has no field x"},
 		} {
-			got, err := fetchIn(f, arch, c.fn, c.arg, false)
+			got, err := fetchIn(f, isa, c.fn, c.arg, false)
 			msg := got
 			if err != nil {
 				msg = err.Error()
@@ -435,7 +435,7 @@ func TestFetchRealValues(t *testing.T) {
 
 // fetchIn fetches arg (perf's argument syntax) in function fn of f: a
 // parameter at the entry, or with ret a result by the ABI.
-func fetchIn(f *dwarfinfo.File, arch disasm.Arch, fn, arg string, ret bool) (string, error) {
+func fetchIn(f *dwarfinfo.File, isa arch.Arch, fn, arg string, ret bool) (string, error) {
 	refs, err := f.FindFuncs(dwarfinfo.ExactName(fn), true)
 	if err != nil || len(refs) == 0 {
 		return "", fmt.Errorf("no %s: %v", fn, err)
@@ -484,11 +484,11 @@ func fetchIn(f *dwarfinfo.File, arch disasm.Arch, fn, arg string, ret bool) (str
 			return "", fmt.Errorf("no result %s", a.Var)
 		}
 		sp := cu.Scopes[refs[0].Offset]
-		fr, err := Assign(arch, ts, Signature{Dict: DictOf(sp.Name), Args: ats, Results: rts})
+		fr, err := Assign(isa, ts, Signature{Dict: DictOf(sp.Name), Args: ats, Results: rts})
 		if err != nil {
 			return "", err
 		}
-		pl, ty = PlaceOfParts(arch, fr.Results[idx]), rts[idx]
+		pl, ty = PlaceOfParts(isa, fr.Results[idx]), rts[idx]
 	} else {
 		var e *dwarf.Entry
 		for _, p := range args {
@@ -504,8 +504,8 @@ func fetchIn(f *dwarfinfo.File, arch disasm.Arch, fn, arg string, ret bool) (str
 		if err != nil || !ok {
 			return "", fmt.Errorf("%s has no location at the entry: %v", a.Var, err)
 		}
-		cfa := cfaAtEntry(arch)
-		ps, err := dwarfexpr.Pieces(expr, arch, cfa, cfa, 8)
+		cfa := cfaAtEntry(isa)
+		ps, err := dwarfexpr.Pieces(expr, isa, cfa, cfa, 8)
 		if err != nil {
 			return "", err
 		}
@@ -603,7 +603,7 @@ func TestFetchAgreesWithPerf(t *testing.T) {
 		line := strings.TrimSpace(pr.Stdout)
 		fields := strings.Fields(line)
 		want := fields[len(fields)-1]
-		got, err := fetchIn(f, disasm.AMD64, q.fn, q.arg, false)
+		got, err := fetchIn(f, arch.AMD64, q.fn, q.arg, false)
 		if err != nil {
 			t.Errorf("%q: perf answers %s, gprobe: %v", spec, want, err)
 			continue

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
@@ -20,8 +21,8 @@ import (
 // places (the entry after the stack check), their values at an address
 // and at their returns, the running goroutine.
 type Program struct {
-	f    *dwarfinfo.File
-	arch disasm.Arch
+	f   *dwarfinfo.File
+	isa arch.Arch
 	// Version is the Go release that built the program ("go1.26.8"), ""
 	// when the program does not say.
 	Version string
@@ -39,24 +40,24 @@ func NewProgram(f *dwarfinfo.File) (*Program, error) {
 	if !IsGo(f) {
 		return nil, fmt.Errorf("%s: %w", f.Path, ErrNotGo)
 	}
-	arch, err := disasm.ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{f: f, arch: arch}
+	p := &Program{f: f, isa: isa}
 	if fh, err := os.Open(f.Path); err == nil {
 		if bi, err := buildinfo.Read(fh); err == nil {
 			p.Version = bi.GoVersion
 		}
 		fh.Close()
 	}
-	p.stackABI = !registerABI(p.Version, arch)
+	p.stackABI = !registerABI(p.Version, isa)
 	return p, nil
 }
 
 // registerABI reports whether Go release version (go1.N...) passes values
 // in registers on arch; an unknown version is taken for a recent one.
-func registerABI(version string, arch disasm.Arch) bool {
+func registerABI(version string, isa arch.Arch) bool {
 	minor := 0
 	if rest, ok := strings.CutPrefix(version, "go1."); ok {
 		for _, c := range rest {
@@ -69,7 +70,7 @@ func registerABI(version string, arch disasm.Arch) bool {
 	switch {
 	case minor == 0:
 		return true
-	case arch == disasm.ARM64:
+	case isa == arch.ARM64:
 		return minor >= 18
 	}
 	return minor >= 17
@@ -122,7 +123,7 @@ func (p *Program) Function(cu *dwarfinfo.CU, sp *lines.Scope, symbol string) (*F
 		size = min(size, sp.HighPC-entry)
 	}
 	if code := p.f.Code(entry, size); code != nil {
-		if sc, ok := disasm.FindGoStackCheck(p.arch, code, entry); ok {
+		if sc, ok := disasm.FindGoStackCheck(p.isa, code, entry); ok {
 			fn.Check = &sc
 			fn.Body = entry + uint64(sc.End)
 		}
@@ -148,7 +149,7 @@ func (fn *Function) errNoG() error {
 		why = "its body is ABI0 code (" + fn.Symbol + ")"
 	}
 	return fmt.Errorf("%w: $goid reads the running goroutine through %%%s, which %s does not keep: %s; read it in a Go function that calls it",
-		ErrUnsupported, fn.p.arch.GoGRegister(), fn.Scope.Name, why)
+		ErrUnsupported, fn.p.isa.GoGRegister(), fn.Scope.Name, why)
 }
 
 // Goid is $goid in fn, or why not.
@@ -160,7 +161,7 @@ func (fn *Function) Goid() (probe.FetchArg, error) {
 	if err != nil {
 		return probe.FetchArg{}, err
 	}
-	return GoidArg(fn.p.arch, rt), nil
+	return GoidArg(fn.p.isa, rt), nil
 }
 
 // Pairing is PairingArgs for fn's entry (at Body) and return probes, or
@@ -173,7 +174,7 @@ func (fn *Function) Pairing(have []probe.FetchArg) ([]probe.FetchArg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return PairingArgs(fn.p.arch, rt, have), nil
+	return PairingArgs(fn.p.isa, rt, have), nil
 }
 
 // signature reads fn's parameters: the arguments and results with their
@@ -270,7 +271,7 @@ func (fn *Function) Var(name string, addr uint64, r Request) ([]probe.FetchArg, 
 	if err != nil {
 		return nil, err
 	}
-	ps, err := dwarfexpr.Pieces(expr, fn.p.arch, cfa, cfa, fn.CU.AddrSize)
+	ps, err := dwarfexpr.Pieces(expr, fn.p.isa, cfa, cfa, fn.CU.AddrSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -338,14 +339,14 @@ func (fn *Function) Result(name string, r Request) ([]probe.FetchArg, error) {
 		if fn.types.Name(e) != name {
 			continue
 		}
-		fr, err := Assign(fn.p.arch, fn.types, sig)
+		fr, err := Assign(fn.p.isa, fn.types, sig)
 		if err != nil {
 			return nil, err
 		}
 		if r.Label == "" {
 			r.Label = name
 		}
-		return fn.types.Fetch(sig.Results[i], PlaceOfParts(fn.p.arch, fr.Results[i]), r)
+		return fn.types.Fetch(sig.Results[i], PlaceOfParts(fn.p.isa, fr.Results[i]), r)
 	}
 	return nil, fmt.Errorf("%w: %s has no result %s", ErrNoField, fn.Scope.Name, name)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
@@ -84,9 +84,9 @@ func TestProgram(t *testing.T) {
 		if p.Version != runtime.Version() || p.stackABI {
 			t.Errorf("%s: built by %q (stack ABI %v), want %s", goarch, p.Version, p.stackABI, runtime.Version())
 		}
-		arch, _ := disasm.ArchForMachine(f.Machine)
+		isa, _ := arch.ForMachine(f.Machine)
 		g := "r14"
-		if arch == disasm.ARM64 {
+		if isa == arch.ARM64 {
 			g = "x28"
 		}
 
@@ -107,7 +107,7 @@ func TestProgram(t *testing.T) {
 		strs := function(t, p, f, "main.strs")
 		name, r = request(t, "s:string")
 		got, err := strs.Var(name, strs.Body, r)
-		want := map[disasm.Arch]string{disasm.AMD64: "s=+0(%ax):string s_len=%bx:s64", disasm.ARM64: "s=+0(%x0):string s_len=%x1:s64"}[arch]
+		want := map[arch.Arch]string{arch.AMD64: "s=+0(%ax):string s_len=%bx:s64", arch.ARM64: "s=+0(%x0):string s_len=%x1:s64"}[isa]
 		if err != nil || render(got) != want {
 			t.Errorf("%s main.strs s:string = %s, %v; want %s", goarch, render(got), err, want)
 		}
@@ -129,7 +129,7 @@ func TestProgram(t *testing.T) {
 		_, r = request(t, "$retval")
 		r.Name = ""
 		ret, err := named.Retval(r)
-		wantRet := map[disasm.Arch]string{disasm.AMD64: "count=%ax:s64 err_tab=%bx:x64 err_data=%cx:x64", disasm.ARM64: "count=%x0:s64 err_tab=%x1:x64 err_data=%x2:x64"}[arch]
+		wantRet := map[arch.Arch]string{arch.AMD64: "count=%ax:s64 err_tab=%bx:x64 err_data=%cx:x64", arch.ARM64: "count=%x0:s64 err_tab=%x1:x64 err_data=%x2:x64"}[isa]
 		if err != nil || render(ret) != wantRet {
 			t.Errorf("%s main.named $retval = %s, %v; want %s", goarch, render(ret), err, wantRet)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -120,12 +120,12 @@ func (ts *Types) leaves(t *Type, off int64, out [][2]int64) ([][2]int64, error) 
 // PlaceOfParts turns the ABI's parts of a value (Assign) into a Place,
 // at a function's entry or return, where the stack-assigned area starts
 // 8 bytes above the stack pointer.
-func PlaceOfParts(arch disasm.Arch, parts []Part) Place {
+func PlaceOfParts(isa arch.Arch, parts []Part) Place {
 	var pl Place
 	for _, p := range parts {
 		l := Loc{Off: p.Off, Size: p.Size, Reg: p.Reg, Float: p.Float}
 		if p.Stack {
-			l = Loc{Off: p.Off, Size: p.Size, Base: probe.Reg(arch.StackPointer()), Mem: 8 + p.StackOff}
+			l = Loc{Off: p.Off, Size: p.Size, Base: probe.Reg(isa.StackPointer()), Mem: 8 + p.StackOff}
 		}
 		pl = append(pl, l)
 	}
