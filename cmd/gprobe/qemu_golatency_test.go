@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -58,28 +56,8 @@ func TestQemuGoLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := qemu.Run(context.Background(), qemu.Options{
-		Kernel:  k,
-		Script:  goLatencyScript(),
-		Files:   map[string][]byte{"/root/recurse": bin},
-		Collect: []string{"/tmp/golatency.json", "/tmp/goanalyze.json"},
-		Timeout: 6 * time.Minute,
-	})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, res.Output)
-	}
-	t.Logf("guest booted to the script in %v, ran in %v; output:\n%s", res.Boot, res.Elapsed, res.Output)
-	if res.Status != 0 {
-		t.Fatalf("guest script exit status %d", res.Status)
-	}
-	steps := guestSteps(res.Output)
-	if d := steps["dmesg"]; d != "" {
-		t.Errorf("the guest kernel complained:\n%s", d)
-	}
+	steps, files := runLatencyGuest(t, k, goLatencyScript(), map[string][]byte{"/root/recurse": bin}, "/tmp/golatency.json", "/tmp/goanalyze.json")
 	for name, out := range steps {
-		if name != "" && name != "dmesg" && !strings.HasSuffix(out, guestLeftEmpty+"\n") {
-			t.Errorf("step %s left something in tracefs:\n%s", name, out)
-		}
 		// The command's status is gprobe's: 0 is the program exiting 0.
 		for _, m := range regexp.MustCompile(`(?m)^status (\d+)$`).FindAllStringSubmatch(out, -1) {
 			if m[1] != "0" {
@@ -92,11 +70,11 @@ func TestQemuGoLatency(t *testing.T) {
 			Lost    int64            `json:"lost_events"`
 			Latency []latency.Result `json:"latency"`
 		}
-		if err := json.Unmarshal(res.Files[name], &rep); err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, res.Files[name])
+		if err := json.Unmarshal(files[name], &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, files[name])
 		}
 		if len(rep.Latency) != 1 || rep.Lost != 0 {
-			t.Fatalf("%s: want one row, nothing lost:\n%s", name, res.Files[name])
+			t.Fatalf("%s: want one row, nothing lost:\n%s", name, files[name])
 		}
 		return rep.Latency[0]
 	}

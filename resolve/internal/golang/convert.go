@@ -2,7 +2,6 @@ package golang
 
 import (
 	"debug/dwarf"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -144,45 +143,6 @@ func (fn *Function) expand(addr uint64, locals bool, o ArgsOptions) ([]probe.Fet
 		default:
 			return nil, err
 		}
-	}
-	return out, nil
-}
-
-// VarsAt lists the variables -V shows at addr in fn: "TYPE\tNAME" for
-// each argument (not the results) and each local of a scope holding addr
-// that Args can fetch there, as perf's -V lists them.
-func (fn *Function) VarsAt(addr uint64, locals bool) ([]string, error) {
-	names, err := fn.Params()
-	if err != nil {
-		return nil, err
-	}
-	if locals {
-		more, err := fn.locals(addr)
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, more...)
-	}
-	var out []string
-	for _, n := range names {
-		e, err := fn.findVar(fn.Scope.Offset, n, addr)
-		if err != nil {
-			return nil, err
-		}
-		if e == nil {
-			continue
-		}
-		t, err := fn.types.TypeOf(e)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := fn.Var(n, addr, Request{Name: n, Label: n}); err != nil {
-			if IsRefusal(err) && !errors.Is(err, ErrNoField) {
-				continue
-			}
-			return nil, err
-		}
-		out = append(out, t.Name+"\t"+n)
 	}
 	return out, nil
 }

@@ -230,8 +230,4 @@ func TestArgs(t *testing.T) {
 			t.Errorf("%s %q at the entry: %v, want %q", c.fn, c.arg, err, c.want)
 		}
 	}
-	fn := function(t, p, f, "main.named")
-	if vs, err := fn.VarsAt(fn.Body, true); err != nil || strings.Join(vs, ",") != "int\tn" {
-		t.Errorf("-V main.named: %q, %v", vs, err)
-	}
 }
