@@ -10,6 +10,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -128,7 +129,7 @@ func exitErrno(err error) int {
 		return 256 - int(no)
 	}
 	switch {
-	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, install.ErrHiddenAddresses):
+	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, kallsyms.ErrHiddenAddresses):
 		return 256 - int(syscall.EACCES)
 	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
 		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):

@@ -25,6 +25,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/kallsyms"
 )
 
 var (
@@ -85,7 +86,7 @@ type Options struct {
 	Features probedef.Features
 	// Symbols checks kernel symbols and addresses against the running
 	// kernel; nil reads /proc/kallsyms (once per process).
-	Symbols *Kallsyms
+	Symbols *kallsyms.Table
 	// BTF is the target kernel's BTF (probedef.BTF), for checking BTF
 	// arguments of raw lines; nil checks their syntax only.
 	BTF probedef.BTF
@@ -202,7 +203,7 @@ func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 	return nil
 }
 
-var runningKallsyms = sync.OnceValue(RunningKallsyms)
+var runningKallsyms = sync.OnceValue(kallsyms.Running)
 
 // Check reads line with the kernel's grammar as the running kernel would:
 // its README features (opts.Features), its symbols (/proc/kallsyms: a
@@ -224,7 +225,7 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 		return nil, err
 	}
 	if ks != nil && kernel && p.Target.Symbol == "" {
-		if err := ks.CheckAddress(p.Target.Address, kptrRestrict()); err != nil {
+		if err := ks.CheckAddress(p.Target.Address, kallsyms.KptrRestrict()); err != nil {
 			return nil, err
 		}
 	}
