@@ -46,6 +46,29 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// firstPath is the target an absolute path before the probe
+	// definition names, as perf takes it without -x or -m ("gprobe
+	// /bin/zsh zfree"): a .ko file is a module, anything else a binary
+	// whose path is used as given.
+	firstPath struct{ exec, module string }
+}
+
+// execPath is the user binary probed: -x, or the path before the
+// definitions.
+func (a *app) execPath(c *cli.Context) string {
+	if x := str(c, "exec"); x != "" {
+		return x
+	}
+	return a.firstPath.exec
+}
+
+// modulePath is the module probed: -m, or the .ko path before the
+// definitions.
+func (a *app) modulePath(c *cli.Context) string {
+	if m := str(c, "module"); m != "" {
+		return m
+	}
+	return a.firstPath.module
 }
 
 // tune completes the resolve options every command uses: the app's
@@ -267,8 +290,9 @@ func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
 // targetOptions are what -k, -x, -m and the debuginfod and cache settings
 // say to open (see openTarget), downloads cancelled with ctx.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
-	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
-		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
+		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "",
+		Debuginfod:  a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
 // verboseTarget says, with -v, when BTF stands in for a missing vmlinux.
@@ -358,7 +382,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: a.execPath(c) == ""})
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
@@ -533,7 +557,10 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")
+	// Without a vmlinux, perf lists the kernel's map loaded from kallsyms.
+	o := a.resolveOptions(c, false)
+	o.Target.Kallsyms = true
+	r, st := a.resolverOr(c, o, "")
 	if r == nil {
 		return st
 	}

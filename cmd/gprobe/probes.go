@@ -35,6 +35,10 @@ func init() {
 		"\t\tPT:\tLazy expression of line code.\n" +
 		"\t\tARG:\tProbe argument (local variable name or\n" +
 		"\t\t\tkprobe-tracer argument format.)\n"
+	optionHelp["-m"] = "    -m, --module <modname|path>\n" +
+		"                          target module name (for online) or path (for offline)\n"
+	optionHelp["-x"] = "    -x, --exec <executable|path>\n" +
+		"                          target executable name or path\n"
 }
 
 const (
@@ -111,7 +115,20 @@ func (a *app) rootProbes(c *cli.Context) int {
 	case c.IsSet("add"):
 		return a.addProbes(c, c.StringSlice("add"), "", "-a")
 	}
-	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
+	args := c.Args().Slice()
+	if str(c, "exec") == "" && str(c, "module") == "" && strings.HasPrefix(args[0], "/") {
+		// perf's set_target: an absolute path first names the target.
+		if strings.HasSuffix(args[0], ".ko") {
+			a.firstPath.module = args[0]
+		} else {
+			a.firstPath.exec = args[0]
+		}
+		if args = args[1:]; len(args) == 0 {
+			a.errf(c, "  Error: -x/-m must follow the probe definitions.\n\n%s\n%s%s", usageText, optionHelp["-m"], optionHelp["-x"])
+			return exitEINVAL
+		}
+	}
+	return a.addProbes(c, []string{strings.Join(args, " ")}, "", "")
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -198,7 +215,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		case dynamicMode(c):
 			dynamic = append(dynamic, d)
 		default:
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: a.execPath(c) == ""})
 			if err != nil && option == "" {
 				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
 				return nil, nil, nil, exitEINVAL
@@ -268,7 +285,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
-		} else if m := str(c, "module"); m != "" {
+		} else if m := a.modulePath(c); m != "" {
 			reqs[i].Module = m
 		}
 	}

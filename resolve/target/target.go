@@ -18,8 +18,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
@@ -32,11 +34,20 @@ import (
 type Options struct {
 	Vmlinux string // -k: a vmlinux, or a raw BTF file (a saved /sys/kernel/btf/vmlinux)
 	Exec    string // -x
-	Module  string // -m: a .ko path or a module name
+	// ExecAsGiven uses Exec's path as given in the uprobe definitions
+	// instead of its real path: perf's "perf probe /PATH FUNC" form does
+	// not resolve links.
+	ExecAsGiven bool
+	Module      string // -m: a .ko path or a module name
 	// BTF lets the running kernel's BTF (/sys/kernel/btf/vmlinux) stand in
 	// when none of the above is given and no vmlinux with debug information
 	// is found: function entry probes and their arguments still resolve.
 	BTF bool
+	// Kallsyms lets the running kernel's /proc/kallsyms stand in when none
+	// of the above is given, no vmlinux with debug information is found and
+	// BTF does not stand in: perf's map of the kernel loaded from kallsyms
+	// (-F lists it).
+	Kallsyms bool
 	// Debuginfod, when set, fetches by GNU build-id the debug information
 	// that is not on disk: the running kernel's vmlinux, a module's debug
 	// .ko, a binary's debuginfo, and source files (Target.SourcePath).
@@ -80,6 +91,9 @@ type Target struct {
 	file *dwarfinfo.File
 	btf  *btfinfo.Spec
 	opts Options
+
+	ksOnce sync.Once
+	ks     *kallsyms.Table
 }
 
 // Open opens what o names. See Options.
@@ -88,20 +102,45 @@ func Open(o Options) (*Target, error) {
 	if err == nil {
 		t.opts = o
 	}
-	if err == nil || !o.BTF || o.Vmlinux != "" || o.Exec != "" || o.Module != "" {
+	if err == nil || !o.BTF && !o.Kallsyms || o.Vmlinux != "" || o.Exec != "" || o.Module != "" {
 		return t, err
 	}
-	spec, berr := btfinfo.LoadKernel()
-	if berr != nil {
-		return nil, err
+	if o.BTF {
+		if spec, berr := btfinfo.LoadKernel(); berr == nil {
+			return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err, opts: o}, nil
+		}
 	}
-	return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err, opts: o}, nil
+	if o.Kallsyms {
+		if ks := kallsyms.Running(); ks != nil {
+			t := &Target{Path: kallsymsPath, NoDebuginfo: err, opts: o}
+			t.ksOnce.Do(func() { t.ks = ks })
+			return t, nil
+		}
+	}
+	return nil, err
+}
+
+const kallsymsPath = "/proc/kallsyms"
+
+// Kallsyms is the running kernel's symbol list when the target is the
+// running kernel without an image (BTF or kallsyms standing in for a
+// vmlinux), read on first use; nil for any other target, or when
+// /proc/kallsyms cannot be read.
+func (t *Target) Kallsyms() *kallsyms.Table {
+	if t.file != nil || t.User || t.Module != "" || t.Path != kallsymsPath && t.Path != btfinfo.KernelBTFPath {
+		return nil
+	}
+	t.ksOnce.Do(func() { t.ks = kallsyms.Running() })
+	return t.ks
 }
 
 func open(o *Options) (*Target, error) {
 	if x := o.Exec; x != "" {
-		// perf names the binary by its real path in uprobe_events.
-		x = RealPath(x)
+		// perf names the binary by its real path in uprobe_events (as
+		// given in the PATH-first form).
+		if !o.ExecAsGiven {
+			x = RealPath(x)
+		}
 		f, err := dwarfinfo.OpenWith(x, o.dwarf())
 		if err != nil {
 			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
