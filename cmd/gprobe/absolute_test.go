@@ -360,3 +360,26 @@ func uprobeHits(t *testing.T, fs *tracefs.FS, event string) int {
 	t.Fatalf("%s not in uprobe_profile:\n%s", event, b)
 	return 0
 }
+
+// Without a vmlinux, -F lists the running kernel's kallsyms as perf does
+// (its map of the kernel loaded from kallsyms).
+func TestPerfDiffKallsymsFuncs(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	if v, _ := targetVmlinux(); v != "" {
+		t.Skipf("a vmlinux of the running kernel is installed (%s): -F answers from it", v)
+	}
+	runningText(t) // kallsyms shows addresses
+	stats := &diffStats{}
+	for _, args := range [][]string{{"-F"}, {"-F", "*"}, {"-F", "vfs_*"}, {"-F", "!*"}, {"-F", "*_open|*_close"}, {"-F", "_*"}} {
+		p, g := perf.Live(args...), runGprobe(args...)
+		if !same(p, g) {
+			t.Errorf("gprobe %s differs from perf probe (%d and %d lines)", strings.Join(args, " "), strings.Count(p.Stdout, "\n"), strings.Count(g.Stdout, "\n"))
+			continue
+		}
+		if args[len(args)-1] != "!*" && p.Stdout == "" {
+			t.Errorf("%q: nothing listed", args)
+		}
+		stats.add(&stats.same, "")
+	}
+	stats.report(t)
+}
