@@ -1,5 +1,5 @@
-/* An instruction with an immediate: magic() is "mov $0x12345678,%eax; ret"
- * on x86-64. A uprobe at magic+1 (inside the mov) is accepted by the kernel
+/* An instruction with an immediate: magic() (noipa: called each time) is
+ * "mov $0x12345678,%eax; ret" on x86-64. A uprobe at magic+1 (inside the mov) is accepted by the kernel
  * and never fires, and its breakpoint byte changes the immediate the
  * program loads while it is enabled: the absolute-address tests prove
  * with it why gprobe refuses such an offset. The program prints magic()'s
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-__attribute__((noinline)) unsigned magic(void)
+__attribute__((noipa)) unsigned magic(void)
 {
 	return 0x12345678;
 }
