@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -53,6 +54,23 @@ type app struct {
 	firstPath struct{ exec, module string }
 }
 
+// mountNS is the process --target-ns (or --target) names, 0 without one,
+// -1 when the value is not a process id (target.Open refuses it).
+func mountNS(c *cli.Context) int {
+	v := str(c, "target-ns")
+	if v == "" {
+		v = str(c, "target")
+	}
+	if v == "" {
+		return 0
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return -1
+	}
+	return pid
+}
+
 // execPath is the user binary probed: -x, or the path before the
 // definitions.
 func (a *app) execPath(c *cli.Context) string {
@@ -60,6 +78,16 @@ func (a *app) execPath(c *cli.Context) string {
 		return x
 	}
 	return a.firstPath.exec
+}
+
+// user reports whether a user binary is probed: -x, the path before the
+// definitions, or --target's process's executable (targetExec).
+func (a *app) user(c *cli.Context) bool { return a.execPath(c) != "" || a.targetExec(c) }
+
+// targetExec reports whether the binary probed is the executable of
+// --target's process: --target without -x, -m or -k.
+func (a *app) targetExec(c *cli.Context) bool {
+	return str(c, "target") != "" && a.execPath(c) == "" && a.modulePath(c) == "" && str(c, "vmlinux") == ""
 }
 
 // modulePath is the module probed: -m, or the .ko path before the
@@ -101,6 +129,7 @@ var valueFlags = map[string]bool{
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
 	"max-probes": true, "filter": true, "event": true, "format": true,
+	"symfs": true, "target-ns": true, "target": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -209,6 +238,9 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
+		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
+		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
 	}
 }
 
@@ -291,7 +323,9 @@ func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
 // say to open (see openTarget), downloads cancelled with ctx.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
 	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
-		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "",
+		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
+		ProcessExec: a.targetExec(c),
+		Trace:       a.traceFunc(c),
 		Debuginfod:  a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
@@ -364,6 +398,15 @@ func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	return d
 }
 
+// traceFunc prints, with -v, what the search for debug information looked
+// at.
+func (a *app) traceFunc(c *cli.Context) func(string) {
+	if !boolean(c, "verbose") || boolean(c, "quiet") {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
+}
+
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
 		if !boolean(c, "quiet") {
@@ -382,7 +425,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: a.execPath(c) == ""})
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: !a.user(c)})
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"syscall"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/kallsyms"
+	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -176,6 +179,22 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
+	if pid := mountNS(c); pid > 0 {
+		// perf writes the definitions from the target's mount namespace,
+		// where the kernel resolves their paths.
+		if same, err := mountns.Same(pid); err != nil {
+			a.errf(c, "--target-ns: %v\n%s\n", err, addTrailer)
+			return exitENOENT
+		} else if !same {
+			fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
+			o.Stat = func(p string) (st iofs.FileInfo, err error) {
+				if derr := mountns.Do(pid, func() error { st, err = os.Stat(p); return nil }); derr != nil {
+					return nil, derr
+				}
+				return st, err
+			}
+		}
+	}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -215,7 +234,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		case dynamicMode(c):
 			dynamic = append(dynamic, d)
 		default:
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: a.execPath(c) == ""})
+			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: !a.user(c)})
 			if err != nil && option == "" {
 				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
 				return nil, nil, nil, exitEINVAL

@@ -83,27 +83,26 @@ func openFetched(o *Options, id string, open func(string) (*dwarfinfo.File, erro
 	return f, nil
 }
 
-// separateDebug replaces t's binary, which has no DWARF, by its separate
-// debug file: the distribution's (perf's order), else debuginfod's. When
-// debuginfod was asked in vain, t.FetchErr says why.
-func (t *Target) separateDebug(o *Options) {
-	for _, c := range debugCandidates(t.Path) {
-		f, err := dwarfinfo.OpenSeparate(c, t.Path)
-		if err != nil {
-			continue
-		}
-		if f.HasDWARF() {
-			t.file.Close()
-			t.file = f
-			return
-		}
-		f.Close()
+// separateDebug replaces t's image, which has no DWARF, by its separate
+// debug file (findSeparate: the distribution's places in perf's order, the
+// build-id directory, .gnu_debuglink), else debuginfod's. file is the
+// image read (within root r). When debuginfod was asked in vain,
+// t.FetchErr says why.
+func (t *Target) separateDebug(o *Options, r root, file string) {
+	if f := findSeparate(r, t.Path, file, t.file, o.Trace); f != nil {
+		t.file.Close()
+		t.file = f
+		return
 	}
 	if o.Debuginfod == nil {
 		return
 	}
 	f, err := openFetched(o, t.file.BuildID(), func(p string) (*dwarfinfo.File, error) {
-		return dwarfinfo.OpenSeparate(p, t.Path)
+		f, err := dwarfinfo.OpenSeparate(p, file)
+		if err == nil {
+			f.Path = t.Path
+		}
+		return f, err
 	})
 	if err != nil {
 		t.FetchErr = err
