@@ -113,3 +113,36 @@ func elfMachine(t *testing.T, path string) elf.Machine {
 	defer f.Close()
 	return f.Machine
 }
+
+// A global of a user binary is fetched at its file offset relative to
+// .text's mapping (@+OFF), members folded in; perf's @NAME+OFF the kernel
+// refuses for uprobes (cmd/gprobe's TestUprobeGlobals reads the values
+// for real).
+func TestUprobeGlobalsAtFileOffsets(t *testing.T) {
+	for _, flag := range []string{"-pie", "-no-pie"} {
+		bin := testenv.BuildC(t, "gcc", "../../../cmd/gprobe/testdata/uprobe/globals.c", "globals"+flag, "-O2", "-g", flag)
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := f.Section(".text")
+		syms, _ := f.Symbols()
+		f.Close()
+		off := func(name string, plus uint64) string {
+			for _, s := range syms {
+				if s.Name == name {
+					return fmt.Sprintf("@+0x%x", s.Value-(text.Addr-text.Offset)+plus)
+				}
+			}
+			t.Fatalf("%s: no symbol %s", bin, name)
+			return ""
+		}
+		_, tick := testenv.FuncSymbol(t, bin, "tick")
+		got, err := definitions(t, userResolver(t, bin), "tick gcount gstat gpt.y gptr->x gname:string")
+		want := fmt.Sprintf("p:probe_globals/tick %s:0x%x gcount=%s:s32 gstat=%s:s16 y=%s:s32 x=+0(%s):s32 gname_string=%s:string",
+			bin, tick, off("gcount", 0), off("gstat", 0), off("gpt", 4), off("gptr", 0), off("gname", 0))
+		if err != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %q, %v\nwant %q", flag, got, err, want)
+		}
+	}
+}

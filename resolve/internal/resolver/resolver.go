@@ -274,7 +274,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 		case useSymbols:
 			probes[i].Args = core.RawArgs(p.Args)
 		case tps[i].Args != nil:
-			probes[i].Args = core.FetchArgs(tps[i].Args)
+			probes[i].Args = r.im.FetchArgs(tps[i].Args)
 		}
 	}
 	if err := core.CheckLimits(probes); err != nil {
