@@ -258,7 +258,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-	), append(varsFlags(), dynamicFlags()...)...)
+	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -273,6 +273,8 @@ func (a *app) rootAction(c *cli.Context) error {
 		return a.set(a.usageError("--boot prints definitions: use it with -D"))
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
+		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
 		return a.set(a.showExits(c, c.String("line")))
 	case c.IsSet("line"):
@@ -432,30 +434,45 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		parsed = append(parsed, p)
 	}
 	feat, known := tracefs.RunningFeatures()
-	o := a.resolveOptions(c, true)
-	// What perf 6.1 cannot write (entry values at return) follows the
-	// kernel the vmlinux is.
-	o.Features, o.ImageFeatures = feat, true
-	r, st := a.resolverOr(c, o, trailer)
-	if r == nil {
+	// SDT points come from the marked binaries or perf's probe cache.
+	probes, st := a.sdtProbes(c, parsed, feat, known, trailer)
+	if st != exitOK {
 		return st
 	}
-	defer r.Close()
-	var all []probe.Probe
-	for _, p := range parsed {
-		ps, err := r.Probes(p)
-		if err != nil {
-			return a.resolveFailedOn(c, r, err, trailer)
+	if len(probes) < len(parsed) {
+		o := a.resolveOptions(c, true)
+		// What perf 6.1 cannot write (entry values at return) follows the
+		// kernel the vmlinux is.
+		o.Features, o.ImageFeatures = feat, true
+		r, st := a.resolverOr(c, o, trailer)
+		if r == nil {
+			return st
 		}
-		all = append(all, ps...)
+		defer r.Close()
+		var resolved []probe.Probe
+		for i, p := range parsed {
+			if probes[i] != nil {
+				continue
+			}
+			ps, err := r.Probes(p)
+			if err != nil {
+				return a.resolveFailedOn(c, r, err, trailer)
+			}
+			probes[i] = ps
+			resolved = append(resolved, ps...)
+		}
+		// Nothing is printed that the kernel would refuse (perf prints
+		// such lines; the write then fails with EINVAL).
+		for _, p := range resolved {
+			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
+				return exitEINVAL
+			}
+		}
 	}
-	// Nothing is printed that the kernel would refuse (perf prints such
-	// lines; the write then fails with EINVAL).
-	for _, p := range all {
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-			return exitEINVAL
-		}
+	var all []probe.Probe
+	for i := range parsed {
+		all = append(all, probes[i]...)
 	}
 	if !boolean(c, "boot") {
 		for _, p := range all {
@@ -479,6 +496,23 @@ var optionHelp = map[string]string{
 		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
 	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
 		"                          Show source code lines.\n",
+	"-a": "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
+		"                          probe point definition, where\n" +
+		"\t\tGROUP:\tGroup name (optional)\n" +
+		"\t\tEVENT:\tEvent name\n" +
+		"\t\tFUNC:\tFunction name\n" +
+		"\t\tOFF:\tOffset from function entry (in byte)\n" +
+		"\t\t%return:\tPut the probe at function return\n" +
+		"\t\tSRC:\tSource code path\n" +
+		"\t\tRL:\tRelative line number from function entry.\n" +
+		"\t\tAL:\tAbsolute line number in file.\n" +
+		"\t\tPT:\tLazy expression of line code.\n" +
+		"\t\tARG:\tProbe argument (local variable name or\n" +
+		"\t\t\tkprobe-tracer argument format.)\n",
+	"-m": "    -m, --module <modname|path>\n" +
+		"                          target module name (for online) or path (for offline)\n",
+	"-x": "    -x, --exec <executable|path>\n" +
+		"                          target executable name or path\n",
 }
 
 // parseFailed reports a definition that does not parse as perf's option

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -23,26 +22,6 @@ import (
 // 6.1's behaviour and messages. The hint after "Added new event(s):" is
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
-
-func init() {
-	optionHelp["-a"] = "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          probe point definition, where\n" +
-		"\t\tGROUP:\tGroup name (optional)\n" +
-		"\t\tEVENT:\tEvent name\n" +
-		"\t\tFUNC:\tFunction name\n" +
-		"\t\tOFF:\tOffset from function entry (in byte)\n" +
-		"\t\t%return:\tPut the probe at function return\n" +
-		"\t\tSRC:\tSource code path\n" +
-		"\t\tRL:\tRelative line number from function entry.\n" +
-		"\t\tAL:\tAbsolute line number in file.\n" +
-		"\t\tPT:\tLazy expression of line code.\n" +
-		"\t\tARG:\tProbe argument (local variable name or\n" +
-		"\t\t\tkprobe-tracer argument format.)\n"
-	optionHelp["-m"] = "    -m, --module <modname|path>\n" +
-		"                          target module name (for online) or path (for offline)\n"
-	optionHelp["-x"] = "    -x, --exec <executable|path>\n" +
-		"                          target executable name or path\n"
-}
 
 const (
 	addTrailer  = "  Error: Failed to add events."
@@ -84,11 +63,14 @@ func (a *app) delCommand() *cli.Command {
 		Name:      "del",
 		Usage:     "delete probe events (same as -d); globs like 'probe:*' and 'probe_prog:work*'",
 		ArgsUsage: "[GROUP:]EVENT...",
-		Flags:     append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}),
+		Flags:     append(append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), sdtFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
+			}
+			if boolean(c, "cache") {
+				return a.set(a.delCache(c, c.Args().Slice()))
 			}
 			return a.set(a.delProbes(c, c.Args().Slice()))
 		},
@@ -98,10 +80,17 @@ func (a *app) delCommand() *cli.Command {
 func (a *app) listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list probe events (same as -l)",
+		Usage:     "list probe events (same as -l); --sdt: the SDT markers of -x BINARY or of perf's build-id cache",
 		ArgsUsage: "[[GROUP:]EVENT]",
-		Flags:     targetFlags(),
+		Flags: append(append(targetFlags(), sdtFlags()...),
+			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
+			switch {
+			case boolean(c, "sdt"):
+				return a.set(a.listSDT(c, c.Args().Slice()))
+			case boolean(c, "cache"):
+				return a.set(a.listCache(c, c.Args().Slice()))
+			}
 			return a.set(a.listProbes(c, c.Args().Slice()))
 		},
 	}
@@ -111,8 +100,12 @@ func (a *app) listCommand() *cli.Command {
 // remaining arguments joined into one definition, as perf does).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
+	case c.IsSet("del") && boolean(c, "cache"):
+		return a.delCache(c, c.StringSlice("del"))
 	case c.IsSet("del"):
 		return a.delProbes(c, c.StringSlice("del"))
+	case c.IsSet("list") && boolean(c, "cache"):
+		return a.listCache(c, c.Args().Slice())
 	case c.IsSet("list"):
 		return a.listProbes(c, c.Args().Slice())
 	case c.IsSet("add"):
@@ -149,7 +142,7 @@ func exitErrno(err error) int {
 		return 256 - int(no)
 	}
 	switch {
-	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, kallsyms.ErrHiddenAddresses):
+	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, install.ErrHiddenAddresses):
 		return 256 - int(syscall.EACCES)
 	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
 		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
@@ -287,6 +280,17 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
+	// SDT points come from the marked binaries or perf's probe cache.
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	if st != exitOK {
+		return st
+	}
+	for i, ps := range sdtPs {
+		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+	}
+	if len(sdtPs) == len(specs) {
+		return exitOK
+	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
 	r, err := a.open(c, o)
@@ -296,6 +300,9 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	}
 	defer r.Close()
 	for i, q := range specs {
+		if sdtPs[i] != nil {
+			continue
+		}
 		ps, err := r.Probes(q)
 		if err != nil {
 			a.unfetched(c, r)

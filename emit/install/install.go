@@ -22,11 +22,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/kallsyms"
 )
 
 var (
@@ -87,7 +86,7 @@ type Options struct {
 	Features probedef.Features
 	// Symbols checks kernel symbols and addresses against the running
 	// kernel; nil reads /proc/kallsyms (once per process).
-	Symbols *kallsyms.Table
+	Symbols *Kallsyms
 	// BTF is the target kernel's BTF (probedef.BTF), for checking BTF
 	// arguments of raw lines; nil checks their syntax only.
 	BTF probedef.BTF
@@ -207,7 +206,7 @@ func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 	return nil
 }
 
-var runningKallsyms = sync.OnceValue(kallsyms.Running)
+var runningKallsyms = sync.OnceValue(RunningKallsyms)
 
 // Check reads line with the kernel's grammar as the running kernel would:
 // its README features (opts.Features), its symbols (/proc/kallsyms: a
@@ -229,7 +228,7 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 		return nil, err
 	}
 	if ks != nil && kernel && p.Target.Symbol == "" {
-		if err := ks.CheckAddress(p.Target.Address, kallsyms.KptrRestrict()); err != nil {
+		if err := ks.CheckAddress(p.Target.Address, kptrRestrict()); err != nil {
 			return nil, err
 		}
 	}
@@ -241,8 +240,8 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 // arch, with the features of the kernel here when known (else every
 // feature of Linux 6.1), no symbol or path lookups. It reads exactly the
 // line the kernel would read, so its positions are the kernel's.
-func CheckDefinition(p probe.Probe, arch disasm.Arch, feat probedef.Features, known bool) error {
-	opts := &probedef.Options{Arch: arch, NoStat: true}
+func CheckDefinition(p probe.Probe, isa arch.Arch, feat probedef.Features, known bool) error {
+	opts := &probedef.Options{Arch: isa, NoStat: true}
 	if known {
 		opts.Features = &feat
 	}
@@ -411,7 +410,13 @@ func Added(ev Event, find PointFinder) string {
 	if ev.Req.Raw() {
 		return Describe(&ev.Probe, find)
 	}
-	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, ev.Req.Module, ev.Req.Args)
+	module := ev.Req.Module
+	if ev.Probe.Kind == probe.Uprobe && ev.Probe.Target.Path != "" {
+		// Each probe's own binary: one SDT point may name markers of
+		// several (%gc__* in python3.11 and libjvm.so), as perf reports it.
+		module = ev.Probe.Target.Path
+	}
+	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, module, ev.Req.Args)
 }
 
 // List is perf -l's listing of the installed events that match: a line

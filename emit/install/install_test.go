@@ -9,7 +9,6 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/kallsyms"
 )
 
 // features612 are Debian 6.12's README features (fprobes, tprobes, BTF
@@ -22,7 +21,7 @@ func features612(t *testing.T) probedef.Features {
 	return probedef.ParseFeatures(string(b))
 }
 
-var testKallsyms = kallsyms.Read(strings.NewReader("ffffffff81000000 T _stext\nffffffff81234560 T vfs_read\n" +
+var testKallsyms = ReadKallsyms(strings.NewReader("ffffffff81000000 T _stext\nffffffff81234560 T vfs_read\n" +
 	"ffffffff81234660 T vfs_write\nffffffff81e00000 T _etext\n"))
 
 func rawRequests(t *testing.T, opts Options, lines ...string) []*Request {

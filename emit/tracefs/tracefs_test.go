@@ -14,7 +14,6 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -238,7 +237,7 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 	rel := strings.TrimSpace(string(relb))
 	is61 := strings.HasPrefix(rel, "6.1.")
 	feat := fs.Features()
-	ks := kallsyms.Running()
+	ks := install.RunningKallsyms()
 	var kbtf probedef.BTF
 	if feat.BTFArgs {
 		if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err == nil {

@@ -1,46 +1,78 @@
-// Package kallsyms reads the kernel's symbol list as /proc/kallsyms shows
-// it ("ADDR TYPE NAME[\t[MODULE]]"): what the checks before an install need
-// (does a symbol exist, is it unique, is an absolute address in the running
-// kernel's text) and what perf probe answers from it when no vmlinux is
-// found (the kernel's functions for -F, its text range for an absolute
-// address).
+// Package kallsyms reads the kernel's symbol list, /proc/kallsyms: one
+// symbol a line, "ADDR TYPE NAME", with "\t[MODULE]" after the names of a
+// module's symbols. It is the one reader of that format: the checks of
+// definitions against the running kernel (emit/install), recordings that
+// keep the list (record) and the symbolizer of recorded stacks read it
+// here.
 package kallsyms
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 )
 
-// ErrHiddenAddresses: /proc/kallsyms shows zero addresses (kptr_restrict),
-// so an absolute kernel address cannot be checked.
-var ErrHiddenAddresses = errors.New("kernel addresses are hidden")
+// Path is where the running kernel lists its symbols.
+const Path = "/proc/kallsyms"
 
-// ErrNotKernelText: an absolute kprobe address outside the running
-// kernel's text (typically an address from another machine's vmlinux on a
-// kernel relocated by KASLR).
-var ErrNotKernelText = errors.New("address is not in the running kernel's text")
+// Read returns the running kernel's list.
+func Read() ([]byte, error) { return os.ReadFile(Path) }
 
-// Table is a kallsyms text. The text is kept as read and searched per
-// symbol: a handful of lookups per run costs far less than indexing ~100k
-// names (seconds on a slow guest).
-type Table struct {
-	data         []byte
-	stext, etext uint64
-	// Hidden reports that every address read as zero (kptr_restrict, or not
-	// CAP_SYSLOG).
+// Symbol is one line of the list.
+type Symbol struct {
+	Addr   uint64
+	Type   byte   // 'T', 't', 'W', 'd', ...
+	Name   string // without its module
+	Module string // "" for vmlinux
+}
+
+// Each calls fn with every well-formed line of data in order, until fn
+// returns false. Lines that are not "ADDR TYPE NAME [MODULE]" are skipped.
+func Each(data []byte, fn func(Symbol) bool) {
+	for rest := data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if s, ok := parse(line); ok && !fn(s) {
+			return
+		}
+	}
+}
+
+// parse reads one line; the fields are separated by white space.
+func parse(line []byte) (Symbol, bool) {
+	f := bytes.Fields(line)
+	if len(f) < 3 || len(f[1]) != 1 {
+		return Symbol{}, false
+	}
+	a, err := strconv.ParseUint(string(f[0]), 16, 64)
+	if err != nil {
+		return Symbol{}, false
+	}
+	s := Symbol{Addr: a, Type: f[1][0], Name: string(f[2])}
+	if len(f) > 3 {
+		s.Module = string(bytes.Trim(f[3], "[]"))
+	}
+	return s, true
+}
+
+// List is a list as read, searched per name without indexing it: a
+// handful of lookups per run costs far less than indexing ~100k names
+// (seconds on a slow guest).
+type List struct {
+	data []byte
+	// Hidden reports that every address reads as zero (kptr_restrict, or
+	// no CAP_SYSLOG).
 	Hidden bool
 }
 
-// Read reads kallsyms text.
-func Read(r io.Reader) *Table {
-	data, _ := io.ReadAll(r)
-	k := &Table{data: data, Hidden: true}
+// New returns the list data.
+func New(data []byte) *List {
+	k := &List{data: data, Hidden: true}
 	for rest := data; len(rest) > 0 && k.Hidden; {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -54,23 +86,11 @@ func Read(r io.Reader) *Table {
 			}
 		}
 	}
-	k.stext = k.Address("_stext")
-	k.etext = k.Address("_etext")
 	return k
 }
 
-// Running reads /proc/kallsyms, or returns nil when it cannot be read.
-func Running() *Table {
-	f, err := os.Open("/proc/kallsyms")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	return Read(f)
-}
-
 // each calls fn with the start of every line whose name field is sym.
-func (k *Table) each(sym string, fn func(lineStart int)) {
+func (k *List) each(sym string, fn func(lineStart int)) {
 	pat := []byte(" " + sym)
 	for off := 0; ; {
 		i := bytes.Index(k.data[off:], pat)
@@ -93,8 +113,8 @@ func (k *Table) each(sym string, fn func(lineStart int)) {
 	}
 }
 
-// Address is the address of the first line naming sym, 0 if none.
-func (k *Table) Address(sym string) uint64 {
+// Address is the address of the first symbol named sym, 0 if none.
+func (k *List) Address(sym string) uint64 {
 	var addr uint64
 	k.each(sym, func(start int) {
 		if addr != 0 {
@@ -107,79 +127,50 @@ func (k *Table) Address(sym string) uint64 {
 	return addr
 }
 
-// Count returns how many kallsyms entries are named sym.
-func (k *Table) Count(sym string) int {
+// Count returns how many symbols are named sym.
+func (k *List) Count(sym string) int {
 	n := 0
 	k.each(sym, func(int) { n++ })
 	return n
 }
 
-// Text is the running kernel's text, [_stext, _etext); ok is false when
-// kallsyms does not say (addresses hidden, or a symbol missing).
-func (k *Table) Text() (start, end uint64, ok bool) {
-	if k.Hidden || k.stext == 0 || k.etext <= k.stext {
+// Text is the kernel's text, from _stext to _etext; ok is false when the
+// list does not say (addresses hidden, or a symbol missing).
+func (k *List) Text() (start, end uint64, ok bool) {
+	start, end = k.Address("_stext"), k.Address("_etext")
+	if k.Hidden || start == 0 || end <= start {
 		return 0, 0, false
 	}
-	return k.stext, k.etext, true
-}
-
-// CheckAddress checks an absolute kprobe address against the running
-// kernel's text. restrict is /proc/sys/kernel/kptr_restrict, for the message
-// (KptrRestrict).
-func (k *Table) CheckAddress(addr uint64, restrict string) error {
-	if k.Hidden {
-		return fmt.Errorf("%w: cannot check the absolute address 0x%x, /proc/kallsyms shows no addresses (kernel.kptr_restrict=%s; run as root with kptr_restrict <= 1, or probe SYMBOL+OFFSET instead)",
-			ErrHiddenAddresses, addr, restrict)
-	}
-	if k.stext != 0 && k.etext != 0 && (addr < k.stext || addr >= k.etext) {
-		return fmt.Errorf("%w: 0x%x is outside 0x%x-0x%x (an address from another kernel image, or KASLR? probe SYMBOL+OFFSET instead)",
-			ErrNotKernelText, addr, k.stext, k.etext)
-	}
-	return nil
+	return start, end, true
 }
 
 // Functions is perf probe -F without a vmlinux: the names of perf's map of
 // the kernel loaded from kallsyms (machine__load_kallsyms): symbols of the
-// kernel itself, not of a module ("\t[MODULE]"), whose type is text, weak,
-// data or bss in either case (perf's symbol_type__filter), except ARM's
-// local "$" symbols, with duplicates, those match keeps, sorted as strcmp
-// sorts.
-func (k *Table) Functions(match func(string) bool) []string {
+// kernel itself, not of a module, whose type is text, weak, data or bss in
+// either case (perf's symbol_type__filter), except ARM's local "$"
+// symbols, with duplicates, those match keeps, sorted as strcmp sorts.
+func (k *List) Functions(match func(string) bool) []string {
 	var out []string
-	for rest := k.data; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		// ADDR SP TYPE SP NAME [TAB [MODULE]]
-		sp := bytes.IndexByte(line, ' ')
-		if sp < 0 || len(line) < sp+4 || line[sp+2] != ' ' {
-			continue
-		}
-		switch line[sp+1] {
+	Each(k.data, func(s Symbol) bool {
+		switch s.Type {
 		case 'T', 't', 'W', 'w', 'D', 'd', 'B', 'b':
 		default:
-			continue
+			return true
 		}
-		name := line[sp+3:]
-		if bytes.IndexByte(name, '\t') >= 0 || len(name) == 0 || name[0] == '$' {
-			continue
+		if s.Module == "" && s.Name != "" && s.Name[0] != '$' && match(s.Name) {
+			out = append(out, s.Name)
 		}
-		if n := string(name); match(n) {
-			out = append(out, n)
-		}
-	}
+		return true
+	})
 	sort.Strings(out)
 	return out
 }
 
-// KptrRestrict is /proc/sys/kernel/kptr_restrict ("?" if unreadable).
-func KptrRestrict() string {
-	b, err := os.ReadFile("/proc/sys/kernel/kptr_restrict")
+// Running reads the running kernel's list, nil when it cannot be read.
+func Running() *List {
+	data, err := Read()
 	if err != nil {
-		return "?"
+		return nil
 	}
-	return strings.TrimSpace(string(b))
+	return New(data)
 }

@@ -1,47 +1,83 @@
 package kallsyms
 
 import (
-	"errors"
+	"os"
 	"strings"
 	"testing"
 )
 
-func TestKallsymsSymbols(t *testing.T) {
-	n := Read(strings.NewReader("ffffffff81000000 T _text\n" +
-		"ffffffff81234560 t name_show\nffffffff81234999 t name_show\n" +
-		"ffffffffc0001000 t ext4_sync_fs\t[ext4]\nffffffff82000000 D jiffies\n")).Count
-	for sym, want := range map[string]int{"name_show": 2, "_text": 1, "ext4_sync_fs": 1, "jiffies": 1, "nosuch": 0} {
-		if got := n(sym); got != want {
-			t.Errorf("%s: %d, want %d", sym, got, want)
-		}
+const sample = "ffffffff81000000 T _stext\n" +
+	"ffffffff81234560 T vfs_read\n" +
+	"ffffffff81234560 t vfs_read_alias\n" +
+	"ffffffffc0001000 t loop_init\t[loop]\n" +
+	"ffffffffc0002000 t vfs_read\t[other]\n" +
+	"garbage\n" +
+	"ffffffff81e00000 T _etext"
+
+func TestEach(t *testing.T) {
+	var got []Symbol
+	Each([]byte(sample), func(s Symbol) bool { got = append(got, s); return true })
+	if len(got) != 6 {
+		t.Fatalf("%d symbols: %+v", len(got), got)
+	}
+	if s := got[3]; s.Addr != 0xffffffffc0001000 || s.Type != 't' || s.Name != "loop_init" || s.Module != "loop" {
+		t.Errorf("module symbol: %+v", s)
+	}
+	if s := got[5]; s.Name != "_etext" || s.Module != "" {
+		t.Errorf("last line without newline: %+v", s)
+	}
+	n := 0
+	Each([]byte(sample), func(Symbol) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("Each went on after false: %d", n)
 	}
 }
 
-func TestKallsymsAddresses(t *testing.T) {
-	const text = "ffffffff81000000 T _stext\nffffffff81234560 t vfs_read\nffffffff81e00000 T _etext\n"
-	k := Read(strings.NewReader(text))
+func TestList(t *testing.T) {
+	k := New([]byte(sample))
 	if k.Hidden {
-		t.Fatal("addresses reported hidden")
+		t.Error("addresses read as hidden")
 	}
-	if err := k.CheckAddress(0xffffffff81234560, "0"); err != nil {
-		t.Errorf("address in text: %v", err)
+	for name, want := range map[string]int{"vfs_read": 2, "vfs_read_alias": 1, "loop_init": 1, "vfs": 0, "read": 0, "T": 0} {
+		if got := k.Count(name); got != want {
+			t.Errorf("Count(%q) = %d, want %d", name, got, want)
+		}
 	}
-	err := k.CheckAddress(0xffffffff9a000000, "0")
-	if !errors.Is(err, ErrNotKernelText) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("address outside text: %v", err)
+	if a := k.Address("_etext"); a != 0xffffffff81e00000 {
+		t.Errorf("Address(_etext) = %#x", a)
 	}
-	hidden := Read(strings.NewReader("0000000000000000 T _stext\n0000000000000000 t vfs_read\n0000000000000000 T _etext\n"))
-	err = hidden.CheckAddress(0xffffffff81234560, "2")
-	if !hidden.Hidden || !errors.Is(err, ErrHiddenAddresses) || !strings.Contains(err.Error(), "kernel.kptr_restrict=2") {
-		t.Errorf("hidden addresses: %v", err)
+	if a := k.Address("nosuch"); a != 0 {
+		t.Errorf("Address(nosuch) = %#x", a)
 	}
-	if hidden.Count("vfs_read") != 1 {
-		t.Error("names must still count when addresses are hidden")
+	if !New([]byte("0000000000000000 T _stext\n0000000000000000 T vfs_read\n")).Hidden {
+		t.Error("zero addresses not hidden")
+	}
+}
+
+// TestRunning: the running kernel's list reads, and every line of it is
+// well formed.
+func TestRunning(t *testing.T) {
+	data, err := Read()
+	if err != nil {
+		t.Skipf("%s: %v", Path, err)
+	}
+	lines, n := 0, 0
+	for _, c := range data {
+		if c == '\n' {
+			lines++
+		}
+	}
+	Each(data, func(Symbol) bool { n++; return true })
+	if n != lines || n == 0 {
+		t.Errorf("%d lines, %d symbols read", lines, n)
+	}
+	if _, err := os.Stat(Path); err != nil {
+		t.Error(err)
 	}
 }
 
 func TestFunctions(t *testing.T) {
-	k := Read(strings.NewReader("ffffffff81000000 T _stext\n" +
+	k := New([]byte("ffffffff81000000 T _stext\n" +
 		"ffffffff81000010 t zeta\nffffffff81000020 T alpha\nffffffff81000030 t zeta\n" +
 		"ffffffff81000040 W weak_one\nffffffff82000000 D jiffies\nffffffff82000100 d local_data\n" +
 		"ffffffff82100000 B bss_one\nffffffff82100100 b bss_local\nffffffff82200000 R rodata_one\n" +
@@ -59,5 +95,8 @@ func TestFunctions(t *testing.T) {
 	}
 	if lo, hi, ok := k.Text(); !ok || lo != 0xffffffff81000000 || hi != 0xffffffff82209988 {
 		t.Errorf("Text() = %x %x %v", lo, hi, ok)
+	}
+	if _, _, ok := New([]byte("0000000000000000 T _stext\n0000000000000000 T _etext\n")).Text(); ok {
+		t.Error("Text() with hidden addresses")
 	}
 }

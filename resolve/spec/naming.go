@@ -38,8 +38,9 @@ func eventBase(base string) string {
 // EventName is the event name perf 6.1 derives from base (a function or
 // symbol name, or the user's EVENT) for C targets when it is not taken yet:
 // see eventBase, plus "__return" for return probes. The result is not
-// validated; perf then requires IsCFuncName and a length below
-// probedef.MaxEventNameLen, the kernel's limit too ("Internal error: \"%s\" is an invalid event name.").
+// validated; perf then requires IsCFuncName ("Internal error: \"%s\" is an
+// invalid event name.") and a length the kernel takes
+// (probedef.EventNameCode).
 func EventName(base string, ret bool) string {
 	n := eventBase(base)
 	if ret {

@@ -115,7 +115,7 @@ type Target struct {
 	opts Options
 
 	ksOnce sync.Once
-	ks     *kallsyms.Table
+	ks     *kallsyms.List
 }
 
 // Open opens what o names. See Options.
@@ -173,7 +173,7 @@ const kallsymsPath = "/proc/kallsyms"
 // running kernel without an image (BTF or kallsyms standing in for a
 // vmlinux), read on first use; nil for any other target, or when
 // /proc/kallsyms cannot be read.
-func (t *Target) Kallsyms() *kallsyms.Table {
+func (t *Target) Kallsyms() *kallsyms.List {
 	if t.file != nil || t.User || t.Module != "" || t.Path != kallsymsPath && t.Path != btfinfo.KernelBTFPath {
 		return nil
 	}

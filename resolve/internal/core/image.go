@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/symtab"
@@ -23,7 +23,7 @@ type Image struct {
 	// Module is the kernel module (-m); nil for other images.
 	Module *Module
 	// Arch is the target's architecture: the image's, else the one given.
-	Arch disasm.Arch
+	Arch arch.Arch
 	Opts Options
 
 	// NoBoundaryCheck leaves out the instruction-boundary check, as perf
@@ -56,9 +56,9 @@ type Module struct {
 }
 
 // New returns the image f with opts. user selects uprobes (-x). Without an
-// image (f nil), arch is the target's architecture (the zero value: the
+// image (f nil), isa is the target's architecture (the zero value: the
 // running machine's).
-func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, error) {
+func New(f *dwarfinfo.File, user bool, isa arch.Arch, opts Options) (*Image, error) {
 	if opts.MaxProbes <= 0 {
 		opts.MaxProbes = 128
 	}
@@ -66,17 +66,17 @@ func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, 
 		opts.Warn = func(string) {}
 	}
 	if f == nil {
-		arch, err := arch.OrHost()
+		isa, err := isa.OrHost()
 		if err != nil {
 			return nil, err
 		}
-		return &Image{User: user, Opts: opts, Arch: arch}, nil
+		return &Image{User: user, Opts: opts, Arch: isa}, nil
 	}
-	arch, err := disasm.ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	return &Image{File: f, User: user, Opts: opts, Arch: arch}, nil
+	return &Image{File: f, User: user, Opts: opts, Arch: isa}, nil
 }
 
 // NewModule returns the kernel module f (an ET_REL .ko file, possibly the

@@ -216,10 +216,12 @@ func FreeEventName(name, base string, used map[string]bool) (string, error) {
 	return CheckEventName(name)
 }
 
-// CheckEventName returns name, or perf's error when the kernel would not
-// take it as an event name.
+// CheckEventName returns name, or an error when the kernel's rule
+// (probedef.EventNameCode) finds it too long, or perf's "Internal error"
+// when it is not a C name as perf's is_c_func_name reads one. The whole
+// definition is read by probedef afterwards.
 func CheckEventName(name string) (string, error) {
-	if len(name) >= probedef.MaxEventNameLen {
+	if probedef.EventNameCode(name) == "EVENT_TOO_LONG" {
 		return "", Errorf(ErrInvalid, "Event name %q is too long (the kernel allows %d characters).", name, probedef.MaxEventNameLen-1)
 	}
 	if !spec.IsCFuncName(name) {
@@ -228,30 +230,25 @@ func CheckEventName(name string) (string, error) {
 	return name, nil
 }
 
-// Kernel limits on one fetch argument (kernel/trace/trace_probe.h).
-const (
-	maxArgStrLen  = 63 // MAX_ARGSTR_LEN: the body after NAME=, type included
-	maxArgNameLen = 32 // MAX_ARG_NAME_LEN
-)
-
-// CheckLimits refuses definitions the kernel would reject for their size,
-// before anything is printed or written: perf emits them, and the write
-// then fails with E2BIG-style errors in error_log.
+// CheckLimits refuses definitions the kernel would reject for their size
+// (emit/probedef's limits), before anything is printed or written, with
+// gprobe's advice: perf emits them, and the write then fails with
+// E2BIG-style errors in error_log.
 func CheckLimits(ps []probe.Probe) error {
 	for _, p := range ps {
 		if len(p.Args) > probedef.MaxTraceArgs {
 			return Errorf(ErrInvalid, "%s/%s: %d arguments; the kernel accepts at most %d.", p.Group, p.Event, len(p.Args), probedef.MaxTraceArgs)
 		}
 		for _, a := range p.Args {
-			if len(a.Name) > maxArgNameLen {
-				return Errorf(ErrInvalid, "%s/%s: argument name %q is %d characters long; the kernel accepts at most %d. Name it with NAME=ARG.", p.Group, p.Event, a.Name, len(a.Name), maxArgNameLen)
+			if len(a.Name) > probedef.MaxArgNameLen {
+				return Errorf(ErrInvalid, "%s/%s: argument name %q is %d characters long; the kernel accepts at most %d. Name it with NAME=ARG.", p.Group, p.Event, a.Name, len(a.Name), probedef.MaxArgNameLen)
 			}
 			body := a.Expr.String()
 			if a.Type != "" {
 				body += ":" + a.Type
 			}
-			if len(body) > maxArgStrLen {
-				return Errorf(ErrInvalid, "%s/%s: argument %s is %q, %d characters; the kernel accepts at most %d per argument.", p.Group, p.Event, a.Name, body, len(body), maxArgStrLen)
+			if len(body) > probedef.MaxArgStrLen {
+				return Errorf(ErrInvalid, "%s/%s: argument %s is %q, %d characters; the kernel accepts at most %d per argument.", p.Group, p.Event, a.Name, body, len(body), probedef.MaxArgStrLen)
 			}
 		}
 	}

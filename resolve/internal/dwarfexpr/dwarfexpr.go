@@ -34,7 +34,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/dwbuf"
 )
@@ -73,7 +73,7 @@ func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
 // RegisterError is a register number with no kprobe name on the arch. perf
 // prints this text as a warning and then ErrUnsupported's message; the error
-// matches both ErrUnsupported and disasm.ErrUnknownRegister.
+// matches both ErrUnsupported and arch.ErrUnknownRegister.
 type RegisterError struct {
 	Reg uint32
 	Err error // from disasm.KprobeRegister
@@ -351,12 +351,12 @@ func ParseFrameBase(expr []byte, addrSize int) (fb FrameBase, needCFA bool, err 
 }
 
 // Translate converts expr, the location expression of a variable at the probe
-// address, into a fetch argument for arch. fb is the function's frame base at
+// address, into a fetch argument for isa. fb is the function's frame base at
 // that address; addrSize is the CU address size.
 //
 // Result: (loc, nil) or (nil, err) where err matches ErrUnsupported,
-// ErrOptimizedOut (and ErrMalformed), or is an arch error from disasm.
-func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Location, error) {
+// ErrOptimizedOut (and ErrMalformed), or is an arch error (disasm/arch).
+func Translate(expr []byte, isa arch.Arch, fb FrameBase, addrSize int) (*Location, error) {
 	ops, err := Decode(expr, addrSize)
 	if err != nil {
 		return nil, err
@@ -412,9 +412,9 @@ func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Loca
 	default:
 		return nil, &UnsupportedError{Op: atom, Detail: fmt.Sprintf("DW_OP %x is not supported.", atom)}
 	}
-	name, err := disasm.KprobeRegister(arch, int(regn))
+	name, err := arch.KprobeRegister(isa, int(regn))
 	if err != nil {
-		if errors.Is(err, disasm.ErrUnknownRegister) {
+		if errors.Is(err, arch.ErrUnknownRegister) {
 			return nil, &RegisterError{Reg: regn, Err: err}
 		}
 		return nil, err

@@ -15,7 +15,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/perfbug"
@@ -138,14 +138,14 @@ func coreOptions(o Options) core.Options {
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
 // the running machine's).
-func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, arch disasm.Arch, co core.Options) (*core.Image, error) {
-	return core.New(f, user, arch, co)
+func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, co core.Options) (*core.Image, error) {
+	return core.New(f, user, isa, co)
 }
 
 // fromImage is a resolver for the image f, or for BTF alone (f nil, bt
 // and arch given), without a target.
-func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, arch disasm.Arch, o Options) (*Resolver, error) {
-	im, err := newImage(f, user, bt, arch, coreOptions(o))
+func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, o Options) (*Resolver, error) {
+	im, err := newImage(f, user, bt, isa, coreOptions(o))
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (r *Resolver) Close() {
 
 // Arch returns the target's architecture: the image's, else the running
 // machine's.
-func (r *Resolver) Arch() disasm.Arch { return r.im.Arch }
+func (r *Resolver) Arch() arch.Arch { return r.im.Arch }
 
 // HasDWARF reports whether the target has DWARF: source lines, locals and
 // inline instances resolve only then (else symbols and BTF answer).

@@ -1,23 +1,37 @@
-package disasm
+// Package arch describes each architecture gprobe supports, once: its ELF
+// machine, the names the kernel and perf give it and its registers (a
+// DWARF register number as a kprobe fetch argument names it, the registers
+// a fetch argument may name) and the registers of its C calling
+// convention. It is a leaf every layer may import: the grammar checker
+// (emit/probedef), the DWARF and BTF readers and the disassembler.
+package arch
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+)
+
+var (
+	// ErrUnsupported: the architecture or ELF machine is not handled.
+	ErrUnsupported = errors.New("unsupported architecture")
+	// ErrUnknownRegister: a DWARF register number has no kprobe name.
+	ErrUnknownRegister = errors.New("unknown DWARF register")
 )
 
 // Arch is an instruction set architecture gprobe supports, and the one
 // place that describes it: its ELF machine, its names, the registers kprobe
 // fetch arguments name, and the registers of its C calling convention.
 // Adding an architecture means adding its entry to arches and a decoder
-// (Boundaries, Map.Insn). What is not a table stays with its user: the
+// (disasm.Boundaries, disasm.Map.Insn). What is not a table stays with its user: the
 // calling convention's rules (btfinfo.ParamRegs), ELF relocations
 // (dwarfinfo), and the kernel's x86 ENDBR entry offset (probedef).
 type Arch int
 
 // Supported architectures. The zero value is not a valid Arch; options that
-// take an Arch read it as "the running machine" (HostArch).
+// take an Arch read it as "the running machine" (Host).
 const (
 	AMD64 Arch = iota + 1
 	ARM64
@@ -110,16 +124,16 @@ func (a Arch) String() string {
 	return fmt.Sprintf("Arch(%d)", int(a))
 }
 
-// ArchForMachine returns the Arch for an ELF machine: EM_X86_64 gives AMD64
+// ForMachine returns the Arch for an ELF machine: EM_X86_64 gives AMD64
 // and EM_AARCH64 gives ARM64. Any other machine gives an error wrapping
-// ErrUnsupportedArch.
-func ArchForMachine(m elf.Machine) (Arch, error) {
+// ErrUnsupported.
+func ForMachine(m elf.Machine) (Arch, error) {
 	for a := AMD64; int(a) < len(arches); a++ {
 		if arches[a].machine == m {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupportedArch)
+	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupported)
 }
 
 // Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an
@@ -131,26 +145,26 @@ func (a Arch) Machine() elf.Machine {
 	return elf.EM_NONE
 }
 
-// HostArch returns the Arch of the machine gprobe runs on. On any other
-// machine it returns an error wrapping ErrUnsupportedArch.
-func HostArch() (Arch, error) {
+// Host returns the Arch of the machine gprobe runs on. On any other
+// machine it returns an error wrapping ErrUnsupported.
+func Host() (Arch, error) {
 	for a := AMD64; int(a) < len(arches); a++ {
 		if arches[a].goarch == runtime.GOARCH {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("GOARCH %s: %w", runtime.GOARCH, ErrUnsupportedArch)
+	return 0, fmt.Errorf("GOARCH %s: %w", runtime.GOARCH, ErrUnsupported)
 }
 
-// OrHost returns a, or HostArch() if a is the zero Arch: options that take
+// OrHost returns a, or Host() if a is the zero Arch: options that take
 // an Arch mean the running machine by the zero value. An invalid a gives an
-// error wrapping ErrUnsupportedArch.
+// error wrapping ErrUnsupported.
 func (a Arch) OrHost() (Arch, error) {
 	switch {
 	case a == 0:
-		return HostArch()
+		return Host()
 	case a.info() == nil:
-		return 0, fmt.Errorf("arch %v: %w", a, ErrUnsupportedArch)
+		return 0, fmt.Errorf("arch %v: %w", a, ErrUnsupported)
 	}
 	return a, nil
 }
@@ -215,11 +229,11 @@ func (e *RegisterError) Unwrap() error { return ErrUnknownRegister }
 // and 31 gives sp. Any other number gives a *RegisterError (wrapping
 // ErrUnknownRegister) whose text is perf's: "Mapping for the register number
 // N missing on this architecture." An invalid arch gives an error wrapping
-// ErrUnsupportedArch.
+// ErrUnsupported.
 func KprobeRegister(arch Arch, dwarfReg int) (string, error) {
 	i := arch.info()
 	if i == nil {
-		return "", fmt.Errorf("arch %v: %w", arch, ErrUnsupportedArch)
+		return "", fmt.Errorf("arch %v: %w", arch, ErrUnsupported)
 	}
 	if dwarfReg < 0 || dwarfReg >= len(i.dwarfRegs) {
 		return "", &RegisterError{Arch: arch, Reg: dwarfReg}
