@@ -326,9 +326,9 @@ func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
 	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
 		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
-		ProcessExec: a.targetExec(c),
-		Trace:       a.traceFunc(c),
-		Debuginfod:  a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
+		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
+		Trace:      a.traceFunc(c),
+		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
 // verboseTarget says, with -v, when BTF stands in for a missing vmlinux.

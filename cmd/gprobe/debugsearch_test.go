@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 )
 
 // Stripped binaries and their separate debug information, laid out where
@@ -152,11 +153,32 @@ func TestPerfDiffSeparateDebug(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := func(dir string) string { return filepath.Join(dir, "bin", "prog") }
+	// perf's build-id cache (HOME/.debug) holding the stripped binary
+	// (its "elf", with symbols) and, with debug, its debug file.
+	cached := func(debug bool) func(t *testing.T, home string) {
+		return func(t *testing.T, home string) {
+			c := &perfcache.Cache{Root: filepath.Join(home, ".debug")}
+			bid, real, err := c.Add(b.stripped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if debug {
+				dbg, err := os.ReadFile(b.debug)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(c.Dir(real, bid), "debug"), dbg, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 	cases := []struct {
 		name  string
 		files map[string]string // within the layout; "bin/prog" is probed
 		symfs string            // within the layout
 		kind  separateKind
+		home  func(t *testing.T, home string)
 	}{
 		// .gnu_debuglink: the binary's directory, its .debug/.
 		{name: "debuglink-dir", files: map[string]string{"bin/prog": b.stripped, "bin/prog.debug": b.debug}, kind: debugLink},
@@ -174,6 +196,10 @@ func TestPerfDiffSeparateDebug(t *testing.T) {
 		{name: "symfs-symbols", files: map[string]string{"bin/prog": strippedAllNoLink(t, b), "root/@BIN@": b.stripped}, symfs: "root", kind: debugNone},
 		// ... and its DWARF.
 		{name: "symfs-dwarf", files: map[string]string{"bin/prog": b.stripped, "root/@BIN@": b.full}, symfs: "root"},
+		// perf's build-id cache: symbols of a binary without any from
+		// the copy there (perf's dso__load), its debug file (gprobe).
+		{name: "perf-cache-elf", files: map[string]string{"bin/prog": strippedAllNoLink(t, b)}, kind: debugNone, home: cached(false)},
+		{name: "perf-cache-debug", files: map[string]string{"bin/prog": b.stripped}, home: cached(true)},
 	}
 	full := layout(t, "unstripped", map[string]string{"bin/prog": b.full})
 	stats := &diffStats{}
@@ -186,20 +212,29 @@ func TestPerfDiffSeparateDebug(t *testing.T) {
 			}
 			root = layout(t, c.name, files)
 			alone := layout(t, c.name+"-alone", map[string]string{"bin/prog": c.files["bin/prog"]})
+			// perf and gprobe share a build-id cache of the test's own
+			// (perf adds every -x binary to it); the oracles get empty ones.
+			home := testenv.Home(t)
+			if c.home != nil {
+				c.home(t, home)
+			}
+			t.Setenv("HOME", home)
+			probe := func(args ...string) result { return perf.ProbeIn(home, args...) }
+			oracle := func(args ...string) result { return perf.ProbeIn(testenv.Home(t), args...) }
 			for _, q := range separateQuestions {
 				args := append([]string{"-x", bin(root), "-s", src}, q...)
 				if c.symfs != "" {
 					args = append([]string{"--symfs", filepath.Join(root, c.symfs)}, args...)
 				}
-				g, p := runGprobe(args...), perf.Probe(args...)
+				g, p := runGprobe(args...), probe(args...)
 				var want result
 				switch c.kind {
 				case debugFound, debugLink:
-					want = unreplace(perf.Probe(append([]string{"-x", bin(full), "-s", src}, q...)...), full, root)
+					want = unreplace(oracle(append([]string{"-x", bin(full), "-s", src}, q...)...), full, root)
 				case debugStale:
 					// (without --symfs: perf then reads the binary's
 					// symbols only from there)
-					want = unreplace(perf.Probe(append([]string{"-x", bin(alone), "-s", src}, q...)...), alone, root)
+					want = unreplace(oracle(append([]string{"-x", bin(alone), "-s", src}, q...)...), alone, root)
 				case debugNone:
 					want = p
 				}
@@ -216,7 +251,7 @@ func TestPerfDiffSeparateDebug(t *testing.T) {
 				case debugLink:
 					// Run from the binary's directory perf finds the file
 					// and answers as gprobe does.
-					if pd := perf.At(filepath.Dir(bin(root))).Probe(args...); !same(pd, g) {
+					if pd := perf.At(filepath.Dir(bin(root))).ProbeIn(home, args...); !same(pd, g) {
 						t.Errorf("perf %s run from the binary's directory:\n%s\ngprobe: %s", strings.Join(args, " "), pd, g)
 						continue
 					}
@@ -226,6 +261,9 @@ func TestPerfDiffSeparateDebug(t *testing.T) {
 				}
 				if c.symfs != "" && c.kind == debugFound && strings.HasPrefix(c.name, "symfs") {
 					why = "the --symfs copy's DWARF not read"
+				}
+				if c.home != nil {
+					why = "the debug file of its build-id cache not read for DWARF"
 				}
 				stats.add(&stats.midInsn, "perf wrong ("+why+"): "+c.name+": "+strings.Join(q, " "))
 			}

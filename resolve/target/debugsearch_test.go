@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/target"
 )
 
@@ -236,4 +237,32 @@ func buildID(t *testing.T, path string) string {
 		}
 	}
 	return ""
+}
+
+// perf's build-id cache: the debug file kept beside perf's copy of the
+// binary is used after the places on disk, the copy's symbols for a binary
+// without any; an entry another user could have written is not.
+func TestSeparateDebugPerfCache(t *testing.T) {
+	f := buildForms(t, "prog-perfcache")
+	atHost(t, t.TempDir(), t.TempDir())
+	c := &perfcache.Cache{Root: filepath.Join(testenv.Home(t), ".debug")}
+	bid, real, err := c.Add(f.stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place(t, f.debug, filepath.Join(c.Dir(real, bid), "debug"))
+	bin := filepath.Join(t.TempDir(), "prog")
+	place(t, f.stripped, bin)
+	if ok, trace := debugOf(t, target.Options{Exec: bin, PerfCache: c}); !ok || !strings.Contains(trace, "perf's build-id cache copy used for "+bin) {
+		t.Errorf("the cache's debug file: DWARF %v, trace %q", ok, trace)
+	}
+	if ok, _ := debugOf(t, target.Options{Exec: bin}); ok {
+		t.Error("DWARF found without the cache")
+	}
+	if err := os.Chmod(c.Dir(real, bid), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if ok, trace := debugOf(t, target.Options{Exec: bin, PerfCache: c}); ok || !strings.Contains(trace, "another user could have written it") {
+		t.Errorf("a world-writable cache entry: DWARF %v, trace %q", ok, trace)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
@@ -53,6 +54,11 @@ type Options struct {
 	// that is not on disk: the running kernel's vmlinux, a module's debug
 	// .ko, a binary's debuginfo, and source files (Target.SourcePath).
 	Debuginfod *debuginfod.Client
+	// PerfCache, when set, is perf's build-id cache (~/.debug): after the
+	// places on disk, a stripped binary's debug file kept there ("debug")
+	// is used, and a binary left without DWARF and without a symbol table
+	// takes its symbols from the copy perf keeps ("elf"), as perf does.
+	PerfCache *perfcache.Cache
 	// Context cancels a debuginfod download during Open (nil: never).
 	Context context.Context
 	// NoCache turns off the index cache (resolve/dwarfindex, in
