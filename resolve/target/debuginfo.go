@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 )
 
 // Debug information that is not in the probed file: a binary's separate

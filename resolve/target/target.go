@@ -24,10 +24,10 @@ import (
 	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
-	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 )
 
 // Options say what to open; at most one of Exec, Module and Vmlinux is
