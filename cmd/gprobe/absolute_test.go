@@ -51,6 +51,8 @@ func TestPerfDiffAbsolute(t *testing.T) {
 	magic := testenv.BuildC(t, "gcc", "testdata/uprobe/magic.c", "magic", "-O2", "-g")
 	_, work := testenv.FuncSymbol(t, prog, "work")
 	_, mag := testenv.FuncSymbol(t, magic, "magic")
+	lib := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "libprog.so", "-O2", "-g", "-shared", "-fPIC")
+	_, libWork := testenv.FuncSymbol(t, lib, "work")
 	vm := fixtureDir + "/x86_64-dwarf4-O2.elf"
 	sk, _ := testenv.FuncSymbol(t, vm, "start_kernel")
 	start := sk.Value
@@ -71,6 +73,9 @@ func TestPerfDiffAbsolute(t *testing.T) {
 		{x(prog, "-D", "0X"+strconv.FormatUint(work, 16)), absSame},
 		{x(prog, "-D", "0x12zz"), absSame},
 		{x(prog, "-D", hex(work), "-D", "add_item"), absSame},
+		{x(lib, "-D", hex(libWork)), absSame}, // a shared library
+		{x(lib, "-D", "e="+hex(libWork)+"%return $retval"), absSame},
+		{x(lib, "-D", "0x3"), notCode},
 		{x(magic, "-D", hex(mag)), absSame},
 		{x(magic, "-D", hex(mag+5)), absSame},
 		{x(magic, "-D", hex(mag+1)), midInsn},
