@@ -13,6 +13,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -194,24 +195,20 @@ func targetVmlinux() (string, error) {
 // runningText is the running kernel's _stext.
 func runningText(t *testing.T) uint64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/kallsyms")
-	if err != nil {
-		testenv.Missing(t, "/proc/kallsyms: %v", err)
+	ks := kallsyms.Running()
+	if ks == nil {
+		testenv.Missing(t, "/proc/kallsyms")
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[2] == "_stext" {
-			a, _ := strconv.ParseUint(f[0], 16, 64)
-			if a != 0 {
-				return a
-			}
-		}
+	start, _, ok := ks.Text()
+	if !ok {
+		testenv.Missing(t, "_stext and _etext in /proc/kallsyms (kptr_restrict?)")
 	}
-	testenv.Missing(t, "_stext in /proc/kallsyms (kptr_restrict?)")
-	return 0
+	return start
 }
 
-// codeAddr converts a file offset of bin to its address.
-func codeAddr(t *testing.T, bin string, off uint64) uint64 {
+// sectionAt is the allocated section of bin whose file bytes hold offset
+// off (ok false for none).
+func sectionAt(t *testing.T, bin string, off uint64) (s elf.SectionHeader, ok bool) {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -220,28 +217,27 @@ func codeAddr(t *testing.T, bin string, off uint64) uint64 {
 	defer f.Close()
 	for _, s := range f.Sections {
 		if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && off >= s.Offset && off < s.Offset+s.Size {
-			return off - s.Offset + s.Addr
+			return s.SectionHeader, true
 		}
 	}
-	t.Fatalf("%s: offset 0x%x is in no allocated section", bin, off)
-	return 0
+	return s, false
+}
+
+// codeAddr converts a file offset of bin to its address.
+func codeAddr(t *testing.T, bin string, off uint64) uint64 {
+	t.Helper()
+	s, ok := sectionAt(t, bin, off)
+	if !ok {
+		t.Fatalf("%s: offset 0x%x is in no allocated section", bin, off)
+	}
+	return off - s.Offset + s.Addr
 }
 
 // inExecSection says whether a file offset of bin is in an executable
 // section.
 func inExecSection(t *testing.T, bin string, off uint64) bool {
-	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, s := range f.Sections {
-		if s.Flags&elf.SHF_EXECINSTR != 0 && off >= s.Offset && off < s.Offset+s.Size {
-			return true
-		}
-	}
-	return false
+	s, ok := sectionAt(t, bin, off)
+	return ok && s.Flags&elf.SHF_EXECINSTR != 0
 }
 
 // The PATH-first form of the man page ("perf probe /bin/zsh zfree"): the
