@@ -48,6 +48,7 @@ const (
 
 func TestPerfDiffAbsolute(t *testing.T) {
 	perf := testenv.RequirePerf(t)
+	home := ownHome(t)
 	prog := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "prog-O2", "-O2", "-g")
 	magic := testenv.BuildC(t, "gcc", "testdata/uprobe/magic.c", "magic", "-O2", "-g")
 	_, work := testenv.FuncSymbol(t, prog, "work")
@@ -108,7 +109,7 @@ func TestPerfDiffAbsolute(t *testing.T) {
 	}
 	stats := &diffStats{}
 	for _, c := range cases {
-		p, g := perf.Probe(c.args...), runGprobe(c.args...)
+		p, g := perf.ProbeIn(home, c.args...), runGprobe(c.args...)
 		if c.diff == absSame {
 			if !same(p, g) {
 				t.Errorf("gprobe %s differs from perf probe:\nperf: %s\ngprobe: %s", strings.Join(c.args, " "), p, g)
@@ -141,8 +142,8 @@ func TestPerfDiffAbsolute(t *testing.T) {
 			base, off, _ := strings.Cut(addr, "+")
 			a, _ := strconv.ParseUint(strings.TrimPrefix(base, "0x"), 16, 64)
 			o, _ := strconv.ParseUint(off, 0, 64)
-			alone := perf.Probe(append(c.args[:len(c.args)-1:len(c.args)-1], base)...)
-			sum := perf.Probe(append(c.args[:len(c.args)-1:len(c.args)-1], hex(a+o))...)
+			alone := perf.ProbeIn(home, append(c.args[:len(c.args)-1:len(c.args)-1], base)...)
+			sum := perf.ProbeIn(home, append(c.args[:len(c.args)-1:len(c.args)-1], hex(a+o))...)
 			if p != alone || g != sum {
 				t.Errorf("%q: perf's answer should be its answer for %s alone and gprobe's perf's for %s:\nperf: %s\nperf alone: %s\ngprobe: %s\nperf for the sum: %s",
 					c.args, base, hex(a+o), p, alone, g, sum)
@@ -245,6 +246,7 @@ func inExecSection(t *testing.T, bin string, off uint64) bool {
 // definition; -n adds nothing. Compared with perf probe -n.
 func TestPerfDiffPathFirst(t *testing.T) {
 	perf := testenv.RequirePerf(t)
+	home := ownHome(t)
 	testenv.Tracefs(t)
 	prog := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "prog-O2", "-O2", "-g")
 	link := filepath.Join(t.TempDir(), "proglink")
@@ -264,7 +266,7 @@ func TestPerfDiffPathFirst(t *testing.T) {
 		{"-n", prog, "0x" + strconv.FormatUint(funcOffset(t, prog, "work"), 16)},
 		{"-n", "-q", prog, "work"},
 	} {
-		p, g := perf.Probe(args...), runGprobe(args...)
+		p, g := perf.ProbeIn(home, args...), runGprobe(args...)
 		if !same(usageAsGprobe(p), g) {
 			t.Errorf("gprobe %s differs from perf probe:\nperf: %s\ngprobe: %s", strings.Join(args, " "), p, g)
 			continue
@@ -295,12 +297,13 @@ func funcOffset(t *testing.T, bin, name string) uint64 {
 // breakpoint byte replaced the immediate's low byte.
 func TestAbsoluteMidInstructionUprobe(t *testing.T) {
 	perf := testenv.RequirePerf(t)
+	home := ownHome(t)
 	fsRoot := testenv.Tracefs(t)
 	fs := tracefs.At(fsRoot)
 	magic := testenv.BuildC(t, "gcc", "testdata/uprobe/magic.c", "magic", "-O2", "-g")
 	_, off := testenv.FuncSymbol(t, magic, "magic")
 	addr := fmt.Sprintf("0x%x", off+1)
-	p := perf.Probe("-x", magic, "-D", "gprobe_absmid:mid="+addr)
+	p := perf.ProbeIn(home, "-x", magic, "-D", "gprobe_absmid:mid="+addr)
 	want := fmt.Sprintf("p:gprobe_absmid/mid %s:%s\n", magic, addr)
 	if p.Code != 0 || p.Stdout != want {
 		t.Fatalf("perf probe -D: %s\nwant %q", p, want)

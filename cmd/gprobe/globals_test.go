@@ -25,6 +25,7 @@ import (
 // computes it).
 func TestUprobeGlobals(t *testing.T) {
 	perf := testenv.RequirePerf(t)
+	home := ownHome(t)
 	fs := tracefs.At(testenv.Tracefs(t))
 	testenv.Tool(t, "trace-cmd")
 	const def = "tick n gcount gtotal gstat gpt.y gptr->x gname:string"
@@ -32,7 +33,7 @@ func TestUprobeGlobals(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			bin := testenv.BuildC(t, "gcc", "testdata/uprobe/globals.c", b.name, "-O2", "-g", b.flag)
 			// perf's line: the kernel refuses it.
-			p := perf.Probe("-x", bin, "-D", "gprobe_globals:perf="+def)
+			p := perf.ProbeIn(home, "-x", bin, "-D", "gprobe_globals:perf="+def)
 			if p.Code != 0 || !strings.Contains(p.Stdout, " gcount=@gcount+0:s32 ") {
 				t.Fatalf("perf probe -D: %s", p)
 			}

@@ -81,6 +81,7 @@ func (c *container) go_(t *testing.T) {
 // namespace are recorded.
 func TestTargetNamespace(t *testing.T) {
 	perf := testenv.RequirePerf(t)
+	home := ownHome(t)
 	fs := testenv.Tracefs(t)
 	testenv.Tool(t, "trace-cmd")
 	magic := testenv.BuildC(t, "gcc", "testdata/uprobe/magic.c", "magic", "-O2", "-g")
@@ -102,7 +103,7 @@ func TestTargetNamespace(t *testing.T) {
 		// perf resolves -x in the namespace only when --target-ns comes
 		// first (its options are applied in order).
 		full := append([]string{"--target-ns", ns, "-x", bin}, args...)
-		p, g := perf.Live(full...), runGprobe(full...)
+		p, g := perf.LiveIn(home, full...), runGprobe(full...)
 		if !same(p, g) {
 			t.Errorf("gprobe %s differs from perf probe:\nperf: %s\ngprobe: %s", strings.Join(full, " "), p, g)
 			continue
@@ -113,7 +114,7 @@ func TestTargetNamespace(t *testing.T) {
 	// up outside the namespace, where it does not exist. gprobe looks it
 	// up in the namespace whatever the order.
 	swapped := []string{"-x", app + "/magic", "--target-ns", ns, "-D", "magic"}
-	p, g := perf.Live(swapped...), runGprobe(swapped...)
+	p, g := perf.LiveIn(home, swapped...), runGprobe(swapped...)
 	if want := runGprobe("--target-ns", ns, "-x", app+"/magic", "-D", "magic"); p.Code != exitUsage ||
 		!strings.HasPrefix(p.Stderr, "Failed to get the absolute path of "+app+"/magic: No such file or directory") || g != want {
 		t.Errorf("-x before --target-ns: want perf's failure and gprobe's answer for the other order:\nperf: %s\ngprobe: %s\nwant: %s", p, g, want)
@@ -125,7 +126,7 @@ func TestTargetNamespace(t *testing.T) {
 		args := []string{"--target-ns", ns, "-x", app + "/magic", "-q", "-a", "gprobe_targetns:" + tool + "=magic"}
 		var r result
 		if tool == "perf" {
-			r = perf.Live(args...)
+			r = perf.LiveIn(home, args...)
 		} else {
 			r = runGprobe(args...)
 		}
@@ -218,4 +219,13 @@ func waitTimeout(cmd *exec.Cmd, d time.Duration) error {
 		cmd.Process.Kill()
 		return fmt.Errorf("still running after %v", d)
 	}
+}
+
+// ownHome gives the test a HOME of its own: perf adds every -x binary to
+// its build-id cache there (HOME/.debug), and gprobe reads that cache.
+func ownHome(t *testing.T) string {
+	t.Helper()
+	home := testenv.Home(t)
+	t.Setenv("HOME", home)
+	return home
 }
