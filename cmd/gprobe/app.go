@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -46,6 +47,56 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// firstPath is the target an absolute path before the probe
+	// definition names, as perf takes it without -x or -m ("gprobe
+	// /bin/zsh zfree"): a .ko file is a module, anything else a binary
+	// whose path is used as given.
+	firstPath struct{ exec, module string }
+}
+
+// mountNS is the process --target-ns (or --target) names, 0 without one,
+// -1 when the value is not a process id (target.Open refuses it).
+func mountNS(c *cli.Context) int {
+	v := str(c, "target-ns")
+	if v == "" {
+		v = str(c, "target")
+	}
+	if v == "" {
+		return 0
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return -1
+	}
+	return pid
+}
+
+// execPath is the user binary probed: -x, or the path before the
+// definitions.
+func (a *app) execPath(c *cli.Context) string {
+	if x := str(c, "exec"); x != "" {
+		return x
+	}
+	return a.firstPath.exec
+}
+
+// user reports whether a user binary is probed: -x, the path before the
+// definitions, or --target's process's executable (targetExec).
+func (a *app) user(c *cli.Context) bool { return a.execPath(c) != "" || a.targetExec(c) }
+
+// targetExec reports whether the binary probed is the executable of
+// --target's process: --target without -x, -m or -k.
+func (a *app) targetExec(c *cli.Context) bool {
+	return str(c, "target") != "" && a.execPath(c) == "" && a.modulePath(c) == "" && str(c, "vmlinux") == ""
+}
+
+// modulePath is the module probed: -m, or the .ko path before the
+// definitions.
+func (a *app) modulePath(c *cli.Context) string {
+	if m := str(c, "module"); m != "" {
+		return m
+	}
+	return a.firstPath.module
 }
 
 // tune completes the resolve options every command uses: the app's
@@ -78,6 +129,7 @@ var valueFlags = map[string]bool{
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
 	"max-probes": true, "filter": true, "event": true, "format": true,
+	"symfs": true, "target-ns": true, "target": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -186,6 +238,9 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
+		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
+		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
 	}
 }
 
@@ -270,7 +325,10 @@ func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
 // targetOptions are what -k, -x, -m and the debuginfod and cache settings
 // say to open (see openTarget), downloads cancelled with ctx.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
-	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
+		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
+		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
+		Trace:      a.traceFunc(c),
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
@@ -343,6 +401,15 @@ func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	return d
 }
 
+// traceFunc prints, with -v, what the search for debug information looked
+// at.
+func (a *app) traceFunc(c *cli.Context) func(string) {
+	if !boolean(c, "verbose") || boolean(c, "quiet") {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
+}
+
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
 		if !boolean(c, "quiet") {
@@ -356,8 +423,8 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 // and arguments at the return instructions in a Go program; perf refuses
 // them elsewhere.
 func (a *app) parseOptions(c *cli.Context) spec.Options {
-	exec := str(c, "exec")
-	return spec.Options{EntryValues: exec == "" || resolve.IsGoProgram(exec)}
+	exec := a.execPath(c)
+	return spec.Options{EntryValues: !a.user(c) || exec != "" && resolve.IsGoProgram(exec)}
 }
 
 // showDefinitions implements -D: resolve every definition first, then
@@ -452,6 +519,10 @@ var optionHelp = map[string]string{
 		"\t\tPT:\tLazy expression of line code.\n" +
 		"\t\tARG:\tProbe argument (local variable name or\n" +
 		"\t\t\tkprobe-tracer argument format.)\n",
+	"-m": "    -m, --module <modname|path>\n" +
+		"                          target module name (for online) or path (for offline)\n",
+	"-x": "    -x, --exec <executable|path>\n" +
+		"                          target executable name or path\n",
 }
 
 // parseFailed reports a definition that does not parse as perf's option
@@ -573,7 +644,10 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")
+	// Without a vmlinux, perf lists the kernel's map loaded from kallsyms.
+	o := a.resolveOptions(c, false)
+	o.Target.Kallsyms = true
+	r, st := a.resolverOr(c, o, "")
 	if r == nil {
 		return st
 	}

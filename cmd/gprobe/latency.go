@@ -26,7 +26,7 @@ import (
 // latencyValueFlags are the latency command's flags that take a value:
 // its flags may follow FUNC (interspersed).
 var latencyValueFlags = map[string]bool{"by": true, "unit": true, "k": true, "vmlinux": true, "s": true, "source": true,
-	"x": true, "exec": true, "m": true, "module": true}
+	"x": true, "exec": true, "m": true, "module": true, "symfs": true, "target-ns": true, "target": true}
 
 func (a *app) latencyCommand() *cli.Command {
 	return &cli.Command{

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"syscall"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -108,7 +111,20 @@ func (a *app) rootProbes(c *cli.Context) int {
 	case c.IsSet("add"):
 		return a.addProbes(c, c.StringSlice("add"), "", "-a")
 	}
-	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
+	args := c.Args().Slice()
+	if str(c, "exec") == "" && str(c, "module") == "" && strings.HasPrefix(args[0], "/") {
+		// perf's set_target: an absolute path first names the target.
+		if strings.HasSuffix(args[0], ".ko") {
+			a.firstPath.module = args[0]
+		} else {
+			a.firstPath.exec = args[0]
+		}
+		if args = args[1:]; len(args) == 0 {
+			a.errf(c, "  Error: -x/-m must follow the probe definitions.\n\n%s\n%s%s", usageText, optionHelp["-m"], optionHelp["-x"])
+			return exitEINVAL
+		}
+	}
+	return a.addProbes(c, []string{strings.Join(args, " ")}, "", "")
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -156,6 +172,22 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
+	if pid := mountNS(c); pid > 0 {
+		// perf writes the definitions from the target's mount namespace,
+		// where the kernel resolves their paths.
+		if same, err := mountns.Same(pid); err != nil {
+			a.errf(c, "--target-ns: %v\n%s\n", err, addTrailer)
+			return exitENOENT
+		} else if !same {
+			fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
+			o.Stat = func(p string) (st iofs.FileInfo, err error) {
+				if derr := mountns.Do(pid, func() error { st, err = os.Stat(p); return nil }); derr != nil {
+					return nil, derr
+				}
+				return st, err
+			}
+		}
+	}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -279,7 +311,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
-		} else if m := str(c, "module"); m != "" {
+		} else if m := a.modulePath(c); m != "" {
 			reqs[i].Module = m
 		}
 	}

@@ -9,6 +9,7 @@ package kallsyms
 import (
 	"bytes"
 	"os"
+	"sort"
 	"strconv"
 )
 
@@ -131,4 +132,45 @@ func (k *List) Count(sym string) int {
 	n := 0
 	k.each(sym, func(int) { n++ })
 	return n
+}
+
+// Text is the kernel's text, from _stext to _etext; ok is false when the
+// list does not say (addresses hidden, or a symbol missing).
+func (k *List) Text() (start, end uint64, ok bool) {
+	start, end = k.Address("_stext"), k.Address("_etext")
+	if k.Hidden || start == 0 || end <= start {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// Functions is perf probe -F without a vmlinux: the names of perf's map of
+// the kernel loaded from kallsyms (machine__load_kallsyms): symbols of the
+// kernel itself, not of a module, whose type is text, weak, data or bss in
+// either case (perf's symbol_type__filter), except ARM's local "$"
+// symbols, with duplicates, those match keeps, sorted as strcmp sorts.
+func (k *List) Functions(match func(string) bool) []string {
+	var out []string
+	Each(k.data, func(s Symbol) bool {
+		switch s.Type {
+		case 'T', 't', 'W', 'w', 'D', 'd', 'B', 'b':
+		default:
+			return true
+		}
+		if s.Module == "" && s.Name != "" && s.Name[0] != '$' && match(s.Name) {
+			out = append(out, s.Name)
+		}
+		return true
+	})
+	sort.Strings(out)
+	return out
+}
+
+// Running reads the running kernel's list, nil when it cannot be read.
+func Running() *List {
+	data, err := Read()
+	if err != nil {
+		return nil
+	}
+	return New(data)
 }

@@ -2,6 +2,7 @@ package kallsyms
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +73,30 @@ func TestRunning(t *testing.T) {
 	}
 	if _, err := os.Stat(Path); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestFunctions(t *testing.T) {
+	k := New([]byte("ffffffff81000000 T _stext\n" +
+		"ffffffff81000010 t zeta\nffffffff81000020 T alpha\nffffffff81000030 t zeta\n" +
+		"ffffffff81000040 W weak_one\nffffffff82000000 D jiffies\nffffffff82000100 d local_data\n" +
+		"ffffffff82100000 B bss_one\nffffffff82100100 b bss_local\nffffffff82200000 R rodata_one\n" +
+		"ffffffff82200100 r rodata_local\nffffffff82300000 A abs_one\nffffffff81000050 t $x\n" +
+		"ffffffffc0001000 t ext4_sync_fs\t[ext4]\nffffffffc0002000 t ftrace_trampoline\t[__builtin__ftrace]\n" +
+		"ffffffff81000060 T .E_copy\nffffffff82209988 T _etext\n"))
+	got := strings.Join(k.Functions(func(string) bool { return true }), " ")
+	const want = ".E_copy _etext _stext alpha bss_local bss_one jiffies local_data weak_one zeta zeta"
+	if got != want {
+		t.Errorf("Functions:\n got %s\nwant %s", got, want)
+	}
+	noUnderscore := strings.Join(k.Functions(func(s string) bool { return !strings.HasPrefix(s, "_") }), " ")
+	if noUnderscore != ".E_copy alpha bss_local bss_one jiffies local_data weak_one zeta zeta" {
+		t.Errorf("filtered: %s", noUnderscore)
+	}
+	if lo, hi, ok := k.Text(); !ok || lo != 0xffffffff81000000 || hi != 0xffffffff82209988 {
+		t.Errorf("Text() = %x %x %v", lo, hi, ok)
+	}
+	if _, _, ok := New([]byte("0000000000000000 T _stext\n0000000000000000 T _etext\n")).Text(); ok {
+		t.Error("Text() with hidden addresses")
 	}
 }

@@ -18,7 +18,8 @@ import (
 // directory, kept as written so the DWARF names it the same way every
 // time) with compiler cc and flags into a binary called name, and returns
 // the binary's path. Builds are kept under CacheDir()/test/cc, keyed by the
-// compiler's version, the flags, the working directory and the source, so
+// compiler's version, the flags, the working directory, the source and the
+// name, so
 // a second run (and the perf answers cached for the binary) reuse them.
 // A missing compiler ends tb with Missing.
 func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
@@ -43,7 +44,7 @@ func BuildCSources(tb testing.TB, cc string, srcs []string, name string, flags .
 		}
 		parts = append(parts, src, string(code))
 	}
-	key := hashStrings(append(parts, strings.Join(flags, "\x00"))...)
+	key := hashStrings(append(parts, strings.Join(flags, "\x00"), name)...)
 	root := Scratch("cc")
 	if root == "" {
 		root = tb.TempDir()

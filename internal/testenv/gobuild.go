@@ -2,11 +2,11 @@ package testenv
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -34,20 +34,24 @@ func BuildGo(tb testing.TB, dir, goarch string, flags ...string) string {
 	if goarch == "" {
 		goarch = runtime.GOARCH
 	}
-	ents, err := os.ReadDir(dir)
+	// The binary's DWARF names its sources by absolute path (gprobe -L
+	// reads them there), so the directory is part of the key, with every
+	// file under it.
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	parts := []string{"go-v1", runtime.Version(), goarch, strings.Join(flags, "\x00")}
-	var names []string
-	for _, e := range ents {
-		if !e.IsDir() {
-			names = append(names, e.Name())
+	parts := []string{"go-v2", runtime.Version(), goarch, strings.Join(flags, "\x00"), abs}
+	err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		parts = append(parts, n, fileIdentity(filepath.Join(dir, n)))
+		rel, _ := filepath.Rel(abs, p)
+		parts = append(parts, rel, fileIdentity(p))
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
 	key := hashStrings(parts...)
 	root := Scratch("go")

@@ -207,6 +207,30 @@ func (im *Image) FileOffset(addr uint64) uint64 {
 	return addr
 }
 
+// CodeAddr converts a file offset of a user binary (an absolute uprobe
+// address) to the address it is loaded at, through the executable section
+// holding it; an offset outside the binary's code is an error wrapping
+// ErrInvalid (a uprobe there could never fire).
+func (im *Image) CodeAddr(off uint64) (uint64, error) {
+	var lo, hi uint64
+	for _, s := range im.File.ELF.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 {
+			continue
+		}
+		if off >= s.Offset && off-s.Offset < s.Size {
+			return off - s.Offset + s.Addr, nil
+		}
+		if lo == 0 || s.Offset < lo {
+			lo = s.Offset
+		}
+		hi = max(hi, s.Offset+s.Size)
+	}
+	if hi == 0 {
+		return 0, Errorf(ErrInvalid, "0x%x: %s has no executable section to place a uprobe in.", off, im.File.Path)
+	}
+	return 0, Errorf(ErrInvalid, "0x%x is not in the code of %s: its executable sections are at file offsets 0x%x-0x%x, and a uprobe elsewhere never fires.", off, im.File.Path, lo, hi)
+}
+
 // RelocSymbol is perf's ref_reloc_sym: the image's _text (or _stext).
 func (im *Image) RelocSymbol() *symtab.Symbol {
 	var found [2]*symtab.Symbol

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
@@ -36,6 +37,11 @@ type TraceArg struct {
 	Refs  []Ref
 	Type  string
 	Found bool // false: skipped (perf's NULL value), filled in later
+	// Static is the address of the static variable Value names ("@sym"),
+	// when HasStatic: uprobes cannot fetch a symbol, and take the
+	// variable at a file offset instead (Image.FetchArgs).
+	Static    uint64
+	HasStatic bool
 }
 
 // fetch renders the value and its dereference levels the way perf's
@@ -44,7 +50,7 @@ func (t *TraceArg) fetch() probe.Fetch {
 	var f probe.Fetch
 	refs := t.Refs
 	switch {
-	case strings.HasPrefix(t.Value, "@") && len(refs) > 0:
+	case strings.HasPrefix(t.Value, "@") && !strings.HasPrefix(t.Value, "@+") && len(refs) > 0:
 		f = probe.Symbol{Name: t.Value[1:], Off: refs[0].Off}
 		refs = refs[1:]
 	case strings.HasPrefix(t.Value, "%"):
@@ -61,6 +67,27 @@ func (t *TraceArg) fetch() probe.Fetch {
 // FetchArg is the argument as the model holds it.
 func (t *TraceArg) FetchArg() probe.FetchArg {
 	return probe.FetchArg{Name: t.Name, Expr: t.fetch(), Type: t.Type}
+}
+
+// FetchArgs turns converted arguments into fetch args, the way the image
+// takes them: in a user binary, a static variable (perf's "@sym+OFF",
+// which uprobes refuse) is fetched at its file offset, "@+FILEOFFSET",
+// its members' offsets folded in: the kernel adds the probed mapping's
+// base (the probe's address less its file offset) to it, so the offset is
+// the variable's address less .text's address-offset delta, as the
+// probe's own offset is (FileOffset).
+func (im *Image) FetchArgs(args []*TraceArg) []probe.FetchArg {
+	var out []probe.FetchArg
+	for _, a := range args {
+		if im.User && a.HasStatic && len(a.Refs) > 0 && strings.HasPrefix(a.Value, "@") {
+			b := *a
+			b.Value = "@+0x" + strconv.FormatUint(im.FileOffset(a.Static)+uint64(a.Refs[0].Off), 16)
+			b.Refs = a.Refs[1:]
+			a = &b
+		}
+		out = append(out, a.FetchArg())
+	}
+	return out
 }
 
 // FetchArgs turns converted arguments into fetch args.

@@ -146,9 +146,6 @@ func coreOptions(o Options) core.Options {
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
 // the running machine's).
 func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, co core.Options) (*core.Image, error) {
-	if f == nil && bt == nil {
-		return nil, errors.New("resolve: no image and no BTF")
-	}
 	return core.New(f, user, isa, co)
 }
 
@@ -240,7 +237,13 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	}
 	pp := p.Point
 	if pp.IsAbs {
-		return nil, core.Errorf(core.ErrUnsupported, "Absolute address probes are not supported yet.")
+		if ps, ok, err := r.absolute(p); ok {
+			return ps, err
+		}
+	}
+	if r.im.File == nil && r.btf == nil {
+		// The running kernel's kallsyms alone: only absolute addresses.
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: no vmlinux with debug information or BTF was found to resolve it.", pp.String())
 	}
 	if pp.Return && !r.im.User && core.WithVar(p.Args) {
 		return r.dyn.ReturnWithEntryValues(p, r.Probes)
@@ -288,7 +291,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 		case useSymbols:
 			probes[i].Args = core.RawArgs(p.Args)
 		case tps[i].Args != nil:
-			probes[i].Args = core.FetchArgs(tps[i].Args)
+			probes[i].Args = r.im.FetchArgs(tps[i].Args)
 		}
 	}
 	if err := core.CheckLimits(probes); err != nil {
@@ -394,6 +397,9 @@ func (r *Resolver) AvailableVars(pp *spec.Point, opts core.VarsOptions) ([]core.
 // availableVars is AvailableVars from the source that has them; an empty
 // result means the point was not found.
 func (r *Resolver) availableVars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
+	if r.im.File == nil && r.btf == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: no vmlinux with debug information or BTF was found.", pp.String())
+	}
 	if r.im.File == nil || r.debug == nil && r.hasBTF() {
 		if opts.Range {
 			return nil, core.Errorf(core.ErrNeedsDWARF, "--range needs DWARF: BTF has no variable locations; use -k with a vmlinux that has debug info")
@@ -426,8 +432,17 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 // aliases and duplicates included. For a module or a user binary, every
 // symbol of perf's map for the DSO and, for a user binary, the @plt
 // entries perf synthesizes. Sorted by name, filtered. Without an image,
-// BTF's functions are listed.
+// BTF's functions are listed, or the running kernel's kallsyms as perf
+// lists them (kallsyms.Table.Functions).
 func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
+	if r.im.File == nil && r.btf == nil {
+		if r.t != nil {
+			if ks := r.t.Kallsyms(); ks != nil {
+				return ks.Functions(filter.Match), nil
+			}
+		}
+		return nil, errors.New("resolve: no image, BTF or kallsyms")
+	}
 	if r.im.File == nil {
 		protos, err := r.prototypes()
 		if err != nil {
