@@ -32,8 +32,10 @@ packages() {
 		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go);
 		# the C++ test program of demangled names (cmd/gprobe/testdata/cxx)
 		g++
-		# libjvm.so: 58k C++ symbols, the -F benchmark (scripts/bench-names.sh) and demangling tests
-		openjdk-17-jre-headless)
+		# SDT markers: <sys/sdt.h> for the test programs, and the shipped
+		# binaries with markers (python3.11, libstdc++, libjvm.so); libjvm.so's
+		# 58k C++ symbols are also the -F benchmark (scripts/bench-names.sh)
+		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless)
 	# The Rust test program (cmd/gprobe/testdata/rust) needs a rustc: Debian's
 	# unless one is on PATH already (rustup's).
 	command -v rustc > /dev/null || want+=(rustc)

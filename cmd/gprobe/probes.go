@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"syscall"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -19,22 +22,6 @@ import (
 // 6.1's behaviour and messages. The hint after "Added new event(s):" is
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
-
-func init() {
-	optionHelp["-a"] = "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          probe point definition, where\n" +
-		"\t\tGROUP:\tGroup name (optional)\n" +
-		"\t\tEVENT:\tEvent name\n" +
-		"\t\tFUNC:\tFunction name\n" +
-		"\t\tOFF:\tOffset from function entry (in byte)\n" +
-		"\t\t%return:\tPut the probe at function return\n" +
-		"\t\tSRC:\tSource code path\n" +
-		"\t\tRL:\tRelative line number from function entry.\n" +
-		"\t\tAL:\tAbsolute line number in file.\n" +
-		"\t\tPT:\tLazy expression of line code.\n" +
-		"\t\tARG:\tProbe argument (local variable name or\n" +
-		"\t\t\tkprobe-tracer argument format.)\n"
-}
 
 const (
 	addTrailer  = "  Error: Failed to add events."
@@ -76,11 +63,14 @@ func (a *app) delCommand() *cli.Command {
 		Name:      "del",
 		Usage:     "delete probe events (same as -d); globs like 'probe:*' and 'probe_prog:work*'",
 		ArgsUsage: "[GROUP:]EVENT...",
-		Flags:     append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}),
+		Flags:     append(append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), sdtFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
+			}
+			if boolean(c, "cache") {
+				return a.set(a.delCache(c, c.Args().Slice()))
 			}
 			return a.set(a.delProbes(c, c.Args().Slice()))
 		},
@@ -90,10 +80,17 @@ func (a *app) delCommand() *cli.Command {
 func (a *app) listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list probe events (same as -l)",
+		Usage:     "list probe events (same as -l); --sdt: the SDT markers of -x BINARY or of perf's build-id cache",
 		ArgsUsage: "[[GROUP:]EVENT]",
-		Flags:     targetFlags(),
+		Flags: append(append(targetFlags(), sdtFlags()...),
+			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
+			switch {
+			case boolean(c, "sdt"):
+				return a.set(a.listSDT(c, c.Args().Slice()))
+			case boolean(c, "cache"):
+				return a.set(a.listCache(c, c.Args().Slice()))
+			}
 			return a.set(a.listProbes(c, c.Args().Slice()))
 		},
 	}
@@ -103,14 +100,31 @@ func (a *app) listCommand() *cli.Command {
 // remaining arguments joined into one definition, as perf does).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
+	case c.IsSet("del") && boolean(c, "cache"):
+		return a.delCache(c, c.StringSlice("del"))
 	case c.IsSet("del"):
 		return a.delProbes(c, c.StringSlice("del"))
+	case c.IsSet("list") && boolean(c, "cache"):
+		return a.listCache(c, c.Args().Slice())
 	case c.IsSet("list"):
 		return a.listProbes(c, c.Args().Slice())
 	case c.IsSet("add"):
 		return a.addProbes(c, c.StringSlice("add"), "", "-a")
 	}
-	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
+	args := c.Args().Slice()
+	if str(c, "exec") == "" && str(c, "module") == "" && strings.HasPrefix(args[0], "/") {
+		// perf's set_target: an absolute path first names the target.
+		if strings.HasSuffix(args[0], ".ko") {
+			a.firstPath.module = args[0]
+		} else {
+			a.firstPath.exec = args[0]
+		}
+		if args = args[1:]; len(args) == 0 {
+			a.errf(c, "  Error: -x/-m must follow the probe definitions.\n\n%s\n%s%s", usageText, optionHelp["-m"], optionHelp["-x"])
+			return exitEINVAL
+		}
+	}
+	return a.addProbes(c, []string{strings.Join(args, " ")}, "", "")
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -158,6 +172,22 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
+	if pid := mountNS(c); pid > 0 {
+		// perf writes the definitions from the target's mount namespace,
+		// where the kernel resolves their paths.
+		if same, err := mountns.Same(pid); err != nil {
+			a.errf(c, "--target-ns: %v\n%s\n", err, addTrailer)
+			return exitENOENT
+		} else if !same {
+			fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
+			o.Stat = func(p string) (st iofs.FileInfo, err error) {
+				if derr := mountns.Do(pid, func() error { st, err = os.Stat(p); return nil }); derr != nil {
+					return nil, derr
+				}
+				return st, err
+			}
+		}
+	}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -197,7 +227,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		case dynamicMode(c):
 			dynamic = append(dynamic, d)
 		default:
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 			if err != nil && option == "" {
 				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
 				return nil, nil, nil, exitEINVAL
@@ -250,6 +280,17 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
+	// SDT points come from the marked binaries or perf's probe cache.
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	if st != exitOK {
+		return st
+	}
+	for i, ps := range sdtPs {
+		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+	}
+	if len(sdtPs) == len(specs) {
+		return exitOK
+	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
 	r, err := a.open(c, o)
@@ -259,6 +300,9 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	}
 	defer r.Close()
 	for i, q := range specs {
+		if sdtPs[i] != nil {
+			continue
+		}
 		ps, err := r.Probes(q)
 		if err != nil {
 			a.unfetched(c, r)
@@ -267,7 +311,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
-		} else if m := str(c, "module"); m != "" {
+		} else if m := a.modulePath(c); m != "" {
 			reqs[i].Module = m
 		}
 	}

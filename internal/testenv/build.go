@@ -20,22 +20,33 @@ import (
 // directory, kept as written so the DWARF names it the same way every
 // time) with compiler cc and flags into a binary called name, and returns
 // the binary's path. Builds are kept under CacheDir()/test/cc, keyed by the
-// compiler's version, the flags, the working directory and the source, so
+// compiler's version, the flags, the working directory, the source and the
+// name, so
 // a second run (and the perf answers cached for the binary) reuse them.
 // A missing compiler ends tb with Missing.
 func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
+	tb.Helper()
+	return BuildCSources(tb, cc, []string{src}, name, flags...)
+}
+
+// BuildCSources is BuildC for a program of several source files.
+func BuildCSources(tb testing.TB, cc string, srcs []string, name string, flags ...string) string {
 	tb.Helper()
 	ccPath := Tool(tb, cc)
 	ver, err := exec.Command(ccPath, "--version").Output()
 	if err != nil {
 		tb.Fatalf("%s --version: %v", cc, err)
 	}
-	code, err := os.ReadFile(src)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	wd, _ := os.Getwd()
-	key := hashStrings("cc-v1", ccPath, string(ver), wd, src, string(code), strings.Join(flags, "\x00"))
+	parts := []string{"cc-v1", ccPath, string(ver), wd}
+	for _, src := range srcs {
+		code, err := os.ReadFile(src)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		parts = append(parts, src, string(code))
+	}
+	key := hashStrings(append(parts, strings.Join(flags, "\x00"), name)...)
 	root := Scratch("cc")
 	if root == "" {
 		root = tb.TempDir()
@@ -50,7 +61,7 @@ func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 		tb.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	args := append(append([]string{}, flags...), "-o", filepath.Join(tmp, name), src)
+	args := append(append(append([]string{}, flags...), "-o", filepath.Join(tmp, name)), srcs...)
 	if out, err := exec.Command(ccPath, args...).CombinedOutput(); err != nil {
 		tb.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}
@@ -58,7 +69,7 @@ func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 	// either rename wins and both binaries are identical.
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(bin); serr != nil {
-			tb.Fatalf("keeping the build of %s: %v", src, err)
+			tb.Fatalf("keeping the build of %s: %v", srcs, err)
 		}
 	}
 	return bin

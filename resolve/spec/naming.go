@@ -45,9 +45,10 @@ func eventBase(base string) string {
 // languages: each run of bytes that are neither letters nor digits becomes
 // one '_', none at the start (ns_Klass_method, Vec_u8_push); a glob keeps
 // perf 6.1's failure (the event of "ksys_[rw]*:2" is "ksys_[rw]*_L2",
-// which the caller refuses, as perf does). The result is
-// not validated further; callers then require IsCFuncName and a length
-// below probedef.MaxEventNameLen, the kernel's limit too.
+// which the caller refuses, as perf does). The result is not validated
+// further; perf then requires IsCFuncName ("Internal error: \"%s\" is an
+// invalid event name.") and a length the kernel takes
+// (probedef.EventNameCode).
 func EventName(base string, ret bool) string {
 	n := eventBase(base)
 	if !IsCFuncName(n) && !IsGlob(n) {

@@ -61,7 +61,7 @@ func TestNewerPoints(t *testing.T) {
 	for _, c := range newerCases {
 		got, err := ParsePoint(c.in)
 		if c.want == nil {
-			checkErr(t, c.in, err, c.err, false)
+			checkErr(t, c.in, err, c.err)
 			continue
 		}
 		if err != nil {
@@ -94,7 +94,7 @@ func TestNewerLineRanges(t *testing.T) {
 	for _, c := range newerLineCases {
 		got, err := ParseLineRange(c.in)
 		if c.want == nil {
-			checkErr(t, c.in, err, c.err, false)
+			checkErr(t, c.in, err, c.err)
 			continue
 		}
 		if err != nil {

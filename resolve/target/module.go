@@ -69,7 +69,7 @@ func openModule(o *Options, m string) (*Target, error) {
 	// perf prefers the distribution's separate debug file of a module.
 	var all []string
 	for _, c := range cands {
-		all = append(all, debugCandidates(c, "")...)
+		all = append(all, debugCandidates(c)...)
 		all = append(all, c)
 	}
 	var fallback *dwarfinfo.File
@@ -195,21 +195,18 @@ func fromModulesDep(dir, want string) string {
 // debugCandidates is perf's distro_dwarf_types order for a module path:
 // Fedora (/usr/lib/debug/PATH.debug), Ubuntu and Debian
 // (/usr/lib/debug/PATH), OpenEmbedded (DIR/.debug/BASE) and the build-id
-// link; buildID is p's when the caller has it open, else "" (p is read).
-func debugCandidates(p, buildID string) []string {
+// link.
+func debugCandidates(p string) []string {
 	out := []string{
 		host.debugRoot + p + ".debug",
 		host.debugRoot + p,
 		filepath.Join(filepath.Dir(p), ".debug", filepath.Base(p)),
 	}
-	if buildID == "" {
-		if f, err := dwarfinfo.Open(p); err == nil {
-			buildID = f.BuildID()
-			f.Close()
+	if f, err := dwarfinfo.Open(p); err == nil {
+		if id := f.BuildID(); len(id) > 2 {
+			out = append(out, host.debugRoot+"/.build-id/"+id[:2]+"/"+id[2:]+".debug")
 		}
-	}
-	if len(buildID) > 2 {
-		out = append(out, host.debugRoot+"/.build-id/"+buildID[:2]+"/"+buildID[2:]+".debug")
+		f.Close()
 	}
 	return out
 }

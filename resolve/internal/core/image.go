@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/symtab"
@@ -23,7 +23,7 @@ type Image struct {
 	// Module is the kernel module (-m); nil for other images.
 	Module *Module
 	// Arch is the target's architecture: the image's, else the one given.
-	Arch disasm.Arch
+	Arch arch.Arch
 	Opts Options
 
 	// NoBoundaryCheck leaves out the instruction-boundary check, as perf
@@ -67,9 +67,9 @@ type Module struct {
 }
 
 // New returns the image f with opts. user selects uprobes (-x). Without an
-// image (f nil), arch is the target's architecture (the zero value: the
+// image (f nil), isa is the target's architecture (the zero value: the
 // running machine's).
-func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, error) {
+func New(f *dwarfinfo.File, user bool, isa arch.Arch, opts Options) (*Image, error) {
 	if opts.MaxProbes <= 0 {
 		opts.MaxProbes = 128
 	}
@@ -77,17 +77,17 @@ func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, 
 		opts.Warn = func(string) {}
 	}
 	if f == nil {
-		arch, err := arch.OrHost()
+		isa, err := isa.OrHost()
 		if err != nil {
 			return nil, err
 		}
-		return &Image{User: user, Opts: opts, Arch: arch}, nil
+		return &Image{User: user, Opts: opts, Arch: isa}, nil
 	}
-	arch, err := disasm.ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	return &Image{File: f, User: user, Opts: opts, Arch: arch}, nil
+	return &Image{File: f, User: user, Opts: opts, Arch: isa}, nil
 }
 
 // NewModule returns the kernel module f (an ET_REL .ko file, possibly the
@@ -227,6 +227,30 @@ func (im *Image) FileOffset(addr uint64) uint64 {
 		return addr - (s.Addr - s.Offset)
 	}
 	return addr
+}
+
+// CodeAddr converts a file offset of a user binary (an absolute uprobe
+// address) to the address it is loaded at, through the executable section
+// holding it; an offset outside the binary's code is an error wrapping
+// ErrInvalid (a uprobe there could never fire).
+func (im *Image) CodeAddr(off uint64) (uint64, error) {
+	var lo, hi uint64
+	for _, s := range im.File.ELF.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 {
+			continue
+		}
+		if off >= s.Offset && off-s.Offset < s.Size {
+			return off - s.Offset + s.Addr, nil
+		}
+		if lo == 0 || s.Offset < lo {
+			lo = s.Offset
+		}
+		hi = max(hi, s.Offset+s.Size)
+	}
+	if hi == 0 {
+		return 0, Errorf(ErrInvalid, "0x%x: %s has no executable section to place a uprobe in.", off, im.File.Path)
+	}
+	return 0, Errorf(ErrInvalid, "0x%x is not in the code of %s: its executable sections are at file offsets 0x%x-0x%x, and a uprobe elsewhere never fires.", off, im.File.Path, lo, hi)
 }
 
 // RelocSymbol is perf's ref_reloc_sym: the image's _text (or _stext).

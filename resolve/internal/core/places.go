@@ -189,8 +189,15 @@ func (im *Image) checkBoundary(tp TracePoint) error {
 		if errors.Is(err, disasm.ErrNotBoundary) {
 			is, n, text, _ := m.Insn(off)
 			sym, _ := im.syms.Find(start)
-			return Errorf(ErrNotBoundary, "%s+%d is not an instruction boundary: it is inside the %d-byte instruction at %s+%d (%s); the kernel would reject it with EILSEQ.",
-				tp.Symbol, tp.Offset, n, sym.Name(), is, text)
+			// The kernel decodes a kprobe's function and refuses a place
+			// inside an instruction; a uprobe's offset it takes, and the
+			// breakpoint it writes there changes that instruction.
+			outcome := "the kernel would reject it with EILSEQ"
+			if im.User {
+				outcome = "a uprobe there would never fire, and would change that instruction (the program would compute wrong values) while it is enabled"
+			}
+			return Errorf(ErrNotBoundary, "%s+%d is not an instruction boundary: it is inside the %d-byte instruction at %s+%d (%s); %s.",
+				tp.Symbol, tp.Offset, n, sym.Name(), is, text, outcome)
 		}
 		return fmt.Errorf("%s+%d: %w", tp.Symbol, tp.Offset, err)
 	}

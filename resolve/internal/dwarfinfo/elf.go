@@ -75,6 +75,14 @@ type File struct {
 	cfiSecs []*cfiSection // .eh_frame, then .debug_frame
 
 	rel *relocState // ET_REL: section layout and debug relocations
+
+	unitRangesOnce sync.Once
+	unitRanges     []unitRange // UnitCovering's table without .debug_aranges
+	unitRangesErr  error
+
+	// exec is the binary a separate debug file describes (OpenSeparate):
+	// its code, which the debug file does not carry.
+	exec *File
 }
 
 // Options tune Open.
@@ -201,6 +209,9 @@ func (f *File) prefetch() {
 func (f *File) Close() error {
 	if f.mm == nil {
 		return nil
+	}
+	if f.exec != nil {
+		f.exec.Close()
 	}
 	f.infMu.Lock()
 	for _, in := range f.inflations {
@@ -595,9 +606,12 @@ func (t *symbolTable) at(i int) Symbol {
 }
 
 // Code returns the bytes of the loaded image at [addr, addr+size), read
-// from the section that contains them, or nil when they are not in the
-// file (e.g. .bss).
+// from the section that contains them (in a separate debug file, from the
+// binary it describes), or nil when they are not in the file (e.g. .bss).
 func (f *File) Code(addr, size uint64) []byte {
+	if f.exec != nil {
+		return f.exec.Code(addr, size)
+	}
 	for i, s := range f.ELF.Sections {
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS {
 			continue

@@ -161,12 +161,12 @@ func names(d *dwarf.Data, e *dwarf.Entry) []string {
 	return out
 }
 
-// TestUnitCovering: the unit UnitCovering finds for each function symbol's
-// address is the one debug/dwarf's SeekPC finds (from the units' own
-// ranges), on a clang build without .debug_aranges (where UnitForAddr
-// finds none) and a GCC build with them (where both agree), in DWARF 4
-// and 5.
-func TestUnitCovering(t *testing.T) {
+// TestUnitCoveringClang: the unit UnitCovering finds for each function
+// symbol's address is the one debug/dwarf's SeekPC finds (from the units'
+// own ranges), on a clang build of a C program without .debug_aranges
+// (where UnitForAddr finds none) and a GCC build with them (where both
+// agree), in DWARF 4 and 5.
+func TestUnitCoveringClang(t *testing.T) {
 	for _, b := range []struct{ cc, dwarf string }{{"gcc", "-gdwarf-4"}, {"clang", "-gdwarf-4"}, {"clang", "-gdwarf-5"}} {
 		img := testenv.BuildC(t, b.cc, "../../../cmd/gprobe/testdata/uprobe/prog.c", "prog-"+b.cc+b.dwarf, "-O2", b.dwarf)
 		f := open(t, img)

@@ -36,8 +36,13 @@ func (s *scanner) unitAttributes(r *dwbuf.Cursor, a *abbrev) (ua unitAttrs, lowF
 			ua.loclistsBase = v
 		case atLanguage:
 			ua.language = int64(v)
+		case atHighPC:
+			ua.highForm, ua.highVal = form, v
+		case atRanges:
+			ua.rangesForm, ua.ranges, ua.hasRanges = form, v, true
 		}
 	}
+	ua.lowForm, ua.lowVal = lowForm, lowVal
 	if nameForm != 0 {
 		ua.name = string(s.strBytes(nameForm, nameVal))
 	}
@@ -56,6 +61,11 @@ type unitAttrs struct {
 	addrBase, rnglistsBase uint64
 	loclistsBase           uint64
 	language               int64
+	// the unit's own address ranges (UnitCovering): DW_AT_high_pc's raw
+	// form and value, DW_AT_ranges'
+	lowForm, highForm, rangesForm uint32
+	lowVal, highVal, ranges       uint64
+	hasRanges                     bool
 }
 
 // scopeAttrs are the attributes of one scope DIE.

@@ -222,7 +222,7 @@ func (d *Decoder) funcExits(m *symtab.Map, s symtab.Symbol) (FuncExits, error) {
 	var unit *lines.Unit
 	ranges := [][2]uint64{{s.Start, s.End}}
 	if d.im.File.HasDWARF() {
-		if idx, err := d.im.File.UnitForAddr(s.Start); err == nil && idx >= 0 {
+		if idx, err := d.im.File.UnitCovering(s.Start); err == nil && idx >= 0 {
 			if cu, err := d.im.File.Unit(idx); err == nil {
 				unit = cu.Lines
 				if sp := unit.FindRealFunc(s.Start); sp != nil {
@@ -372,6 +372,23 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.ProbesFor(p, funcs, Hooks{})
+}
+
+// Hooks let a caller give each exit its own arguments and each function
+// its event name's base (a Go function: values where the register ABI
+// puts them, names by spec.GoEventName). A nil hook keeps Probes' way.
+type Hooks struct {
+	// Args are the arguments of the probe on exit e of f.
+	Args func(f FuncExits, e Exit) ([]probe.FetchArg, error)
+	// Base is the event name's base of f's probes, when no EVENT is
+	// written.
+	Base func(f FuncExits) string
+}
+
+// ProbesFor is Probes on the functions Exits found for p, with hooks.
+func (d *Decoder) ProbesFor(p *spec.Probe, funcs []FuncExits, h Hooks) ([]probe.Probe, error) {
+	pp := p.Point
 	var refused []Exit
 	for _, f := range funcs {
 		for _, e := range f.Exits {
@@ -404,14 +421,15 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	used := map[string]bool{}
 	var out []probe.Probe
 	for _, f := range funcs {
-		fbase := base
+		fbase := spec.EventName(base, false)
 		switch {
+		case pp.Event == "" && h.Base != nil:
+			fbase = h.Base(f)
 		case pp.Event == "" && f.Overload != "":
 			fbase = core.SignatureBase(f.Overload)
 		case base == "":
-			fbase = f.Name
+			fbase = spec.EventName(f.Name, false)
 		}
-		fbase = spec.EventName(fbase, false)
 		// Returns, then tail calls: the lines of one event stay together
 		// (gprobe add --from makes one request of consecutive lines).
 		exits := slices.Clone(f.Exits)
@@ -420,6 +438,12 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			kind, args := probe.ExitInsn, retArgs
 			if e.Kind == disasm.TailCall {
 				kind, args = probe.ExitTailCall, tailArgs
+			}
+			if h.Args != nil {
+				var err error
+				if args, err = h.Args(f, e); err != nil {
+					return nil, err
+				}
 			}
 			ev, err := exitEventName(fbase, kind, used)
 			if err != nil {

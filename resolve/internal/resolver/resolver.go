@@ -15,7 +15,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/perfbug"
@@ -59,6 +59,10 @@ type Options struct {
 	// fetches on $argN. They are still resolved here, to refuse what the
 	// kernel could not find.
 	KernelBTFArgs bool
+	// Uretprobe puts a uretprobe on FUNC%return in a Go program, as perf
+	// does, where gprobe probes the return instructions: a uretprobe kills
+	// the program when a goroutine's stack moves (see golang.go).
+	Uretprobe bool
 	// ImageFeatures says the probes are for the kernel a vmlinux is (-D
 	// prints them for it): its own tracefs README, when the image carries
 	// one, decides what perf 6.1 cannot write (fprobes, tracepoint probes,
@@ -86,6 +90,8 @@ type Resolver struct {
 	dyn        *dynamic.Kinds
 	exits      *exits.Decoder
 	returnInsn bool
+	uretprobe  bool     // Options.Uretprobe
+	gostate    *goState // a Go program's, on first use
 }
 
 // Open opens the target o.Target names and returns its resolver; Close
@@ -136,6 +142,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 	im.NoBoundaryCheck = mistakes&perfbug.NoBoundaryCheck != 0 || im.PerfModuleAlt && im.Module != nil // perf has no boundary check either
 	r := newResolver(im, t.BTF(), o.ReturnInsn)
 	r.t = t
+	r.uretprobe = o.Uretprobe
 	return r, nil
 }
 
@@ -146,21 +153,20 @@ func coreOptions(o Options) core.Options {
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
 // the running machine's).
-func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, arch disasm.Arch, co core.Options) (*core.Image, error) {
-	if f == nil && bt == nil {
-		return nil, errors.New("resolve: no image and no BTF")
-	}
-	return core.New(f, user, arch, co)
+func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, co core.Options) (*core.Image, error) {
+	return core.New(f, user, isa, co)
 }
 
 // fromImage is a resolver for the image f, or for BTF alone (f nil, bt
 // and arch given), without a target.
-func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, arch disasm.Arch, o Options) (*Resolver, error) {
-	im, err := newImage(f, user, bt, arch, coreOptions(o))
+func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, o Options) (*Resolver, error) {
+	im, err := newImage(f, user, bt, isa, coreOptions(o))
 	if err != nil {
 		return nil, err
 	}
-	return newResolver(im, bt, o.ReturnInsn), nil
+	r := newResolver(im, bt, o.ReturnInsn)
+	r.uretprobe = o.Uretprobe
+	return r, nil
 }
 
 func newResolver(im *core.Image, bt *btfinfo.Spec, returnInsn bool) *Resolver {
@@ -185,7 +191,7 @@ func (r *Resolver) Close() {
 
 // Arch returns the target's architecture: the image's, else the running
 // machine's.
-func (r *Resolver) Arch() disasm.Arch { return r.im.Arch }
+func (r *Resolver) Arch() arch.Arch { return r.im.Arch }
 
 // HasDWARF reports whether the target has DWARF: source lines, locals and
 // inline instances resolve only then (else symbols and BTF answer).
@@ -226,12 +232,26 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err := core.CheckRetval(p); err != nil {
 		return nil, err
 	}
+	if g := r.goProgram(); g != nil {
+		if ps, handled, err := r.goProbes(g, p); handled {
+			return ps, err
+		}
+	}
+	if err := r.checkGoid(p); err != nil {
+		return nil, err
+	}
 	if r.returnInsn {
 		return r.exits.Probes(p)
 	}
 	pp := p.Point
 	if pp.IsAbs {
-		return nil, core.Errorf(core.ErrUnsupported, "Absolute address probes are not supported yet.")
+		if ps, ok, err := r.absolute(p); ok {
+			return ps, err
+		}
+	}
+	if r.im.File == nil && r.btf == nil {
+		// The running kernel's kallsyms alone: only absolute addresses.
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: no vmlinux with debug information or BTF was found to resolve it.", pp.String())
 	}
 	if pp.Return && !r.im.User && core.WithVar(p.Args) {
 		return r.dyn.ReturnWithEntryValues(p, r.Probes)
@@ -279,7 +299,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 		case useSymbols:
 			probes[i].Args = core.RawArgs(p.Args)
 		case tps[i].Args != nil:
-			probes[i].Args = core.FetchArgs(tps[i].Args)
+			probes[i].Args = r.im.FetchArgs(tps[i].Args)
 		}
 	}
 	if err := core.CheckLimits(probes); err != nil {
@@ -385,6 +405,9 @@ func (r *Resolver) AvailableVars(pp *spec.Point, opts core.VarsOptions) ([]core.
 // availableVars is AvailableVars from the source that has them; an empty
 // result means the point was not found.
 func (r *Resolver) availableVars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
+	if r.im.File == nil && r.btf == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: no vmlinux with debug information or BTF was found.", pp.String())
+	}
 	if r.im.File == nil || r.debug == nil && r.hasBTF() {
 		if opts.Range {
 			return nil, core.Errorf(core.ErrNeedsDWARF, "--range needs DWARF: BTF has no variable locations; use -k with a vmlinux that has debug info")
@@ -409,7 +432,7 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
-	return r.debug.LineRange(lr)
+	return r.debug.LineRange(r.goLineRange(lr))
 }
 
 // Functions lists the image's function names as perf -F does (see
@@ -428,12 +451,18 @@ func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
 // named function and label symbols of executable sections, aliases and
 // duplicates included. For a module or a user binary, every symbol of
 // perf's map for the DSO and, for a user binary, the @plt entries perf
-// synthesizes. Without an image, BTF's functions. A name may alias the
-// image's cache: it is valid during the call.
+// synthesizes. Without an image, BTF's functions, or the running kernel's
+// kallsyms as perf lists them (kallsyms.Table.Functions). A name may alias
+// the image's cache: it is valid during the call.
 func (r *Resolver) EachFunction(filter *spec.Filter, fn func(string) bool) error {
 	var names []string
 	var err error
 	switch {
+	case r.im.File == nil && r.btf == nil:
+		if r.t == nil || r.t.Kallsyms() == nil {
+			return errors.New("resolve: no image, BTF or kallsyms")
+		}
+		names = r.t.Kallsyms().Functions(filter.Match)
 	case r.im.File == nil:
 		protos, perr := r.prototypes()
 		if perr != nil {
