@@ -35,7 +35,9 @@ packages() {
 		# SDT markers: <sys/sdt.h> for the test programs, and the shipped
 		# binaries with markers (python3.11, libstdc++, libjvm.so); libjvm.so's
 		# 58k C++ symbols are also the -F benchmark (scripts/bench-names.sh)
-		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless)
+		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless
+		# a shipped library with its detached debug file (weak aliases, PLT entries)
+		libc6-dbg)
 	# The Rust test program (cmd/gprobe/testdata/rust) needs a rustc: Debian's
 	# unless one is on PATH already (rustup's).
 	command -v rustc > /dev/null || want+=(rustc)

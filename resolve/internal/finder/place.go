@@ -75,7 +75,7 @@ func (f *finder) verifyRepresentative(fname string, lineno int, addr uint64) err
 	f.warn("This line is sharing the address with other lines.")
 	name := ""
 	if f.pp.HasFunction {
-		if sc := f.bestScope(rf, rl, addr); sc != nil && spec.GlobMatch(sc.Name, f.pp.Function) && sc.DeclLine != 0 {
+		if sc := f.bestScope(rf, rl, addr); sc != nil && matchName(sc, f.pp.Function) && sc.DeclLine != 0 {
 			name = sc.Name
 			rl -= sc.DeclLine
 		}
