@@ -353,6 +353,8 @@ func TestPerfDiffShippedLibraries(t *testing.T) {
 		"/usr/lib/x86_64-linux-gnu/libc.so.6": {
 			"puts", "puts%return", "free", "free%return", "malloc%return", "printf",
 			"fopen", "strlen", "str*", "abort", "puts:3", "fclose file",
+			// -V and -L answered through the alternative search
+			"-V puts", "-V fclose", "-V free:3", "-L puts",
 		},
 		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6": {
 			"strlen", "strlen%return", "memcpy", "mem*", "strlen@plt", "abort", "__cxa_*",
@@ -366,6 +368,9 @@ func TestPerfDiffShippedLibraries(t *testing.T) {
 		home := testenv.Home(t)
 		for _, def := range defs {
 			args := []string{"-x", lib, "-D", def}
+			if q := strings.Fields(def); strings.HasPrefix(def, "-") {
+				args = append([]string{"-x", lib}, q...)
+			}
 			p, g := perf.ProbeIn(home, args...), runGprobe(args...)
 			if !same(p, g) {
 				t.Errorf("gprobe %s:\n%s\nperf:\n%s", strings.Join(args, " "), g, p)

@@ -208,12 +208,15 @@ func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (core.TracePo
 		if err != nil {
 			return core.TracePoint{}, err
 		}
-		sym, ok := m.Find(f.dwflAddr(addr))
+		looked := f.dwflAddr(addr)
+		sym, ok := m.Find(looked)
 		if !ok || (sym.Type != elf.STT_FUNC && sym.Type != elf.STT_GNU_IFUNC) {
 			f.warn("Failed to find symbol at 0x%x", addr)
 			return core.TracePoint{}, core.Errorf(core.ErrNotFound, "")
 		}
-		entry, tp.Symbol = sym.Start, sym.Name()
+		// libdwfl gives the symbol's value biased as the address it
+		// was asked about is: the offset is from there.
+		entry, tp.Symbol = sym.Start+(addr-looked), sym.Name()
 	}
 	tp.Offset = addr - entry
 	if f.pp.Return {
