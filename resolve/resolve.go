@@ -77,6 +77,11 @@ var (
 // VarList is the -V answer for one probe address.
 type VarList = core.VarList
 
+// Names are perf's demangling options (Options.Names): the zero value
+// demangles a user binary's names and not a kernel's, without C++
+// parameters.
+type Names = core.Names
+
 // VarsOptions tune AvailableVars (--externs, --range).
 type VarsOptions = core.VarsOptions
 

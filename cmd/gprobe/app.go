@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,8 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// args are the command line (negatable reads it).
+	args []string
 	// firstPath is the target an absolute path before the probe
 	// definition names, as perf takes it without -x or -m ("gprobe
 	// /bin/zsh zfree"): a .ko file is a module, anything else a binary
@@ -173,6 +176,7 @@ func (a *app) isSubcommand(s string) bool {
 }
 
 func (a *app) main(args []string) int {
+	a.args = args
 	if st, ok := a.checkSwitches(args); !ok {
 		return st
 	}
@@ -238,6 +242,10 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
+		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
+		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
+		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
 		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
 		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
 		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
@@ -344,7 +352,32 @@ func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe")}
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
+		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
+			Params: boolean(c, "verbose")}}
+}
+
+// negatable is perf's boolean option NAME, which --no-NAME turns off: of
+// the two, the one given last wins; def when neither is given.
+func (a *app) negatable(c *cli.Context, name string, def bool) bool {
+	on, off := setIn(c, name), setIn(c, "no-"+name)
+	switch {
+	case on == nil && off == nil:
+		return def
+	case off == nil:
+		return on.Bool(name)
+	case on == nil:
+		return !off.Bool("no-" + name)
+	}
+	for i := len(a.args) - 1; i > 0; i-- {
+		switch a.args[i] {
+		case "--" + name:
+			return true
+		case "--no-" + name:
+			return false
+		}
+	}
+	return def
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -652,13 +685,16 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		return st
 	}
 	defer r.Close()
-	names, err := r.Functions(flt)
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	err = r.EachFunction(flt, func(name string) bool {
+		w.WriteString(name)
+		w.WriteByte('\n')
+		return true
+	})
+	w.Flush()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
-	}
-	for _, n := range names {
-		fmt.Fprintln(a.stdout, n)
 	}
 	return exitOK
 }

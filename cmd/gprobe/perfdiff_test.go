@@ -646,6 +646,20 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 	}
 }
 
+// TestPerfDiffSharedFuncs: -F on a shared library lists each exported
+// function twice, from .symtab and from .dynsym, as perf 6.1 loads both.
+func TestPerfDiffSharedFuncs(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	bin := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "prog-O2-shared", "-O2", "-g", "-shared", "-fPIC")
+	stats := &diffStats{}
+	c := &checker{t: t, perf: perf, image: bin, user: true, stats: stats}
+	c.checkAll([]string{"-x", bin}, [][]string{{"-F"}, {"-F", "*"}, {"-F", "w*"}, {"--no-demangle", "-F", "*"}})
+	stats.report(t)
+	if r := runGprobe("-x", bin, "-F", "work"); r.Stdout != "work\nwork\n" {
+		t.Errorf("-F work on a shared library: %q, want it twice", r.Stdout)
+	}
+}
+
 // explainDeclFile0 accounts for perf 6.1 leaving out of a -L listing the
 // declaration line of a function whose DW_AT_decl_file is 0: in DWARF 5
 // that is the unit's primary source file (clang writes it), but libdw's
@@ -654,15 +668,7 @@ func TestPerfDiffUserBinaries(t *testing.T) {
 // does not are such declaration lines, read here with debug/dwarf.
 func explainDeclFile0(t *testing.T, bin string) func(args []string, p, g result) (string, bool) {
 	t.Helper()
-	ef, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	d, err := ef.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := dwarfOf(t, bin)
 	decl := map[int64]bool{}
 	for r := d.Reader(); ; {
 		e, err := r.Next()

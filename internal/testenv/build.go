@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/atomicfile"
 )
 
 // BuildC compiles the C source src (a path relative to the test's
@@ -225,4 +227,77 @@ func CheckStatic(p string) error {
 		}
 	}
 	return nil
+}
+
+// BuildSymbols returns a shared object (built by gcc, cached like BuildC)
+// whose .symtab and .dynsym hold one global function symbol for each of
+// names, in that order, each on a one-byte function: a way to ask perf how
+// it shows arbitrary symbol names (perf probe -x OBJ -F '*'). A name must
+// not hold a double quote, a newline or a NUL.
+func BuildSymbols(tb testing.TB, name string, names []string) string {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString(".text\n")
+	for _, n := range names {
+		if strings.ContainsAny(n, "\"\n\x00") {
+			tb.Fatalf("BuildSymbols: %q cannot be an assembler symbol", n)
+		}
+		fmt.Fprintf(&b, ".globl \"%s\"\n.type \"%s\",@function\n\"%s\":\n\tret\n.size \"%s\",1\n", n, n, n, n)
+	}
+	src := b.String()
+	dir := Scratch("symbols")
+	if dir == "" {
+		dir = tb.TempDir()
+	}
+	// The source's path is part of BuildC's key: name it by its content.
+	path := filepath.Join(dir, hashStrings("symbols-v1", src)[:32]+".s")
+	if _, err := os.Stat(path); err != nil {
+		if err := atomicfile.Write(path, []byte(src)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return BuildC(tb, "gcc", path, name, "-shared", "-nostdlib")
+}
+
+// NamesBuild is one build of the programs of C++ and Rust names
+// (cmd/gprobe/testdata/cxx/names.cpp, cmd/gprobe/testdata/rust/names.rs):
+// namespaces, classes, overloads, templates, Rust modules, closures,
+// traits and generics, for the tests of demangled names.
+type NamesBuild struct {
+	Name     string // the binary's name, unique among NamesBuilds
+	Compiler string // g++, clang++ or rustc
+	Flags    []string
+}
+
+// Rust reports a Rust build.
+func (b NamesBuild) Rust() bool { return b.Compiler == "rustc" }
+
+// NamesBuilds lists the builds the tests use: g++ and clang++ at -O0 and
+// -O2 with DWARF 4 and 5, and rustc's debug and release builds, and a
+// debug build with v0 symbol names.
+func NamesBuilds() []NamesBuild {
+	var bs []NamesBuild
+	for _, cc := range []string{"g++", "clang++"} {
+		for _, o := range []string{"-O0", "-O2"} {
+			for _, d := range []string{"-gdwarf-4", "-gdwarf-5"} {
+				bs = append(bs, NamesBuild{"names-" + cc + o + d, cc, []string{o, d}})
+			}
+		}
+	}
+	return append(bs,
+		NamesBuild{"names-rs-debug", "rustc", []string{"-g"}},
+		NamesBuild{"names-rs-release", "rustc", []string{"-g", "-O"}},
+		NamesBuild{"names-rs-v0", "rustc", []string{"-g", "-C", "symbol-mangling-version=v0"}})
+}
+
+// Build compiles b (as BuildC does, once per compiler version, flags and
+// source) and returns the binary's path. A missing compiler ends tb with
+// Missing.
+func (b NamesBuild) Build(tb testing.TB) string {
+	tb.Helper()
+	src := filepath.Join(Repo(tb), "cmd", "gprobe", "testdata", "cxx", "names.cpp")
+	if b.Rust() {
+		src = filepath.Join(Repo(tb), "cmd", "gprobe", "testdata", "rust", "names.rs")
+	}
+	return BuildC(tb, b.Compiler, src, b.Name, b.Flags...)
 }

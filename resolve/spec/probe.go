@@ -33,7 +33,7 @@ func ParseProbe(s string) (*Probe, error) { return ParseProbeOpts(s, Options{}) 
 
 // ParseProbeOpts is ParseProbe with target options.
 func ParseProbeOpts(s string, opts Options) (*Probe, error) {
-	argv := argvSplit(cString(s))
+	argv := argvSplitQuoted(cString(s))
 	if len(argv)-1 > probedef.MaxTraceArgs {
 		return nil, semErr("Too many probe arguments (%d).", len(argv)-1)
 	}

@@ -44,6 +44,17 @@ type Image struct {
 	//     other section whose file offset is not where libdwfl put it
 	//     (PostProcessSymbols).
 	PerfModuleAlt bool
+	// PerfUserAlt repeats perf 6.1's mistake on user binaries
+	// (internal/perfbug.UserAlt): the alternative search asks DWARF about
+	// a symbol's file offset as if it were its address (PerfAltAddr).
+	PerfUserAlt bool
+	// PerfArangesOnly repeats perf 6.1's search for the unit of an
+	// address through .debug_aranges alone in its alternative search
+	// (internal/perfbug.ArangesOnly).
+	PerfArangesOnly bool
+	// PerfAltArgs repeats perf 6.1's failure on a qualified name with
+	// arguments (internal/perfbug.AltArgs).
+	PerfAltArgs bool
 
 	syms    *symtab.Map
 	modSyms *symtab.Tree
@@ -123,13 +134,24 @@ func (im *Image) TargetFeatures() *probedef.Features {
 // Symbols is perf's symbol map of the image.
 func (im *Image) Symbols() (*symtab.Map, error) {
 	if im.syms == nil {
-		m, err := symtab.NewMap(im.File)
+		m, err := symtab.NewMap(im.File, im.Naming())
 		if err != nil {
 			return nil, err
 		}
 		im.syms = m
 	}
 	return im.syms, nil
+}
+
+// Naming is how perf names the image's symbols: a user binary's demangled
+// unless NoDemangle, a kernel's or a module's only with DemangleKernel
+// (symbol-elf.c want_demangle).
+func (im *Image) Naming() symtab.Naming {
+	on := !im.Opts.Names.NoDemangle
+	if !im.User {
+		on = im.Opts.Names.DemangleKernel
+	}
+	return symtab.Naming{Demangle: on, Params: im.Opts.Names.Params}
 }
 
 // moduleTree is a module's alias-keeping map, made once.
@@ -154,7 +176,7 @@ func (im *Image) NameSymbols() (*symtab.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.Map(), nil
+	return t.Map(im.Naming()), nil
 }
 
 // PostProcessSymbols is the map perf renames DWARF points with: for a
@@ -247,9 +269,13 @@ func (im *Image) RelocSymbol() *symtab.Symbol {
 	return found[1]
 }
 
-// PerfAltAddr applies PerfModuleAlt to the address of a symbol-table
-// match, when set and the target is a module.
+// PerfAltAddr applies PerfModuleAlt or PerfUserAlt to the address of a
+// symbol-table match, when set and the target is a module or a user
+// binary.
 func (im *Image) PerfAltAddr(addr uint64) uint64 {
+	if im.PerfUserAlt && im.User {
+		return im.FileOffset(addr)
+	}
 	if !im.PerfModuleAlt || im.Module == nil {
 		return addr
 	}

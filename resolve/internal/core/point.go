@@ -3,6 +3,7 @@ package core
 import (
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -22,6 +23,11 @@ type TracePoint struct {
 	Unit *lines.Unit
 	// Args are the converted arguments at this address (DWARF only).
 	Args []*TraceArg
+	// Overload is, for a point of one of several functions a qualified
+	// C++ or Rust name matched (overloads, instances), that function's
+	// name with its parameters ("ns::Klass::method(int)"): the event is
+	// named after it unless the probe names its event.
+	Overload string
 }
 
 // Ref is one dereference level (perf's probe_trace_arg_ref).
@@ -167,9 +173,18 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 	var out []probe.Probe
 	for _, tp := range tps {
 		base := pp.Event
-		if base == "" {
-			if pp.HasFunction && !strings.HasPrefix(pp.Function, "0x") && !spec.IsGlob(pp.Function) {
-				base = pp.Function
+		fn := pp.Function
+		// A qualified name with a signature names its one function, though
+		// a pointer's '*' makes it a glob.
+		signature := Qualified(fn) && strings.Contains(fn, "(")
+		switch {
+		case base == "" && tp.Overload != "":
+			base = SignatureBase(tp.Overload)
+		case base == "" && pp.HasFunction && signature:
+			base = SignatureBase(fn)
+		case base == "":
+			if pp.HasFunction && !strings.HasPrefix(fn, "0x") && !spec.IsGlob(fn) {
+				base = fn
 			} else {
 				base = tp.Realname
 			}
@@ -184,6 +199,14 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 		out = append(out, im.At(probe.Probe{Group: group, Event: ev, Return: tp.Return}, tp.Addr, tp.Symbol, tp.Offset))
 	}
 	return out, nil
+}
+
+// SignatureBase is the event-name base of a C++ name with parameters:
+// the name without the bytes after its last letter or digit, each run of
+// other bytes one '_' ("ns::Klass::method(char const*)" names
+// ns_Klass_method_char_const), its '*' and '[' not taken for a glob's.
+func SignatureBase(name string) string {
+	return spec.LanguageEventName(strings.TrimRightFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
 }
 
 // At places pr at an address of the image: a uprobe at its file offset, a

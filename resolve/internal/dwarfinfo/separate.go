@@ -14,15 +14,17 @@ import (
 // and uprobes are placed by file offset, which perf reads from the binary
 // (add_exec_to_probe_trace_events). Code (the instruction-boundary checks)
 // reads the instructions from exec, since the debug file has none.
+//
+// debug is opened first: most candidate paths of a search do not exist.
 func OpenSeparate(debug, exec string) (*File, error) {
-	x, err := Open(exec)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", exec, err)
-	}
 	f, err := Open(debug)
 	if err != nil {
-		x.Close()
 		return nil, err
+	}
+	x, err := Open(exec)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", exec, err)
 	}
 	for _, s := range f.ELF.Sections {
 		if s.Type != elf.SHT_NOBITS || s.Flags&elf.SHF_ALLOC == 0 {

@@ -71,6 +71,11 @@ type Options struct {
 	// Features (perf reads the running kernel's README even for another
 	// kernel's vmlinux).
 	ImageFeatures bool
+	// Names are perf's demangling options (--no-demangle,
+	// --demangle-kernel, -v's C++ parameters): how -F shows symbol names
+	// and how a function is looked up in the symbol table. The zero value
+	// is perf's default.
+	Names core.Names
 }
 
 // Resolver resolves probe specs against one target: a kernel (vmlinux), a
@@ -131,6 +136,9 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 	}
 	mistakes := perfbug.In(o.Target.Context)
 	im.PerfModuleAlt = mistakes&perfbug.ModuleAlt != 0
+	im.PerfUserAlt = mistakes&perfbug.UserAlt != 0
+	im.PerfArangesOnly = mistakes&perfbug.ArangesOnly != 0
+	im.PerfAltArgs = mistakes&perfbug.AltArgs != 0
 	im.NoBoundaryCheck = mistakes&perfbug.NoBoundaryCheck != 0 || im.PerfModuleAlt && im.Module != nil // perf has no boundary check either
 	r := newResolver(im, t.BTF(), o.ReturnInsn)
 	r.t = t
@@ -140,7 +148,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 
 func coreOptions(o Options) core.Options {
 	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
-		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs}
+		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Names: o.Names}
 }
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
@@ -427,31 +435,49 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	return r.debug.LineRange(r.goLineRange(lr))
 }
 
-// Functions lists the image's function names as perf -F does. For a
-// kernel image: named function and label symbols of executable sections,
-// aliases and duplicates included. For a module or a user binary, every
-// symbol of perf's map for the DSO and, for a user binary, the @plt
-// entries perf synthesizes. Sorted by name, filtered. Without an image,
-// BTF's functions are listed, or the running kernel's kallsyms as perf
-// lists them (kallsyms.Table.Functions).
+// Functions lists the image's function names as perf -F does (see
+// EachFunction).
 func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
-	if r.im.File == nil && r.btf == nil {
-		if r.t != nil {
-			if ks := r.t.Kallsyms(); ks != nil {
-				return ks.Functions(filter.Match), nil
-			}
+	var out []string
+	err := r.EachFunction(filter, func(name string) bool {
+		out = append(out, strings.Clone(name))
+		return true
+	})
+	return out, err
+}
+
+// EachFunction calls fn with the image's function names as perf -F lists
+// them, sorted, filtered, until fn returns false. For a kernel image:
+// named function and label symbols of executable sections, aliases and
+// duplicates included. For a module or a user binary, every symbol of
+// perf's map for the DSO and, for a user binary, the @plt entries perf
+// synthesizes. Without an image, BTF's functions, or the running kernel's
+// kallsyms as perf lists them (kallsyms.Table.Functions). A name may alias
+// the image's cache: it is valid during the call.
+func (r *Resolver) EachFunction(filter *spec.Filter, fn func(string) bool) error {
+	var names []string
+	var err error
+	switch {
+	case r.im.File == nil && r.btf == nil:
+		if r.t == nil || r.t.Kallsyms() == nil {
+			return errors.New("resolve: no image, BTF or kallsyms")
 		}
-		return nil, errors.New("resolve: no image, BTF or kallsyms")
-	}
-	if r.im.File == nil {
-		protos, err := r.prototypes()
-		if err != nil {
-			return nil, err
+		names = r.t.Kallsyms().Functions(filter.Match)
+	case r.im.File == nil:
+		protos, perr := r.prototypes()
+		if perr != nil {
+			return perr
 		}
-		return protos.Functions(filter.Match)
+		names, err = protos.Functions(filter.Match)
+	case r.im.Module != nil || r.im.User:
+		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, r.im.Naming(), filter.Match, fn)
+	default:
+		names, err = symtab.KernelFunctions(r.im.File, r.im.Naming(), filter.Match)
 	}
-	if r.im.Module != nil || r.im.User {
-		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, filter.Match)
+	for _, n := range names {
+		if !fn(n) {
+			break
+		}
 	}
-	return symtab.KernelFunctions(r.im.File, filter.Match)
+	return err
 }

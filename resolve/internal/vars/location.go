@@ -11,6 +11,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
+	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
 )
 
@@ -232,9 +233,8 @@ func (c *Scope) staticAddr(vr *dwarf.Entry) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	want := []byte(name)
 	var addrs []uint64
-	for _, s := range m.ByName(func(n []byte) bool { return string(n) == string(want) }, false, false) {
+	for _, s := range m.ByName(symtab.Query{Pattern: name, Exact: true, KeepVersion: true}) {
 		if s.Type == elf.STT_TLS {
 			return 0, core.Errorf(core.ErrUnsupported, "%s is thread-local: a uprobe cannot fetch it.", name)
 		}
