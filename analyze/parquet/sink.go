@@ -30,7 +30,7 @@ import (
 // gzip and geometry packages gprobe never writes: Go initialises every
 // linked package at each start, and each initialisation faults in the
 // 64 KiB of the binary around it, so the root package cost every gprobe
-// command, not only an export, about 3 MB of resident memory.
+// command, not only an export, about 2.5 MB of resident memory.
 type sink struct {
 	out    io.Writer
 	off    int64 // bytes written to out
