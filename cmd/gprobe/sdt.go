@@ -1,7 +1,6 @@
 package main
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"strings"
@@ -80,11 +79,8 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 // archOf is the architecture of the binary at path (this machine's when
 // it cannot tell).
 func archOf(path string) arch.Arch {
-	if f, err := elf.Open(path); err == nil {
-		defer f.Close()
-		if a, err := arch.ForMachine(f.Machine); err == nil {
-			return a
-		}
+	if a, err := arch.ForFile(path); err == nil {
+		return a
 	}
 	a, _ := arch.Host()
 	return a
