@@ -38,7 +38,7 @@ var formats = []format{
 			if n := in.c.Int("row-group-rows"); n <= 0 {
 				return nil, fmt.Errorf("--row-group-rows %d: want a positive number", n)
 			}
-			return parquet.New(w, in.paths, parquet.Options{Host: in.c.String("host"), RowGroupRows: in.c.Int("row-group-rows")})
+			return parquet.New(w, in.paths, analyze.Scan, parquet.Options{Host: in.c.String("host"), RowGroupRows: in.c.Int("row-group-rows")})
 		},
 		summary: func(e analyze.Exporter) string {
 			s := e.(*parquet.Writer).Summary()
