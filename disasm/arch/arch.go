@@ -158,6 +158,19 @@ func ForMachine(m elf.Machine) (Arch, error) {
 	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupported)
 }
 
+// OfFile returns the Arch of the ELF binary at path, or the host's when it
+// cannot tell (not ELF, unreadable, another machine).
+func OfFile(path string) Arch {
+	if f, err := elf.Open(path); err == nil {
+		defer f.Close()
+		if a, err := ForMachine(f.Machine); err == nil {
+			return a
+		}
+	}
+	a, _ := Host()
+	return a
+}
+
 // Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an
 // invalid Arch.
 func (a Arch) Machine() elf.Machine {
