@@ -11,7 +11,7 @@
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe). For each of the two
 # kernels it holds the extracted -dbg vmlinux (DWARF 5; 590 MB for 6.1),
 # the bootable vmlinuz, its config, a source subset, and the virtio modules
-# the qemu guests (internal/testenv/qemu) load to hand files back.
+# the qemu guests (internal/qemu) load to hand files back.
 set -euo pipefail
 
 # The two real kernels: Debian bookworm's 6.1 cloud kernel and its 6.12

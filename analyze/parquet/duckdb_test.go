@@ -48,7 +48,14 @@ func export(t *testing.T, files []string, opts parquet.Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parquet.Export(fh, files, opts); err != nil {
+	w, err := parquet.New(fh, files, analyze.Scan, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analyze.RunFiles(files, analyze.Config{Exporters: []analyze.Exporter{w}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := fh.Close(); err != nil {

@@ -182,6 +182,16 @@ func ForFile(path string) (Arch, error) {
 	return ForMachine(elf.Machine(order.Uint16(h[18:])))
 }
 
+// OfFile returns the Arch of the ELF binary at path, or the host's when it
+// cannot tell (not ELF, unreadable, another machine).
+func OfFile(path string) Arch {
+	if a, err := ForFile(path); err == nil {
+		return a
+	}
+	a, _ := Host()
+	return a
+}
+
 // Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an
 // invalid Arch.
 func (a Arch) Machine() elf.Machine {
