@@ -3,11 +3,14 @@ package demangle
 import (
 	"bytes"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/gprobe/gprobe/internal/demangle/internal/itanium"
 )
 
 // Names demangles every name of syms (as Name does), on up to GOMAXPROCS
@@ -20,7 +23,10 @@ func Names(syms []string, o Options) []string {
 }
 
 // inPlace replaces every name of syms by its demangled name (as Name
-// does), as Names describes.
+// does), as Names describes. The demangled names are packed into arenas
+// (a few pointer-free blocks for the collector, exactly as long as the
+// names, rather than 58,000 objects rounded up to their size classes); a
+// name no demangler changes stays the string it was.
 func inPlace(syms []string, o Options) {
 	const chunk = 512
 	workers := runtime.GOMAXPROCS(0)
@@ -28,8 +34,14 @@ func inPlace(syms []string, o Options) {
 		workers = n
 	}
 	if workers <= 1 {
+		var (
+			a arena
+			d itanium.Demangler
+		)
 		for i, s := range syms {
-			syms[i], _ = Name(s, o)
+			if n, ok := name(&d, s, o); ok {
+				syms[i] = a.add(n)
+			}
 		}
 		return
 	}
@@ -42,6 +54,10 @@ func inPlace(syms []string, o Options) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var (
+				a arena
+				d itanium.Demangler
+			)
 			for {
 				mu.Lock()
 				start := next
@@ -52,13 +68,42 @@ func inPlace(syms []string, o Options) {
 				}
 				end := min(start+chunk, len(syms))
 				for i := start; i < end; i++ {
-					syms[i], _ = Name(syms[i], o)
+					if n, ok := name(&d, syms[i], o); ok {
+						syms[i] = a.add(n)
+					}
 				}
 			}
 		}()
 	}
 	wg.Wait()
 }
+
+// arenaChunk is the size of an arena's blocks.
+const arenaChunk = 64 << 10
+
+// arena packs strings into shared blocks, end to end.
+type arena struct{ buf []byte }
+
+// add returns a copy of s in the arena.
+func (a *arena) add(s string) string {
+	if s == "" {
+		return ""
+	}
+	if cap(a.buf)-len(a.buf) < len(s) {
+		a.buf = make([]byte, 0, max(arenaChunk, len(s)))
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, s...)
+	return unsafe.String(&a.buf[n], len(s))
+}
+
+// listGCPercent is the collector's GOGC while List demangles: the
+// demangler leaves about 900 bytes of garbage a name (libjvm's 58,000:
+// 50 MB), and what stays live is a few slices and pointer-free arenas,
+// cheap to mark, so collecting often costs little and keeps the peak
+// heap near the live one (at the default 100, libjvm's -F peaked at 16
+// MB of heap for 5 MB live).
+const listGCPercent = 25
 
 // Candidates returns a cheap test on raw symbol names that is true for
 // every name whose demangled name (as Name gives it) can be want, so that
@@ -134,19 +179,29 @@ const PLTSuffix = "@plt"
 // dso__synthesize_plt_symbols made): each name demangled as Name does
 // (a "NAME@plt" as NAME, then "@plt"), those keep accepts, sorted as strcmp
 // sorts them, one line per symbol (overloads, aliases and the .symtab and
-// .dynsym copies of a name stay, as in perf).
+// .dynsym copies of a name stay, as in perf). The listing reuses raws'
+// storage: raws' contents are undefined after the call.
 func List(raws []string, o Options, keep func(string) bool) []string {
-	// One slice of names, demangled in place and then filtered in place
-	// (libjvm's 58,000 names: each slice of them is 0.9 MB).
-	names := make([]string, len(raws))
-	for i, r := range raws {
-		names[i] = strings.TrimSuffix(r, PLTSuffix)
+	if prev := debug.SetGCPercent(listGCPercent); prev < 0 || prev < listGCPercent {
+		debug.SetGCPercent(prev)
+	} else {
+		defer debug.SetGCPercent(prev)
 	}
-	inPlace(names, o)
-	out := names[:0]
-	for i, n := range names {
-		if strings.HasSuffix(raws[i], PLTSuffix) {
+	// Demangled in place and then filtered in place: one slice of
+	// names (libjvm's 58,000 names: each slice of them is 0.9 MB).
+	var plt []int // the indexes of the "NAME@plt" entries, ascending
+	for i, r := range raws {
+		if s, ok := strings.CutSuffix(r, PLTSuffix); ok {
+			raws[i] = s
+			plt = append(plt, i)
+		}
+	}
+	inPlace(raws, o)
+	out := raws[:0]
+	for i, n := range raws {
+		if len(plt) > 0 && plt[0] == i {
 			n += PLTSuffix
+			plt = plt[1:]
 		}
 		if keep(n) {
 			out = append(out, n)

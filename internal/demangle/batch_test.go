@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,12 +78,12 @@ func TestCandidates(t *testing.T) {
 
 func TestList(t *testing.T) {
 	raws := []string{"_ZN2ns5Klass6methodEi", "main", "_ZN2ns5Klass6methodEPKc", "_ZNKSt9type_info4nameEv@plt", "_start", "printf@plt"}
-	got := List(raws, Options{}, func(n string) bool { return !strings.HasPrefix(n, "_") })
+	got := List(slices.Clone(raws), Options{}, func(n string) bool { return !strings.HasPrefix(n, "_") })
 	want := []string{"main", "ns::Klass::method", "ns::Klass::method", "printf@plt", "std::type_info::name@plt"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
-	got = List(raws, Options{Params: true}, func(n string) bool { return strings.Contains(n, "method") })
+	got = List(slices.Clone(raws), Options{Params: true}, func(n string) bool { return strings.Contains(n, "method") })
 	want = []string{"ns::Klass::method(char const*)", "ns::Klass::method(int)"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("List(Params) = %q, want %q", got, want)

@@ -1,7 +1,10 @@
 package demangle
 
 import (
+	"debug/elf"
+	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,6 +42,46 @@ func BenchmarkNames(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		Names(names, Options{})
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
+}
+
+// libjvm is Debian's openjdk-17 JVM: 58,000 C++ symbols, the largest
+// library -F is measured on (scripts/bench-names.sh).
+const libjvm = "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
+
+// elfNames returns the names of path's .symtab and .dynsym, as -F lists
+// them (skipping the benchmark when path is not installed).
+func elfNames(b *testing.B, path string) []string {
+	f, err := elf.Open(path)
+	if err != nil {
+		b.Skipf("%s: %v", path, err)
+	}
+	defer f.Close()
+	var names []string
+	for _, read := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, err := read()
+		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+			b.Fatal(err)
+		}
+		for _, s := range syms {
+			if s.Name != "" {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	return names
+}
+
+// BenchmarkDemangleLibjvm is a library's first -F: List over libjvm's
+// every symbol name.
+func BenchmarkDemangleLibjvm(b *testing.B) {
+	names := elfNames(b, libjvm)
+	keep := func(string) bool { return true }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		List(slices.Clone(names), Options{}, keep)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
 }

@@ -19,8 +19,10 @@ package demangle
 
 import (
 	"strings"
+	"sync"
+	"unsafe"
 
-	"github.com/ianlancetaylor/demangle"
+	"github.com/gprobe/gprobe/internal/demangle/internal/itanium"
 )
 
 // Version changes whenever a name's demangling changes: names kept from
@@ -40,7 +42,25 @@ func Name(sym string, o Options) (string, bool) {
 	if !Maybe(sym) {
 		return sym, false
 	}
-	if s, ok := mangled(sym, o); ok {
+	d := demanglers.Get().(*itanium.Demangler)
+	s, ok := name(d, sym, o)
+	if ok {
+		s = strings.Clone(s)
+	}
+	demanglers.Put(d)
+	return s, ok
+}
+
+// demanglers are the C++ demanglers Name uses (each reuses its memory).
+var demanglers = sync.Pool{New: func() any { return new(itanium.Demangler) }}
+
+// name is Name with the C++ demangler d: a demangled name may be a view
+// of d's buffer, valid until d demangles again.
+func name(d *itanium.Demangler, sym string, o Options) (string, bool) {
+	if !Maybe(sym) {
+		return sym, false
+	}
+	if s, ok := mangled(d, sym, o); ok {
 		return s, true
 	}
 	if s, ok := ocaml(sym); ok {
@@ -72,10 +92,10 @@ func Maybe(sym string) bool {
 // first, then the C++ ABI (the GNU v3 demangler also takes the
 // `_GLOBAL_[._$][ID]_` names of global constructors and destructors);
 // then perf's own Rust step on what came out.
-func mangled(sym string, o Options) (string, bool) {
+func mangled(d *itanium.Demangler, sym string, o Options) (string, bool) {
 	s, ok := rust(sym)
 	if !ok {
-		s, ok = cxx(sym, o)
+		s, ok = cxx(d, sym, o)
 	}
 	if !ok {
 		return "", false
@@ -86,17 +106,24 @@ func mangled(sym string, o Options) (string, bool) {
 	return s, true
 }
 
-// cxx demangles an Itanium C++ ABI name as libiberty 2.40 does.
-func cxx(sym string, o Options) (string, bool) {
+// The library's options for cxx (not its Rust demangler: libiberty's
+// refused the name), made once rather than at each name.
+var (
+	cxxParams   = []itanium.Option{itanium.NoRust}
+	cxxNoParams = []itanium.Option{itanium.NoRust, itanium.NoParams}
+)
+
+// cxx demangles an Itanium C++ ABI name as libiberty 2.40 does, with d:
+// the name may be a view of d's buffer.
+func cxx(d *itanium.Demangler, sym string, o Options) (string, bool) {
 	if !strings.HasPrefix(sym, "_Z") && !strings.HasPrefix(sym, "_GLOBAL_") {
 		return "", false
 	}
-	// Not the library's Rust demangler: libiberty's refused the name.
-	opts := []demangle.Option{demangle.NoRust}
-	if !o.Params {
-		opts = append(opts, demangle.NoParams)
+	opts := cxxNoParams
+	if o.Params {
+		opts = cxxParams
 	}
-	a, err := demangle.ToAST(sym, opts...)
+	a, err := d.ToAST(sym, opts...)
 	if err != nil {
 		return "", false
 	}
@@ -109,7 +136,8 @@ func cxx(sym string, o Options) (string, bool) {
 		// Only an argument pack (J...E) makes an empty one.
 		a, marked = markEmptyPacks(a)
 	}
-	s := demangle.ASTToString(a, opts...)
+	b := d.Print(a, opts...)
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	if marked {
 		s = dropEmptyPacks(s)
 	}
@@ -121,29 +149,29 @@ func cxx(sym string, o Options) (string, bool) {
 // its signature; any other (&f, &ns::f<int>) is printed whole, return
 // type and parameters in parentheses: "&(bool eq<int>(int const&))".
 // The library drops every such signature, as newer libiberty does.
-func addressOfFunctions(a demangle.AST) demangle.AST {
-	r := a.Copy(func(n demangle.AST) demangle.AST {
-		u, ok := n.(*demangle.Unary)
+func addressOfFunctions(a itanium.AST) itanium.AST {
+	r := a.Copy(func(n itanium.AST) itanium.AST {
+		u, ok := n.(*itanium.Unary)
 		if !ok || u.Suffix {
 			return nil
 		}
-		if op, ok := u.Op.(*demangle.Operator); !ok || op.Name != "&" {
+		if op, ok := u.Op.(*itanium.Operator); !ok || op.Name != "&" {
 			return nil
 		}
-		t, ok := u.Expr.(*demangle.Typed)
+		t, ok := u.Expr.(*itanium.Typed)
 		if !ok {
 			return nil
 		}
-		if _, ok := t.Type.(*demangle.FunctionType); !ok {
+		if _, ok := t.Type.(*itanium.FunctionType); !ok {
 			return nil
 		}
-		if _, ok := t.Name.(*demangle.Qualified); ok {
+		if _, ok := t.Name.(*itanium.Qualified); ok {
 			return nil
 		}
 		// A name, not an operator: the library then prints the
 		// operand whole, in parentheses.
-		return &demangle.Unary{Op: &demangle.Name{Name: "&"}, Expr: t}
-	}, func(demangle.AST) bool { return false })
+		return &itanium.Unary{Op: &itanium.Name{Name: "&"}, Expr: t}
+	}, func(itanium.AST) bool { return false })
 	if r == nil {
 		return a
 	}
@@ -203,13 +231,13 @@ const emptyMark = "\x01"
 // when nothing follows in the list ("f<a, , b>", "f(int, , char)"), and
 // then no space separates a '>' before it from the list's '>':
 // "A<B<int>>", where "A<B<int> >" has no pack.
-func markEmptyPacks(a demangle.AST) (demangle.AST, bool) {
+func markEmptyPacks(a itanium.AST) (itanium.AST, bool) {
 	found := false
-	a.Traverse(func(n demangle.AST) bool {
+	a.Traverse(func(n itanium.AST) bool {
 		switch n := n.(type) {
-		case *demangle.ArgumentPack, *demangle.PackExpansion:
+		case *itanium.ArgumentPack, *itanium.PackExpansion:
 			found = true
-		case *demangle.ExprList:
+		case *itanium.ExprList:
 			found = len(n.Exprs) == 0
 		}
 		return !found
@@ -218,26 +246,26 @@ func markEmptyPacks(a demangle.AST) (demangle.AST, bool) {
 		return a, false
 	}
 	marked := false
-	mark := func(args []demangle.AST) []demangle.AST {
-		var out []demangle.AST
+	mark := func(args []itanium.AST) []itanium.AST {
+		var out []itanium.AST
 		for i, x := range args {
 			if isEmptyPack(x) {
 				if out == nil {
-					out = append([]demangle.AST{}, args...)
+					out = append([]itanium.AST{}, args...)
 				}
-				out[i] = &demangle.Name{Name: emptyMark}
+				out[i] = &itanium.Name{Name: emptyMark}
 				marked = true
 			}
 		}
 		return out
 	}
-	r := a.Copy(func(n demangle.AST) demangle.AST {
+	r := a.Copy(func(n itanium.AST) itanium.AST {
 		switch n := n.(type) {
-		case *demangle.Template:
+		case *itanium.Template:
 			if args := mark(n.Args); args != nil {
-				return &demangle.Template{Name: n.Name, Args: args}
+				return &itanium.Template{Name: n.Name, Args: args}
 			}
-		case *demangle.FunctionType:
+		case *itanium.FunctionType:
 			if args := mark(n.Args); args != nil {
 				c := *n
 				c.Args = args
@@ -245,7 +273,7 @@ func markEmptyPacks(a demangle.AST) (demangle.AST, bool) {
 			}
 		}
 		return nil
-	}, func(demangle.AST) bool { return false })
+	}, func(itanium.AST) bool { return false })
 	if r == nil {
 		return a, marked
 	}
@@ -253,18 +281,18 @@ func markEmptyPacks(a demangle.AST) (demangle.AST, bool) {
 }
 
 // isEmptyPack is the library's test for a list element it leaves out.
-func isEmptyPack(a demangle.AST) bool {
+func isEmptyPack(a itanium.AST) bool {
 	switch a := a.(type) {
-	case *demangle.ArgumentPack:
+	case *itanium.ArgumentPack:
 		for _, x := range a.Args {
 			if !isEmptyPack(x) {
 				return false
 			}
 		}
 		return true
-	case *demangle.PackExpansion:
+	case *itanium.PackExpansion:
 		return a.Pack != nil && isEmptyPack(a.Pack)
-	case *demangle.ExprList:
+	case *itanium.ExprList:
 		// A pack expansion the parser expanded to nothing.
 		return len(a.Exprs) == 0
 	}

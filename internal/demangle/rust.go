@@ -33,14 +33,8 @@ func isAlnum(c byte) bool { return isDigit(c) || isLower(c) || isUpper(c) }
 
 // rustLegacy demangles the part of a legacy name after "_ZN".
 func rustLegacy(s string) (string, bool) {
-	// Only [_0-9a-zA-Z$.:] in the name, '@' in a ".suffix".
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '_' && !isAlnum(c) && c != '$' && c != '.' && c != ':' && c != '@' {
-			return "", false
-		}
-	}
-	// The name ends with E, before an optional .suffix.
+	// The name ends with E, before an optional .suffix. (Checked first:
+	// most "_ZN" names are C++ ones, refused here without a scan.)
 	n := len(s)
 	dotSuffix := true
 	for n > 0 && !(dotSuffix && s[n-1] == 'E') {
@@ -50,10 +44,17 @@ func rustLegacy(s string) (string, bool) {
 	if n == 0 || s[n-1] != 'E' {
 		return "", false
 	}
-	s = s[:n-1]
-	if !(len(s) > 19 && s[len(s)-19:len(s)-16] == "17h") {
+	if !(n-1 > 19 && s[n-1-19:n-1-16] == "17h") {
 		return "", false
 	}
+	// Only [_0-9a-zA-Z$.:] in the name, '@' in a ".suffix".
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && !isAlnum(c) && c != '$' && c != '.' && c != ':' && c != '@' {
+			return "", false
+		}
+	}
+	s = s[:n-1]
 	// First pass: every segment parses, the last is the hash.
 	var last string
 	for rest := s; rest != ""; {

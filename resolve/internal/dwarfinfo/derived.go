@@ -42,6 +42,10 @@ func (f *File) LoadDerived(name string) (data []byte, ok bool) {
 	return mm, true
 }
 
+// KeepsDerived reports whether StoreDerived keeps anything: without a
+// cache, a caller need not encode what it would store.
+func (f *File) KeepsDerived() bool { return f.cache != nil }
+
 // StoreDerived keeps data under name for the image (nothing without a
 // cache). A failed write only means the next run computes it again.
 func (f *File) StoreDerived(name string, data []byte) {

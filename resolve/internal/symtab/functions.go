@@ -93,7 +93,7 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 		raws = append(raws, PLTNames(f)...)
 	}
 	names := n.List(raws, func(string) bool { return true })
-	if n.Demangle {
+	if n.Demangle && f.KeepsDerived() {
 		f.StoreDerived(cached, EncodeListing(names))
 	}
 	for _, name := range names {
