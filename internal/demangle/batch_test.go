@@ -1,9 +1,12 @@
 package demangle
 
 import (
+	"bytes"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestNames(t *testing.T) {
@@ -78,14 +81,57 @@ func TestCandidates(t *testing.T) {
 
 func TestList(t *testing.T) {
 	raws := []string{"_ZN2ns5Klass6methodEi", "main", "_ZN2ns5Klass6methodEPKc", "_ZNKSt9type_info4nameEv@plt", "_start", "printf@plt"}
-	got := List(slices.Clone(raws), Options{}, func(n string) bool { return !strings.HasPrefix(n, "_") })
+	got := List(slices.Clone(raws), Options{}, func(n string) bool { return !strings.HasPrefix(n, "_") }, nil)
 	want := []string{"main", "ns::Klass::method", "ns::Klass::method", "printf@plt", "std::type_info::name@plt"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
-	got = List(slices.Clone(raws), Options{Params: true}, func(n string) bool { return strings.Contains(n, "method") })
+	got = List(slices.Clone(raws), Options{Params: true}, func(n string) bool { return strings.Contains(n, "method") }, nil)
 	want = []string{"ns::Klass::method(char const*)", "ns::Klass::method(int)"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("List(Params) = %q, want %q", got, want)
+	}
+}
+
+// TestListRelease: with release, List calls it once, and no name it
+// returns shares bytes with the names it was given (-F lets their pages go
+// then), whether demangled or not.
+func TestListRelease(t *testing.T) {
+	buf := []byte("main\x00_ZN2ns5Klass6methodEi\x00printf@plt\x00_start")
+	var raws []string
+	for _, f := range bytes.Split(buf, []byte{0}) {
+		raws = append(raws, unsafe.String(unsafe.SliceData(f), len(f)))
+	}
+	released := 0
+	got := List(raws, Options{}, func(string) bool { return true }, func() { released++ })
+	if released != 1 {
+		t.Errorf("release called %d times, want 1", released)
+	}
+	want := []string{"_start", "main", "ns::Klass::method", "printf@plt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("List = %q, want %q", got, want)
+	}
+	lo, hi := uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&buf[len(buf)-1]))
+	for _, n := range got {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(n))); p >= lo && p <= hi {
+			t.Errorf("%q aliases the names given", n)
+		}
+	}
+}
+
+// TestSortStrings: the halves sorted at once and merged give sort.Strings'
+// order, duplicates included.
+func TestSortStrings(t *testing.T) {
+	var names []string
+	for _, c := range corpora {
+		names = append(names, readNames(t, c)...)
+	}
+	for len(names) < 10000 { // past the length sorted in halves, duplicates too
+		names = append(names, names[:len(names)/2]...)
+	}
+	want := slices.Clone(names)
+	sort.Strings(want)
+	if got := sortStrings(slices.Clone(names)); !slices.Equal(got, want) {
+		t.Errorf("sortStrings differs from sort.Strings")
 	}
 }

@@ -81,7 +81,7 @@ func BenchmarkDemangleLibjvm(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		List(slices.Clone(names), Options{}, keep)
+		List(slices.Clone(names), Options{}, keep, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
 }

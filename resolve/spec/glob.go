@@ -68,6 +68,15 @@ func matchGlob(str, pat string, ignoreSpace bool) bool {
 		if at(pat, j) == 0 {
 			return true
 		}
+		if tail := pat[j:]; !ignoreSpace && strings.IndexAny(tail, "*?[\\\x00") < 0 {
+			// A literal tail ("*@plt", -F's default filter): the
+			// string, up to a NUL as in C, must end with it.
+			rest := str[i:]
+			if k := strings.IndexByte(rest, 0); k >= 0 {
+				rest = rest[:k]
+			}
+			return strings.HasSuffix(rest, tail)
+		}
 		for at(str, i) != 0 {
 			if matchGlob(str[i:], pat[j:], ignoreSpace) {
 				return true

@@ -23,6 +23,16 @@ func TestGlobMatch(t *testing.T) {
 		{"", "", true},
 		{"x", "", false},
 		{"abc", "a*c*", true},
+		// A literal tail after the last '*' (-F's "!*@plt").
+		{"memcpy@plt", "*@plt", true},
+		{"@plt", "*@plt", true},
+		{"@pl", "*@plt", false},
+		{"f@plt@plt", "*@plt", true},
+		{"aaa", "*aa", true},
+		{"ab", "a*ab", false},
+		{"aab", "a*ab", true},
+		{"x@plt\x00y", "*@plt", true}, // a NUL ends the string, as in C
+		{"x\x00@plt", "*@plt", false},
 	}
 	for _, c := range cases {
 		if got := GlobMatch(c.s, c.pat); got != c.want {

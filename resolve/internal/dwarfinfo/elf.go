@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -647,4 +648,37 @@ func (f *File) FileOffset(addr uint64) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ReleaseSymbolPages gives back the resident pages of the symbol tables'
+// entries (.symtab, .dynsym) and, with names, of their string tables,
+// where they are mapped from the file: a caller done with a large table
+// (a library's -F reads libjvm's 4 MB of it once) need not hold it in its
+// resident set. Nothing becomes invalid: pages touched again, through a
+// Symbol's RawName or another walk, are read again from the page cache.
+func (f *File) ReleaseSymbolPages(names bool) {
+	for _, s := range f.ELF.Sections {
+		if s.Type != elf.SHT_SYMTAB && s.Type != elf.SHT_DYNSYM {
+			continue
+		}
+		f.releasePages(s)
+		if names && int(s.Link) < len(f.ELF.Sections) {
+			f.releasePages(f.ELF.Sections[s.Link])
+		}
+	}
+}
+
+// releasePages drops the resident pages that lie wholly inside section s,
+// if it is mapped from the file (not inflated or copied).
+func (f *File) releasePages(s *elf.Section) {
+	const page = 4096
+	b := f.Section(s.Name)
+	if len(b) == 0 || s.Offset+s.Size > uint64(len(f.mm)) || unsafe.SliceData(b) != unsafe.SliceData(f.mm[s.Offset:]) {
+		return
+	}
+	start := (s.Offset + page - 1) &^ (page - 1)
+	end := (s.Offset + s.Size) &^ (page - 1)
+	if start < end {
+		_ = unix.Madvise(f.mm[start:end], unix.MADV_DONTNEED)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -379,4 +380,33 @@ func TestSortedSymbols(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestReleaseSymbolPages: the symbols read after their pages are given
+// back, and the names read before, are what they were.
+func TestReleaseSymbolPages(t *testing.T) {
+	for _, img := range fixtures(t) {
+		f := open(t, img)
+		var before []Symbol
+		var names []string
+		f.Symbols(func(s Symbol) {
+			before = append(before, s)
+			names = append(names, unsafe.String(unsafe.SliceData(s.RawName), len(s.RawName)))
+		})
+		want := fmt.Sprint(before)
+		f.ReleaseSymbolPages(true)
+		if got := fmt.Sprint(before); got != want {
+			t.Fatalf("%s: names read before differ after release", img)
+		}
+		var after []Symbol
+		f.Symbols(func(s Symbol) { after = append(after, s) })
+		if got := fmt.Sprint(after); got != want {
+			t.Fatalf("%s: symbols differ after release", img)
+		}
+		for i, n := range names {
+			if n != string(before[i].RawName) {
+				t.Fatalf("%s: name %d differs", img, i)
+			}
+		}
+	}
 }

@@ -41,7 +41,7 @@ func KernelFunctions(f *dwarfinfo.File, n Naming, match func(string) bool) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return n.List(out, match), nil
+	return n.List(out, match, nil), nil
 }
 
 // DSOFunctions is perf -F on a module or a user binary: every name of the
@@ -92,7 +92,10 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 	if plt {
 		raws = append(raws, PLTNames(f)...)
 	}
-	names := n.List(raws, func(string) bool { return true })
+	// The tables' pages are not needed again (libjvm's: 4 MB): the
+	// entries now, the strings once the names are demangled copies.
+	f.ReleaseSymbolPages(false)
+	names := n.List(raws, func(string) bool { return true }, func() { f.ReleaseSymbolPages(true) })
 	if n.Demangle && f.KeepsDerived() {
 		f.StoreDerived(cached, EncodeListing(names))
 	}

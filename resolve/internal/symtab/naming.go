@@ -35,10 +35,12 @@ func (n Naming) Of(raw []byte) string {
 }
 
 // List is perf -F over raws, the ELF names of a symbol map: each as n
-// names it, those keep accepts, sorted as strcmp sorts them.
-func (n Naming) List(raws []string, keep func(string) bool) []string {
+// names it, those keep accepts, sorted as strcmp sorts them. When n
+// demangles and release is not nil, the names are copies of raws' bytes,
+// and release is called once they are made (as demangle.List says).
+func (n Naming) List(raws []string, keep func(string) bool, release func()) []string {
 	if n.Demangle {
-		return demangle.List(raws, n.options(), keep)
+		return demangle.List(raws, n.options(), keep, release)
 	}
 	out := raws[:0]
 	for _, r := range raws {

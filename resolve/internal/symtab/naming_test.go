@@ -111,17 +111,17 @@ func TestQueryDemangled(t *testing.T) {
 func TestNamingList(t *testing.T) {
 	raws := []string{"_ZN2ns5Klass6methodEi", "cfunc", "_ZN2ns5Klass6methodEPKc", "memcpy@plt", "_ZdlPv@plt"}
 	keepAll := func(string) bool { return true }
-	got := Naming{Demangle: true}.List(slices.Clone(raws), keepAll)
+	got := Naming{Demangle: true}.List(slices.Clone(raws), keepAll, nil)
 	want := []string{"cfunc", "memcpy@plt", "ns::Klass::method", "ns::Klass::method", "operator delete@plt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("demangled: %q, want %q", got, want)
 	}
-	got = Naming{Demangle: true, Params: true}.List(slices.Clone(raws), func(s string) bool { return strings.HasPrefix(s, "ns::") })
+	got = Naming{Demangle: true, Params: true}.List(slices.Clone(raws), func(s string) bool { return strings.HasPrefix(s, "ns::") }, nil)
 	want = []string{"ns::Klass::method(char const*)", "ns::Klass::method(int)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("with parameters: %q, want %q", got, want)
 	}
-	got = Naming{}.List(slices.Clone(raws), func(s string) bool { return !strings.HasPrefix(s, "_") })
+	got = Naming{}.List(slices.Clone(raws), func(s string) bool { return !strings.HasPrefix(s, "_") }, nil)
 	want = []string{"cfunc", "memcpy@plt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("not demangled: %q, want %q", got, want)

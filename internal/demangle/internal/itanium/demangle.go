@@ -373,7 +373,11 @@ type state struct {
 	templateTemplateParamCount int
 
 	// seen is simplify's set of the nodes it has visited, reused.
-	seen map[AST]bool
+	seen nodeSet
+
+	// simplifiable is set when the parse makes a node of a type that
+	// simplifyOne changes: until then, simplify has nothing to do.
+	simplifiable bool
 
 	// nodes allocates the commonest nodes (a Demangler's reused from
 	// one name to the next); nil allocates each.
@@ -788,6 +792,7 @@ func (st *state) nestedName() (AST, bool) {
 	a := st.prefix()
 
 	if q != nil || r != "" {
+		st.simplifiable = true
 		a = &MethodWithQualifiers{Method: a, Qualifiers: q, RefQualifier: r}
 	}
 	if len(st.str) == 0 || st.str[0] != 'E' {
@@ -1697,6 +1702,7 @@ func (st *state) demangleType(isCast bool) AST {
 		ret = &BuiltinType{Name: btype}
 		st.advance(1)
 		if q != nil {
+			st.simplifiable = true
 			ret = &TypeWithQualifiers{Base: ret, Qualifiers: q}
 			st.subs.add(ret)
 		}
@@ -1797,10 +1803,12 @@ func (st *state) demangleType(isCast bool) AST {
 		t := st.demangleType(isCast)
 		switch c {
 		case 'O':
+			st.simplifiable = true
 			ret = &RvalueReferenceType{Base: t}
 		case 'P':
 			ret = &PointerType{Base: t}
 		case 'R':
+			st.simplifiable = true
 			ret = &ReferenceType{Base: t}
 		case 'C':
 			ret = &ComplexType{Base: t}
@@ -1872,6 +1880,7 @@ func (st *state) demangleType(isCast bool) AST {
 		case 'p':
 			t := st.demangleType(isCast)
 			pack := st.findArgumentPack(t)
+			st.simplifiable = true
 			ret = &PackExpansion{Base: t, Pack: pack}
 			addSubst = true
 
@@ -2036,6 +2045,7 @@ func (st *state) demangleType(isCast bool) AST {
 
 	if q != nil {
 		if _, ok := ret.(*FunctionType); ok {
+			st.simplifiable = true
 			ret = &MethodWithQualifiers{Method: ret, Qualifiers: q, RefQualifier: ""}
 		} else if mwq, ok := ret.(*MethodWithQualifiers); ok {
 			// Merge adjacent qualifiers.  This case
@@ -2049,6 +2059,7 @@ func (st *state) demangleType(isCast bool) AST {
 				q = mergeQualifiers(q, qsub.Qualifiers)
 				ret = qsub.Base
 			}
+			st.simplifiable = true
 			ret = &TypeWithQualifiers{Base: ret, Qualifiers: q}
 		}
 		st.subs.add(ret)
@@ -2291,6 +2302,7 @@ func (st *state) functionType() AST {
 	ret := st.bareFunctionType(true, false)
 	r := st.refQualifier()
 	if r != "" {
+		st.simplifiable = true
 		ret = &MethodWithQualifiers{Method: ret, Qualifiers: nil, RefQualifier: r}
 	}
 	if len(st.str) == 0 || st.str[0] != 'E' {
@@ -2352,11 +2364,13 @@ func (st *state) arrayType(isCast bool) AST {
 
 	t := st.demangleType(isCast)
 
+	st.simplifiable = true
 	arr := &ArrayType{Dimension: dim, Element: t}
 
 	// Qualifiers on the element of an array type go on the whole
 	// array type.
 	if q, ok := arr.Element.(*TypeWithQualifiers); ok {
+		st.simplifiable = true
 		return &TypeWithQualifiers{Base: &ArrayType{Dimension: dim, Element: q.Base}, Qualifiers: q.Qualifiers}
 	}
 
@@ -2486,6 +2500,7 @@ func (st *state) templateParam() AST {
 		// We are parsing a cast operator.  If the cast is
 		// itself a template, then this is a forward
 		// reference.  Fill it in later.
+		st.simplifiable = true
 		return &TemplateParam{Index: n, Template: nil}
 	}
 
@@ -2498,6 +2513,7 @@ func (st *state) templateParam() AST {
 		st.failEarlier(fmt.Sprintf("template index out of range (%d >= %d)", n, len(template.Args)), st.off-off)
 	}
 
+	st.simplifiable = true
 	return &TemplateParam{Index: n, Template: template}
 }
 
@@ -2769,6 +2785,7 @@ func (st *state) expression() AST {
 		st.advance(2)
 		e := st.expression()
 		pack := st.findArgumentPack(e)
+		st.simplifiable = true
 		return &PackExpansion{Base: e, Pack: pack}
 	} else if st.str[0] == 's' && len(st.str) > 1 && st.str[1] == 'Z' {
 		st.advance(2)
@@ -3719,6 +3736,7 @@ func (st *state) substitution(forPrefix bool) AST {
 				// Find the possibly-new argument pack.
 				pack := st.findArgumentPack(a.Base)
 				if pack != a.Pack {
+					st.simplifiable = true
 					return &PackExpansion{
 						Base: a.Base,
 						Pack: pack,
@@ -3754,6 +3772,7 @@ func (st *state) substitution(forPrefix bool) AST {
 			if template == nil {
 				// This template parameter is within
 				// the scope of a cast operator.
+				st.simplifiable = true
 				return &TemplateParam{Index: index, Template: nil}
 			}
 
@@ -3761,6 +3780,7 @@ func (st *state) substitution(forPrefix bool) AST {
 				st.failEarlier(fmt.Sprintf("substituted template index out of range (%d >= %d)", index, len(template.Args)), st.off-off)
 			}
 
+			st.simplifiable = true
 			return &TemplateParam{Index: index, Template: template}
 		}
 		seen := st.seenSet()
@@ -3780,11 +3800,7 @@ func (st *state) substitution(forPrefix bool) AST {
 			case *TemplateParam, *LambdaAuto:
 				return false
 			}
-			if seen[a] {
-				return true
-			}
-			seen[a] = true
-			return false
+			return seen.add(a)
 		}
 
 		if c := ret.Copy(copy, skip); c != nil {
@@ -3835,33 +3851,88 @@ func isLower(c byte) bool {
 // simplify replaces template parameters with their expansions, and
 // merges qualifiers.
 func simplify(a AST) AST {
-	return simplifyWith(a, make(map[AST]bool))
+	return simplifyWith(a, new(nodeSet))
 }
 
 // simplify is simplify with st's set of visited nodes.
 func (st *state) simplify(a AST) AST {
+	if !st.simplifiable {
+		return a
+	}
 	return simplifyWith(a, st.seenSet())
 }
 
 // seenSet returns st's set of visited nodes, empty, for one walk of an
 // AST (by simplify, or by substitution's copy): neither walk parses, so
 // neither runs during the other.
-func (st *state) seenSet() map[AST]bool {
-	if st.seen == nil {
-		st.seen = make(map[AST]bool)
-	}
-	clear(st.seen)
-	return st.seen
+func (st *state) seenSet() *nodeSet {
+	st.seen.reset()
+	return &st.seen
 }
 
-// simplifyWith simplifies a, recording the nodes it visits in seen.
-func simplifyWith(a AST, seen map[AST]bool) AST {
-	skip := func(a AST) bool {
-		if seen[a] {
+// A nodeSet is a set of nodes: a slice searched in turn while it is
+// small (most walks visit a few nodes, and a map costs its capacity to
+// empty for the next), a map beyond.
+type nodeSet struct {
+	small []AST
+	big   map[AST]bool
+	inBig bool // whether big holds the set (else small does)
+}
+
+// smallNodeSet is the most nodes a nodeSet keeps in its slice.
+const smallNodeSet = 16
+
+// add adds a to the set and reports whether it was there already.
+func (s *nodeSet) add(a AST) bool {
+	if s.inBig {
+		if s.big[a] {
 			return true
 		}
-		seen[a] = true
+		s.big[a] = true
 		return false
+	}
+	for _, x := range s.small {
+		if x == a {
+			return true
+		}
+	}
+	if len(s.small) < smallNodeSet {
+		s.small = append(s.small, a)
+		return false
+	}
+	if s.big == nil {
+		s.big = make(map[AST]bool, 2*smallNodeSet)
+	}
+	for _, x := range s.small {
+		s.big[x] = true
+	}
+	s.big[a] = true
+	s.inBig = true
+	return false
+}
+
+// reset empties the set (a map that grew past bigNodeSet is dropped:
+// emptying it would cost its capacity at each reset).
+func (s *nodeSet) reset() {
+	clear(s.small)
+	s.small = s.small[:0]
+	if s.inBig {
+		if len(s.big) > bigNodeSet {
+			s.big = nil
+		} else {
+			clear(s.big)
+		}
+		s.inBig = false
+	}
+}
+
+// bigNodeSet is the most nodes of a map that reset empties for reuse.
+const bigNodeSet = 256
+
+// simplifyWith simplifies a, recording the nodes it visits in seen.
+func simplifyWith(a AST, seen *nodeSet) AST {
+	skip := func(a AST) bool {
+		return seen.add(a)
 	}
 	if r := a.Copy(simplifyOne, skip); r != nil {
 		return r
