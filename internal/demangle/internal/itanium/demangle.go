@@ -376,7 +376,9 @@ type state struct {
 	seen nodeSet
 
 	// simplifiable is set when the parse makes a node of a type that
-	// simplifyOne changes: until then, simplify has nothing to do.
+	// simplifyOne changes, or that substitution's copy replaces (a
+	// template parameter, a lambda's auto, a pack expansion): until
+	// then, neither has anything to do.
 	simplifiable bool
 
 	// nodes allocates the commonest nodes (a Demangler's reused from
@@ -792,7 +794,10 @@ func (st *state) nestedName() (AST, bool) {
 	a := st.prefix()
 
 	if q != nil || r != "" {
-		st.simplifiable = true
+		// Not simplifiable by itself: simplifyOne changes a
+		// MethodWithQualifiers whose Method is one, or a
+		// TypeWithQualifiers, and a prefix is neither (nor does its
+		// copy become one unless it holds a node that is marked).
 		a = &MethodWithQualifiers{Method: a, Qualifiers: q, RefQualifier: r}
 	}
 	if len(st.str) == 0 || st.str[0] != 'E' {
@@ -1652,6 +1657,15 @@ var builtinTypes = map[byte]string{
 	'z': "...",
 }
 
+// builtinTypeNames is builtinTypes indexed by the code, "" for none:
+// demangleType looks at nearly every type of a name.
+var builtinTypeNames = func() (t [256]string) {
+	for c, name := range builtinTypes {
+		t[c] = name
+	}
+	return t
+}()
+
 // demangleType parses:
 //
 //	<type> ::= <builtin-type>
@@ -1698,7 +1712,7 @@ func (st *state) demangleType(isCast bool) AST {
 	// Use correct substitution for a template parameter.
 	var sub AST
 
-	if btype, ok := builtinTypes[st.str[0]]; ok {
+	if btype := builtinTypeNames[st.str[0]]; btype != "" {
 		ret = &BuiltinType{Name: btype}
 		st.advance(1)
 		if q != nil {
@@ -2170,10 +2184,18 @@ func mergeQualifiers(q1AST, q2AST AST) AST {
 
 // qualifiers maps from the character used in the mangled name to the
 // string to print.
-var qualifiers = map[byte]string{
-	'r': "restrict",
-	'V': "volatile",
-	'K': "const",
+// (A switch rather than the library's map: cvQualifiers looks at nearly
+// every type of a name.)
+func qualifier(c byte) (string, bool) {
+	switch c {
+	case 'r':
+		return "restrict", true
+	case 'V':
+		return "volatile", true
+	case 'K':
+		return "const", true
+	}
+	return "", false
 }
 
 // cvQualifiers parses:
@@ -2183,7 +2205,7 @@ func (st *state) cvQualifiers() AST {
 	var q []AST
 qualLoop:
 	for len(st.str) > 0 {
-		if qv, ok := qualifiers[st.str[0]]; ok {
+		if qv, ok := qualifier(st.str[0]); ok {
 			qual := &Qualifier{Name: qv}
 			q = append([]AST{qual}, q...)
 			st.advance(1)
@@ -2489,6 +2511,7 @@ func (st *state) templateParam() AST {
 		if st.lambdaTemplateLevel > 0 && level == st.lambdaTemplateLevel-1 {
 			// Lambda auto params are mangled as template params.
 			// See https://gcc.gnu.org/PR78252.
+			st.simplifiable = true
 			return &LambdaAuto{Index: n}
 		}
 		st.failEarlier(fmt.Sprintf("template parameter is not in scope of template (level %d >= %d)", level, len(st.templates)), st.off-off)
@@ -2508,6 +2531,7 @@ func (st *state) templateParam() AST {
 		if st.lambdaTemplateLevel > 0 && level == st.lambdaTemplateLevel-1 {
 			// Lambda auto params are mangled as template params.
 			// See https://gcc.gnu.org/PR78252.
+			st.simplifiable = true
 			return &LambdaAuto{Index: n}
 		}
 		st.failEarlier(fmt.Sprintf("template index out of range (%d >= %d)", n, len(template.Args)), st.off-off)
@@ -3689,6 +3713,11 @@ func (st *state) substitution(forPrefix bool) AST {
 		}
 
 		ret := st.subs[id]
+
+		if !st.simplifiable {
+			// Nothing in ret that the copy below replaces.
+			return ret
+		}
 
 		// We need to update any references to template
 		// parameters to refer to the currently active
