@@ -334,6 +334,9 @@ func (st *state) demangle(name string, options ...Option) (ret AST, err error) {
 		seen:      st.seen,
 		nodes:     st.nodes,
 	}
+	if st.nodes == nil {
+		st.nodes = new(nodes)
+	}
 	st.nodes.reset()
 	a := st.encoding(params, notForLocalName)
 
@@ -798,7 +801,9 @@ func (st *state) nestedName() (AST, bool) {
 		// MethodWithQualifiers whose Method is one, or a
 		// TypeWithQualifiers, and a prefix is neither (nor does its
 		// copy become one unless it holds a node that is marked).
-		a = &MethodWithQualifiers{Method: a, Qualifiers: q, RefQualifier: r}
+		mwq := st.nodes.mwq.next()
+		*mwq = MethodWithQualifiers{Method: a, Qualifiers: q, RefQualifier: r}
+		a = mwq
 	}
 	if len(st.str) == 0 || st.str[0] != 'E' {
 		st.fail("expected E after nested name")
@@ -941,7 +946,8 @@ func (st *state) prefix() AST {
 					st.fail("unexpected template arguments")
 				}
 				args, constraint := st.templateArgs()
-				tmpl := &Template{Name: a, Args: args}
+				tmpl := st.nodes.tmpl.next()
+				*tmpl = Template{Name: a, Args: args}
 				if cast != nil {
 					st.setTemplate(cast, tmpl)
 					st.clearTemplateArgs(args)
@@ -2202,6 +2208,32 @@ func qualifier(c byte) (string, bool) {
 //
 //	<CV-qualifiers> ::= [r] [V] [K]
 func (st *state) cvQualifiers() AST {
+	// The common case first: r, V and K alone (a const method), from
+	// the node blocks; the loop below otherwise.
+	n := 0
+	for n < len(st.str) {
+		if _, ok := qualifier(st.str[n]); !ok {
+			break
+		}
+		n++
+	}
+	if n+1 < len(st.str) && st.str[n] == 'D' && strings.IndexByte("xoOw", st.str[n+1]) >= 0 {
+		n = 0
+	}
+	if n > 0 {
+		q := st.nodes.list(n)
+		for i := 0; i < n; i++ {
+			qv, _ := qualifier(st.str[i])
+			qual := st.nodes.qual.next()
+			*qual = Qualifier{Name: qv}
+			q[n-1-i] = qual // each prepended, as below
+		}
+		st.advance(n)
+		qs := st.nodes.quals.next()
+		*qs = Qualifiers{Qualifiers: q}
+		return qs
+	}
+
 	var q []AST
 qualLoop:
 	for len(st.str) > 0 {
@@ -3339,7 +3371,9 @@ func (st *state) exprPrimary() AST {
 		}
 		val := st.str[:i]
 		st.advance(i)
-		ret = &Literal{Type: t, Val: val, Neg: neg}
+		lit := st.nodes.lit.next()
+		*lit = Literal{Type: t, Val: val, Neg: neg}
+		ret = lit
 	}
 	if len(st.str) == 0 || st.str[0] != 'E' {
 		st.fail("expected E after literal")

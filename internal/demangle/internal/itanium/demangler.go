@@ -34,9 +34,19 @@ func (d *Demangler) Print(a AST, options ...Option) []byte {
 // Demangler reuses for each name: an AST it returned is valid until it
 // demangles again.
 type nodes struct {
-	q slab[Qualified]
-	n slab[Name]
+	q     slab[Qualified]
+	n     slab[Name]
+	mwq   slab[MethodWithQualifiers]
+	tmpl  slab[Template]
+	lit   slab[Literal]
+	qual  slab[Qualifier]
+	quals slab[Qualifiers]
+	lists listSlab
 }
+
+// list returns a zeroed list of n nodes, whose capacity is n (an append
+// to it copies it).
+func (ns *nodes) list(n int) []AST { return ns.lists.next(n) }
 
 // qualified returns a Qualified node to fill in.
 func (ns *nodes) qualified() *Qualified {
@@ -59,6 +69,12 @@ func (ns *nodes) reset() {
 	if ns != nil {
 		ns.q.reset()
 		ns.n.reset()
+		ns.mwq.reset()
+		ns.tmpl.reset()
+		ns.lit.reset()
+		ns.qual.reset()
+		ns.quals.reset()
+		ns.lists.i, ns.lists.j = 0, 0
 	}
 }
 
@@ -83,3 +99,26 @@ func (s *slab[T]) next() *T {
 }
 
 func (s *slab[T]) reset() { s.i, s.j = 0, 0 }
+
+// A listSlab hands out lists of nodes from blocks of slabBlock, reused
+// after a reset; a longer list is allocated.
+type listSlab struct {
+	blocks [][]AST
+	i, j   int // the next list starts at blocks[i][j]
+}
+
+func (s *listSlab) next(n int) []AST {
+	if n > slabBlock {
+		return make([]AST, n)
+	}
+	if s.i < len(s.blocks) && s.j+n > slabBlock {
+		s.i, s.j = s.i+1, 0
+	}
+	if s.i == len(s.blocks) {
+		s.blocks = append(s.blocks, make([]AST, slabBlock))
+	}
+	l := s.blocks[s.i][s.j : s.j+n : s.j+n]
+	clear(l)
+	s.j += n
+	return l
+}
