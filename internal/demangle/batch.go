@@ -3,7 +3,6 @@ package demangle
 import (
 	"bytes"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -107,14 +106,6 @@ func (a *arena) add(s string) string {
 	return unsafe.String(&a.buf[n], len(s))
 }
 
-// listGCPercent is the collector's GOGC while List demangles: the
-// demangler leaves about 900 bytes of garbage a name (libjvm's 58,000:
-// 50 MB), and what stays live is a few slices and pointer-free arenas,
-// cheap to mark, so collecting often costs little and keeps the peak
-// heap near the live one (at the default 100, libjvm's -F peaked at 16
-// MB of heap for 5 MB live).
-const listGCPercent = 25
-
 // Candidates returns a cheap test on raw symbol names that is true for
 // every name whose demangled name (as Name gives it) can be want, so that
 // looking a demangled name up among thousands of symbols demangles only a
@@ -196,11 +187,6 @@ const PLTSuffix = "@plt"
 // strings), and release is called once they are made, before the sort:
 // -F lets the pages of a library's string table go there.
 func List(raws []string, o Options, keep func(string) bool, release func()) []string {
-	if prev := debug.SetGCPercent(listGCPercent); prev < 0 || prev < listGCPercent {
-		debug.SetGCPercent(prev)
-	} else {
-		defer debug.SetGCPercent(prev)
-	}
 	// Demangled in place and then filtered in place: one slice of
 	// names (libjvm's 58,000 names: each slice of them is 0.9 MB).
 	var plt []int // the indexes of the "NAME@plt" entries, ascending

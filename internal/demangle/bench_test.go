@@ -73,10 +73,19 @@ func elfNames(b *testing.B, path string) []string {
 	return names
 }
 
+// libstdcxx is Debian's libstdc++ (7,000 symbols, long template names).
+const libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+
 // BenchmarkDemangleLibjvm is a library's first -F: List over libjvm's
 // every symbol name.
-func BenchmarkDemangleLibjvm(b *testing.B) {
-	names := elfNames(b, libjvm)
+func BenchmarkDemangleLibjvm(b *testing.B) { benchList(b, libjvm) }
+
+// BenchmarkDemangleLibstdcxx is List over libstdc++'s symbol names.
+func BenchmarkDemangleLibstdcxx(b *testing.B) { benchList(b, libstdcxx) }
+
+// benchList times List over the names of the library at path.
+func benchList(b *testing.B, path string) {
+	names := elfNames(b, path)
 	keep := func(string) bool { return true }
 	b.ReportAllocs()
 	b.ResetTimer()

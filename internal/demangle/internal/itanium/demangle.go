@@ -15,6 +15,7 @@ package itanium
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -325,11 +326,13 @@ func (st *state) demangle(name string, options ...Option) (ret AST, err error) {
 
 	clear(st.subs)
 	clear(st.templates)
+	clear(st.args)
 	*st = state{
 		str:       name,
 		verbose:   verbose,
 		abiTags:   abiTags,
 		subs:      st.subs[:0],
+		args:      st.args[:0],
 		templates: st.templates[:0],
 		seen:      st.seen,
 		nodes:     st.nodes,
@@ -362,6 +365,7 @@ type state struct {
 	off       int           // offset of str within original string
 	subs      substitutions // substitutions
 	templates []*Template   // templates being processed
+	args      []AST         // templateArgs' lists being gathered
 
 	// The number of entries in templates when we started parsing
 	// a lambda, plus 1 so that 0 means not parsing a lambda.
@@ -715,7 +719,11 @@ func (st *state) name() (AST, bool) {
 		if st.str[1] == 't' {
 			st.advance(2)
 			a, isCast = st.unqualifiedName(nil)
-			a = &Qualified{Scope: &Name{Name: "std"}, Name: a, LocalName: false}
+			std := st.nodes.name()
+			*std = Name{Name: "std"}
+			q := st.nodes.qualified()
+			*q = Qualified{Scope: std, Name: a, LocalName: false}
+			a = q
 		} else {
 			a = st.substitution(false)
 			if mn, ok := a.(*ModuleName); ok {
@@ -736,7 +744,8 @@ func (st *state) name() (AST, bool) {
 			}
 			var args []AST
 			args, constraint = st.templateArgs()
-			tmpl := &Template{Name: a, Args: args}
+			tmpl := st.nodes.tmpl.next()
+			*tmpl = Template{Name: a, Args: args}
 			if isCast {
 				st.setTemplate(a, tmpl)
 				st.clearTemplateArgs(args)
@@ -1719,7 +1728,9 @@ func (st *state) demangleType(isCast bool) AST {
 	var sub AST
 
 	if btype := builtinTypeNames[st.str[0]]; btype != "" {
-		ret = &BuiltinType{Name: btype}
+		bt := st.nodes.builtin.next()
+		*bt = BuiltinType{Name: btype}
+		ret = bt
 		st.advance(1)
 		if q != nil {
 			st.simplifiable = true
@@ -2642,13 +2653,13 @@ func (st *state) templateArgs() ([]AST, AST) {
 	}
 	st.advance(1)
 
-	var (
-		ret        []AST
-		constraint AST
-	)
+	// The arguments are gathered on st.args (nested lists above them)
+	// and copied into a list of their number.
+	var constraint AST
+	start := len(st.args)
 	for len(st.str) == 0 || st.str[0] != 'E' {
-		arg := st.templateArg(ret)
-		ret = append(ret, arg)
+		arg := st.templateArg(st.args[start:])
+		st.args = append(st.args, arg)
 
 		if len(st.str) > 0 && st.str[0] == 'Q' {
 			constraint = st.constraintExpr()
@@ -2658,6 +2669,13 @@ func (st *state) templateArgs() ([]AST, AST) {
 		}
 	}
 	st.advance(1)
+	var ret []AST
+	if n := len(st.args) - start; n > 0 {
+		ret = st.nodes.list(n)
+		copy(ret, st.args[start:])
+	}
+	clear(st.args[start:])
+	st.args = st.args[:start]
 	return ret, constraint
 }
 
@@ -2703,7 +2721,8 @@ func (st *state) templateArg(prev []AST) AST {
 			// Apparently template references in the
 			// template parameter refer to previous
 			// arguments in the same template.
-			template := &Template{Args: prev}
+			// (A copy: prev is a view of st.args.)
+			template := &Template{Args: slices.Clone(prev)}
 			st.templates = append(st.templates, template)
 
 			param, _ := st.templateParamDecl()

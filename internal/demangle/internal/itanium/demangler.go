@@ -34,14 +34,15 @@ func (d *Demangler) Print(a AST, options ...Option) []byte {
 // Demangler reuses for each name: an AST it returned is valid until it
 // demangles again.
 type nodes struct {
-	q     slab[Qualified]
-	n     slab[Name]
-	mwq   slab[MethodWithQualifiers]
-	tmpl  slab[Template]
-	lit   slab[Literal]
-	qual  slab[Qualifier]
-	quals slab[Qualifiers]
-	lists listSlab
+	q       slab[Qualified]
+	n       slab[Name]
+	mwq     slab[MethodWithQualifiers]
+	tmpl    slab[Template]
+	lit     slab[Literal]
+	qual    slab[Qualifier]
+	quals   slab[Qualifiers]
+	builtin slab[BuiltinType]
+	lists   listSlab
 }
 
 // list returns a zeroed list of n nodes, whose capacity is n (an append
@@ -74,6 +75,7 @@ func (ns *nodes) reset() {
 		ns.lit.reset()
 		ns.qual.reset()
 		ns.quals.reset()
+		ns.builtin.reset()
 		ns.lists.i, ns.lists.j = 0, 0
 	}
 }
