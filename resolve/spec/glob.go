@@ -22,6 +22,19 @@ func at(s string, i int) byte {
 	return 0
 }
 
+// isLiteral reports whether pat has no glob metacharacter, escape or NUL
+// (a loop: the tail of a pattern is short, and matched against every
+// symbol of a library).
+func isLiteral(pat string) bool {
+	for i := 0; i < len(pat); i++ {
+		switch pat[i] {
+		case '*', '?', '[', '\\', 0:
+			return false
+		}
+	}
+	return true
+}
+
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
@@ -68,7 +81,7 @@ func matchGlob(str, pat string, ignoreSpace bool) bool {
 		if at(pat, j) == 0 {
 			return true
 		}
-		if tail := pat[j:]; !ignoreSpace && strings.IndexAny(tail, "*?[\\\x00") < 0 {
+		if tail := pat[j:]; !ignoreSpace && isLiteral(tail) {
 			// A literal tail ("*@plt", -F's default filter): the
 			// string, up to a NUL as in C, must end with it.
 			rest := str[i:]

@@ -67,18 +67,11 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 	}
 	// The ELF names are views of the mapped file, valid until f closes:
 	// no copies of a library's every name.
-	// Counted first: appended one by one, libjvm's 58,000 names would
-	// leave outgrown slices behind.
-	total := 0
-	count := func(s dwarfinfo.Symbol) {
-		if _, ok := InModuleMap(f, s); ok {
-			total++
-		}
-	}
-	if err := f.Symbols(count); err != nil {
-		return err
-	}
-	if err := f.DynamicSymbols(count); err != nil {
+	// Sized first, from the tables' entries (a bound: a few are left
+	// out): appended one by one, libjvm's 58,000 names would leave
+	// outgrown slices behind.
+	total := f.SymbolCount()
+	if err := f.DynamicSymbols(func(dwarfinfo.Symbol) { total++ }); err != nil {
 		return err
 	}
 	raws := make([]string, 0, total)
@@ -87,7 +80,9 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 			raws = append(raws, unsafe.String(unsafe.SliceData(s.RawName), len(s.RawName)))
 		}
 	}
-	f.Symbols(add)
+	if err := f.Symbols(add); err != nil {
+		return err
+	}
 	f.DynamicSymbols(add)
 	if plt {
 		raws = append(raws, PLTNames(f)...)
