@@ -81,10 +81,10 @@ func inPlace(syms []string, o Options, copyAll bool) {
 	wg.Wait()
 }
 
-// parallelNames is the fewest names demangled on several goroutines:
-// each goroutine's stack and per-processor allocation caches cost about a
-// megabyte of resident memory, which a short list (libstdc++'s 7,000
-// names: 7 ms) does not repay.
+// parallelNames is the fewest names demangled (and sorted) on several
+// goroutines: the goroutines' stacks and per-processor allocation caches
+// cost resident memory that a short list (libstdc++'s 7,000 names: 7 ms)
+// does not repay.
 const parallelNames = 16384
 
 // arenaChunk is the size of an arena's blocks.
@@ -214,10 +214,10 @@ func List(raws []string, o Options, keep func(string) bool, release func()) []st
 }
 
 // sortStrings returns names sorted as sort.Strings sorts them: a long
-// list (libjvm's: 15 ms on one processor here) as two halves sorted at
+// list (libjvm's: 11 ms on one processor here) as two halves sorted at
 // once, then merged in place through a copy of the first half.
 func sortStrings(names []string) []string {
-	if len(names) < 4096 || runtime.GOMAXPROCS(0) < 2 {
+	if len(names) < parallelNames || runtime.GOMAXPROCS(0) < 2 {
 		sort.Strings(names)
 		return names
 	}

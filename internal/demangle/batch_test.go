@@ -126,7 +126,7 @@ func TestSortStrings(t *testing.T) {
 	for _, c := range corpora {
 		names = append(names, readNames(t, c)...)
 	}
-	for len(names) < 10000 { // past the length sorted in halves, duplicates too
+	for len(names) < 2*parallelNames { // sorted in halves, duplicates too
 		names = append(names, names[:len(names)/2]...)
 	}
 	want := slices.Clone(names)
