@@ -11,10 +11,12 @@
 // then to its Java one (`Lpkg/Class;method(I)V` → `pkg.Class.method(int)`).
 // A name none of them takes keeps its spelling.
 //
-// The C++ and Rust grammars are github.com/ianlancetaylor/demangle's,
-// with the options that make its output libiberty's; where the two still
-// differ the tests (against perf itself, on every symbol of libstdc++,
-// libjvm, LLVM and Rust's standard library) say so.
+// The C++ grammar is github.com/ianlancetaylor/demangle's (a copy in
+// internal/itanium whose Demangler reuses its memory from one name to the
+// next), with the options that make its output libiberty's; the Rust
+// demanglers are written here (rust.go). Where libiberty and the library
+// still differ the tests (against perf itself, on every symbol of
+// libstdc++, libjvm, LLVM and Rust's standard library) say so.
 package demangle
 
 import (

@@ -31,7 +31,9 @@ const rbNil = -1
 // fileOffsets, symbols are placed as perf places them (st_value plus the
 // section's file offset) rather than in gprobe's section layout.
 func NewTree(f *dwarfinfo.File, fileOffsets bool) (*Tree, error) {
-	t := &Tree{root: rbNil}
+	// Sized once: grown by appending, libjvm's 58,000 nodes would leave
+	// their outgrown copies behind (7 MB).
+	t := &Tree{root: rbNil, nodes: make([]rbNode, 0, f.SymbolCount())}
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
 		sec, ok := InModuleMap(f, s)
 		if !ok {
