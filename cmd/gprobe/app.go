@@ -315,9 +315,13 @@ func interruptible() (context.Context, context.CancelFunc) {
 // servers), with a progress line when stderr is a terminal.
 func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	d := debuginfod.FromEnv()
-	if d != nil && isTerminal(a.stderr) && !boolean(c, "quiet") {
+	if d == nil {
+		return nil
+	}
+	if isTerminal(a.stderr) && !boolean(c, "quiet") {
 		d.Progress = debuginfod.ProgressLine(a.stderr)
 	}
+	d.Warn = a.warnFunc(c)
 	return d
 }
 
