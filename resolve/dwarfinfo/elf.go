@@ -163,7 +163,11 @@ func OpenWith(path string, o Options) (f *File, err error) {
 		f.initReloc()
 	}
 	if o.Cache != nil {
-		if id := f.BuildID(); id != "" {
+		if report, err := o.Cache.Refused(); err != nil {
+			if report {
+				f.warn(fmt.Sprintf("gprobe: %v; not using it", err))
+			}
+		} else if id := f.BuildID(); id != "" {
 			f.cache, f.key = o.Cache, dwarfindex.Key{BuildID: id, Size: st.Size()}
 			f.loadIndex()
 		}
@@ -233,11 +237,11 @@ func (f *File) Section(name string) []byte {
 	if c == nil {
 		return nil
 	}
-	in := f.inflation(name, c)
-	if in.wait(c.size) != nil {
+	b, err := f.inflation(name, c).bytes(0, c.size)
+	if err != nil {
 		return nil
 	}
-	return in.mm
+	return b
 }
 
 // hasSection reports whether the file has the named section with its
@@ -261,16 +265,13 @@ func (f *File) sectionSize(name string) uint64 {
 // sectionRange returns [start, end) of a section without copying it: from
 // the mapping, or once that much of a compressed section is inflated.
 func (f *File) sectionRange(name string, start, end uint64) ([]byte, error) {
-	var sec []byte
 	if c := f.compressed[name]; c != nil && f.rel == nil {
-		in := f.inflation(name, c)
-		if err := in.wait(end); err != nil {
-			return nil, err
+		if start > end || end > c.size {
+			return nil, fmt.Errorf("%s: %w: %s range past its end", f.Path, ErrBadDWARF, name)
 		}
-		sec = in.mm
-	} else {
-		sec = f.Section(name)
+		return f.inflation(name, c).bytes(start, end)
 	}
+	sec := f.Section(name)
 	if start > end || end > uint64(len(sec)) {
 		return nil, fmt.Errorf("%s: %w: %s range past its end", f.Path, ErrBadDWARF, name)
 	}
