@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,28 +309,76 @@ func (s *SectionCopy) Verify(start, end uint64) error {
 	if start == end {
 		return nil
 	}
-	for i := start / chunkSize; i <= (end-1)/chunkSize; i++ {
-		switch s.state[i].Load() {
-		case 1:
-			continue
-		case 2:
-			return s.damaged(i)
+	first, last := start/chunkSize, (end-1)/chunkSize
+	if workers := min(uint64(runtime.GOMAXPROCS(0)), (last-first+1)/parallelChunks); workers > 1 {
+		// A large range (a whole section) is checked on every CPU.
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := first + w; i <= last && errs[w] == nil; i += workers {
+					errs[w] = s.verify(i)
+				}
+			}()
 		}
-		off := i * chunkSize
-		n := min(chunkSize, s.size-off)
-		bp := chunkBuf.Get().(*[]byte)
-		b := (*bp)[:n]
-		_, err := s.f.ReadAt(b, int64(off))
-		ok := err == nil && crc32.Checksum(b, castagnoli) == s.sums[i]
-		chunkBuf.Put(bp)
-		if err != nil {
-			return fmt.Errorf("section copy %s: %w", s.f.Name(), err)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
 		}
-		if !ok {
-			s.state[i].Store(2)
-			return s.damaged(i)
+		return nil
+	}
+	for i := first; i <= last; i++ {
+		if err := s.verify(i); err != nil {
+			return err
 		}
-		s.state[i].Store(1)
+	}
+	return nil
+}
+
+// parallelChunks is the number of chunks per worker above which Verify
+// checks in parallel.
+const parallelChunks = 8
+
+// verify checks chunk i, once.
+func (s *SectionCopy) verify(i uint64) error {
+	switch s.state[i].Load() {
+	case 1:
+		return nil
+	case 2:
+		return s.damaged(i)
+	}
+	off := i * chunkSize
+	n := min(chunkSize, s.size-off)
+	bp := chunkBuf.Get().(*[]byte)
+	b := (*bp)[:n]
+	_, err := s.f.ReadAt(b, int64(off))
+	ok := err == nil && crc32.Checksum(b, castagnoli) == s.sums[i]
+	chunkBuf.Put(bp)
+	if err != nil {
+		return fmt.Errorf("section copy %s: %w", s.f.Name(), err)
+	}
+	if !ok {
+		s.state[i].Store(2)
+		return s.damaged(i)
+	}
+	s.state[i].Store(1)
+	return nil
+}
+
+// VerifyAll checks every chunk not checked yet, in order, until stop
+// returns true; it returns the first mismatch (or nil).
+func (s *SectionCopy) VerifyAll(stop func() bool) error {
+	for i := range uint64(len(s.sums)) {
+		if stop() {
+			return nil
+		}
+		if err := s.verify(i); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -383,6 +383,26 @@ func TestSectionCopyBitFlips(t *testing.T) {
 		}
 		sc.Close()
 	}
+	// A large copy is checked in parallel: the damaged chunk is found
+	// all the same, and named.
+	big := bytes.Repeat(data[:chunkSize], 40)
+	writeCopy(t, c, ".debug_str", big)
+	flip(int64(23*chunkSize+99), 4)
+	sc, err := c.Section(testKey, ".debug_str")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Verify(0, sc.Size()); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), fmt.Sprintf("at offset %#x", 23*chunkSize)) {
+		t.Errorf("large copy: %v", err)
+	}
+	if err := sc.VerifyAll(func() bool { return false }); !errors.Is(err, ErrDamaged) {
+		t.Errorf("VerifyAll: %v", err)
+	}
+	if err := sc.Verify(0, 23*chunkSize); err != nil {
+		t.Errorf("the sound chunks: %v", err)
+	}
+	sc.Close()
+
 	tail := 4*int64(chunks(uint64(len(data)))) + trailerSize
 	for i := int64(0); i < tail; i++ {
 		writeCopy(t, c, ".debug_str", data)

@@ -254,7 +254,16 @@ func (f *File) newInflation(name string, c *compressedSection, fromCache bool) *
 						f.cache.RemoveSection(f.key, name)
 						return f.newInflation(name, c, false)
 					}
-					close(in.done)
+					if name == ".debug_info" {
+						close(in.done)
+						return in
+					}
+					// The other sections are mostly read whole: their
+					// checking starts now, beside the run's work.
+					go func() {
+						defer close(in.done)
+						_ = sc.VerifyAll(in.stop.Load)
+					}()
 					return in
 				}
 				sc.Close()
