@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -212,6 +211,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.latencyCommand(),
 			a.exportCommand(),
 			a.checkCommand(),
+			a.cleanupCommand(),
 		},
 	}
 }
@@ -305,10 +305,10 @@ func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
 // errInterrupted ends a command whose download was interrupted.
 var errInterrupted = errors.New("Interrupted.")
 
-// interruptible is a context for a debuginfod download: SIGINT or SIGTERM
+// interruptible is a context for a debuginfod download: the stopSignals
 // cancel it (the partial file is removed) instead of ending gprobe at once.
 func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return signal.NotifyContext(context.Background(), stopSignals...)
 }
 
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -126,7 +125,7 @@ func (a *app) latency(c *cli.Context) int {
 		return a.latencyFail(errors.New("nothing to follow: give a command after --, or -a"), exitEINVAL)
 	}
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 
 	// Refuse before resolving or creating anything.
@@ -137,6 +136,7 @@ func (a *app) latency(c *cli.Context) int {
 	if err := khist.Supported(fs); err != nil {
 		return a.latencyFail(err, exitEOPNOTSUPP)
 	}
+	reportLeftovers(a.stderr, fs)
 	entry, ret, st := a.resolveFunction(c, fn, fs)
 	if st != exitOK {
 		return st

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -36,8 +35,11 @@ func (a *app) recordCommand() *cli.Command {
 
 func (a *app) record(c *cli.Context) int {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
+	if fs, err := tracefs.Open(); err == nil {
+		reportLeftovers(a.stderr, fs)
+	}
 	cfg := record.Config{
 		Events:       c.StringSlice("event"),
 		Output:       c.String("output"),
