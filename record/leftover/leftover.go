@@ -29,7 +29,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -331,7 +330,9 @@ func readLedgers() []ledgerFile {
 }
 
 // Find lists the leftovers in the tracefs t of gprobe processes that no
-// longer exist, one per process, by pid.
+// longer exist, one per process, by pid; the latency probes no process
+// claims come last (PID 0), so that removing the list in order removes
+// the triggers that use them first.
 func Find(t *tracefs.FS) ([]Leftover, error) {
 	insts, err := t.Instances()
 	if err != nil && !errors.Is(err, tracefs.ErrNotFound) {
@@ -416,7 +417,12 @@ func Find(t *tracefs.FS) ([]Leftover, error) {
 	}
 	if b, err := t.ReadFile("synthetic_events"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
-			name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			// "NAME\tFIELDS" (6.12; a space before)
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			name := f[0]
 			m := latencySynthRe.FindStringSubmatch(name)
 			if m == nil || !gone(atoi(m[1]), 0) {
 				continue
@@ -440,7 +446,14 @@ func Find(t *tracefs.FS) ([]Leftover, error) {
 	for _, l := range byPID {
 		out = append(out, *l)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	// By pid, the probes no process claims last: the triggers of the
+	// others may use them.
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].PID == 0) != (out[j].PID == 0) {
+			return out[j].PID == 0
+		}
+		return out[i].PID < out[j].PID
+	})
 	return out, nil
 }
 
@@ -535,58 +548,61 @@ func probeOfTrigger(file string) (group, event string, ok bool) {
 // removed.
 func Remove(t *tracefs.FS, l Leftover) (removed []Object, err error) {
 	var errs []error
-	var triggers []Object
-	for _, o := range l.Objects {
-		if o.Kind == "trigger" {
-			triggers = append(triggers, o)
-		}
-	}
-	// Triggers: those recorded, then whatever the instances still hold.
+	// Triggers: first those the ledger recorded, as they were written,
+	// last created first; then, pass after pass, whatever the instances
+	// still hold, as the trigger files show them, until a pass removes
+	// none. A trigger counts as removed when its file lists one fewer.
 	instances := map[string]bool{}
+	var recorded []Object
 	for _, o := range l.Objects {
-		if o.Kind == "instance" {
+		switch o.Kind {
+		case "instance":
 			instances[o.Name] = true
-		}
-		if o.Kind == "trigger" {
+		case "trigger":
 			instances[o.Instance] = true
+			recorded = append(recorded, o)
 		}
 	}
+	unset := func(tr Object) error {
+		before := countIn(t, tr)
+		if before == 0 {
+			return nil
+		}
+		err := unsetTrigger(t, filepath.Join("instances", tr.Instance, tr.Name), tr.Spec)
+		if err == nil && countIn(t, tr) < before {
+			removed = append(removed, tr)
+		}
+		return err
+	}
+	for i := len(recorded) - 1; i >= 0; i-- {
+		unset(recorded[i])
+	}
+	var names []string
 	for name := range instances {
-		for _, tr := range triggersIn(t.Path(filepath.Join("instances", name))) {
-			tr.Instance = name
-			if !contains(triggers, tr) {
-				triggers = append(triggers, tr)
-			}
-		}
+		names = append(names, name)
 	}
-	var lastErr map[Object]error
-	for pending := triggers; len(pending) > 0; {
-		var next []Object
-		lastErr = map[Object]error{}
-		// Last created first.
-		for i := len(pending) - 1; i >= 0; i-- {
-			tr := pending[i]
-			err := t.Append(filepath.Join("instances", tr.Instance, tr.Name), "!"+tr.Spec)
-			switch {
-			case err == nil:
-				removed = append(removed, tr)
-			case errors.Is(err, tracefs.ErrNotFound), errors.Is(err, fs.ErrNotExist), !instanceExists(t, tr.Instance):
-				// Gone already (with its instance, or removed by its
-				// session before it died).
-			default:
-				next = append([]Object{tr}, next...)
-				lastErr[tr] = err
+	sort.Strings(names)
+	for {
+		var left []Object
+		for _, name := range names {
+			for _, tr := range triggersIn(t.Path(filepath.Join("instances", name))) {
+				tr.Instance = name
+				left = append(left, tr)
 			}
 		}
-		if len(next) == len(pending) {
-			for _, tr := range next {
-				if stillSet(t, tr) {
-					errs = append(errs, fmt.Errorf("removing %s: %w", tr, lastErr[tr]))
-				}
+		n := len(removed)
+		failed := map[Object]error{}
+		for i := len(left) - 1; i >= 0; i-- {
+			if err := unset(left[i]); err != nil {
+				failed[left[i]] = err
+			}
+		}
+		if len(removed) == n {
+			for _, tr := range left {
+				errs = append(errs, fmt.Errorf("removing %s: %w", tr, cmp2(failed[tr], errors.New("still set"))))
 			}
 			break
 		}
-		pending = next
 	}
 	for _, kind := range []string{"instance", "synthetic", "probe"} {
 		for i := len(l.Objects) - 1; i >= 0; i-- {
@@ -626,31 +642,40 @@ func Remove(t *tracefs.FS, l Leftover) (removed []Object, err error) {
 	return removed, errors.Join(errs...)
 }
 
-// removeInstance removes an instance (a variable for the tests: a
-// directory standing in for tracefs cannot be removed with its files).
-var removeInstance = func(t *tracefs.FS, name string) error {
-	return os.Remove(t.Path(filepath.Join("instances", name)))
-}
-
-func contains(objs []Object, o Object) bool {
-	for _, x := range objs {
-		if x.Instance == o.Instance && x.Name == o.Name && strings.TrimSpace(x.Spec) == strings.TrimSpace(o.Spec) {
-			return true
-		}
+// removeInstance removes an instance, and unsetTrigger a trigger (file
+// is relative to t): variables for the tests, whose directory standing in
+// for tracefs does not act as the kernel does.
+var (
+	removeInstance = func(t *tracefs.FS, name string) error {
+		return os.Remove(t.Path(filepath.Join("instances", name)))
 	}
-	return false
-}
+	unsetTrigger = func(t *tracefs.FS, file, spec string) error {
+		return t.Append(file, "!"+spec)
+	}
+)
 
 func instanceExists(t *tracefs.FS, name string) bool {
 	return t.Exists(filepath.Join("instances", name))
 }
 
-// stillSet reports whether trigger tr is still listed in its file.
-func stillSet(t *tracefs.FS, tr Object) bool {
-	for _, x := range triggersIn(t.Path(filepath.Join("instances", tr.Instance))) {
-		if x.Name == tr.Name {
-			return true
+// countIn is how many triggers tr's trigger file lists.
+func countIn(t *tracefs.FS, tr Object) int {
+	b, err := os.ReadFile(t.Path(filepath.Join("instances", tr.Instance, tr.Name)))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && line[0] != '#' {
+			n++
 		}
 	}
-	return false
+	return n
+}
+
+func cmp2(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }

@@ -63,13 +63,41 @@ func (f *fakeTracefs) probe(kind, group, event, def string) {
 }
 
 func withLedgerDir(t *testing.T) {
-	old, oldRemove := Dir, removeInstance
+	old, oldRemove, oldUnset := Dir, removeInstance, unsetTrigger
 	Dir = t.TempDir()
 	removeInstance = func(t *tracefs.FS, name string) error {
 		return os.RemoveAll(t.Path(filepath.Join("instances", name)))
 	}
-	t.Cleanup(func() { Dir, removeInstance = old, oldRemove })
+	// As the kernel does: "!SPEC" removes the trigger with SPEC's keys
+	// (the file shows more than was written: vals, sort, the state).
+	unsetTrigger = func(t *tracefs.FS, file, spec string) error {
+		p := t.Path(file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		keys := func(s string) string {
+			k, _, _ := strings.Cut(s, ":")
+			_, after, _ := strings.Cut(s, ":keys=")
+			k2, _, _ := strings.Cut(after, ":")
+			return k + k2
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if !strings.HasPrefix(l, "#") && l != "" && keys(l) == keys(spec) {
+				lines = append(lines[:i], lines[i+1:]...)
+				break
+			}
+		}
+		unsets = append(unsets, spec)
+		return os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+	}
+	unsets = nil
+	t.Cleanup(func() { Dir, removeInstance, unsetTrigger = old, oldRemove, oldUnset })
 }
+
+// unsets are the triggers the stand-in tracefs was asked to remove.
+var unsets []string
 
 // TestFindByLedger: the ledger of a dead process names what it left; a
 // live process's ledger is left alone and claims its probes.
@@ -126,23 +154,17 @@ func TestFindByLedger(t *testing.T) {
 		t.Errorf("summary\n%s\nwant\n%s", sum, wantSum)
 	}
 
-	// What the trigger file got before its instance went.
-	var trigFile string
-	rm := removeInstance
-	removeInstance = func(t *tracefs.FS, name string) error {
-		trigFile = f.read(filepath.Join("instances", inst, trig))
-		return rm(t, name)
-	}
 	removed, err := Remove(fs, ls[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) < 5 {
-		t.Errorf("removed %v", removed)
+	if len(removed) != 5 {
+		t.Errorf("removed %v, want the 5 objects", removed)
 	}
 	// The kernel's files got the removals, in the kernel's order.
-	if got := trigFile; !strings.Contains(got, "!hist:keys=common_pid.execname:ts0=common_timestamp:size=2048") {
-		t.Errorf("trigger file: %q", got)
+	// The trigger as the ledger has it, once.
+	if want := []string{"hist:keys=common_pid.execname:ts0=common_timestamp:size=2048"}; !slices.Equal(unsets, want) {
+		t.Errorf("triggers unset %q, want %q", unsets, want)
 	}
 	if got := f.read("synthetic_events"); !strings.HasSuffix(got, "!"+synth+"\n") {
 		t.Errorf("synthetic_events: %q", got)
@@ -176,8 +198,12 @@ func TestFindByName(t *testing.T) {
 	f.probe("u", LatencyGroup, "claimed", "p:gprobe_latency/claimed /bin/true:0x10")
 	f.probe("u", LatencyGroup, "orphan", "p:gprobe_latency/orphan /bin/true:0x20")
 	f.probe("u", "probe_true", "notours", "p:probe_true/notours /bin/true:0x20")
-	dead2 := deadPID(t)
-	f.write("synthetic_events", LatencySynthetic(dead2)+"_1 u64 x\n"+LatencySynthetic(live)+" u64 x\nsomeone_else u64 x\n")
+	dead2, dead3 := deadPID(t), deadPID(t)
+	// A dead latency session's instance with its triggers, as the kernel
+	// shows them.
+	f.write(filepath.Join("instances", LatencyInstance(dead3), "events/gprobe_latency/x__return/trigger"),
+		"# Available triggers:\nhist:keys=common_pid.execname:vals=hitcount:lat1=common_timestamp-$ts0+1:sort=hitcount:size=2048:clock=global:onmatch(gprobe_latency.x).trace(s,$lat1) [active]\nhist:keys=pid:vals=hitcount:sort=hitcount:size=2048 [paused]\n")
+	f.write("synthetic_events", LatencySynthetic(dead2)+"_1\tu64 x\n"+LatencySynthetic(live)+" u64 x\nsomeone_else u64 x\n")
 	ls, err := Find(fs)
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +219,9 @@ func TestFindByName(t *testing.T) {
 		"0  uprobe gprobe_latency/orphan",
 		strconv.Itoa(dead2) + " latency synthetic event " + LatencySynthetic(dead2) + "_1",
 		strconv.Itoa(dead) + " record instance " + RecordInstance(dead),
+		strconv.Itoa(dead3) + " latency instance " + LatencyInstance(dead3),
+		strconv.Itoa(dead3) + ` latency trigger "hist:keys=common_pid.execname:vals=hitcount:lat1=common_timestamp-$ts0+1:sort=hitcount:size=2048:clock=global:onmatch(gprobe_latency.x).trace(s,$lat1)" on gprobe_latency/x__return in instance ` + LatencyInstance(dead3),
+		strconv.Itoa(dead3) + ` latency trigger "hist:keys=pid:vals=hitcount:sort=hitcount:size=2048" on gprobe_latency/x__return in instance ` + LatencyInstance(dead3),
 		strconv.Itoa(dead) + " record instance " + RecordInstance(dead) + "-1",
 	}
 	slices.Sort(want)
@@ -203,6 +232,9 @@ func TestFindByName(t *testing.T) {
 		if _, err := Remove(fs, l); err != nil {
 			t.Error(err)
 		}
+	}
+	if len(unsets) != 2 || strings.Contains(strings.Join(unsets, ""), "[") {
+		t.Errorf("triggers unset %q, want the two as shown, without their state", unsets)
 	}
 	insts, _ := fs.Instances()
 	slices.Sort(insts)

@@ -364,8 +364,13 @@ dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// accel picks KVM when this machine offers it, else TCG.
+// accel picks KVM when this machine offers it, else TCG;
+// GPROBE_QEMU_ACCEL=tcg (or kvm) decides instead, for machines whose
+// /dev/kvm opens but cannot run guests.
 func accel() string {
+	if a := os.Getenv("GPROBE_QEMU_ACCEL"); a != "" {
+		return a
+	}
 	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
 		f.Close()
 		return "kvm"
