@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/internal/brief"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -113,7 +114,7 @@ func (r *Resolver) btfArg(s *btfinfo.Spec, fn *btfinfo.Func, a *spec.Arg) (probe
 		for _, p := range fn.Params {
 			names = append(names, p.Name)
 		}
-		return probe.FetchArg{}, errorf(ErrNotFound, "'%s' is not a parameter of %s (parameters: %s). Locals need DWARF debug information.", a.Var, fn.Name, strings.Join(names, ", "))
+		return probe.FetchArg{}, errorf(ErrNotFound, "'%s' is not a parameter of %s (parameters: %s). Locals need DWARF debug information.", a.Var, fn.Name, brief.Join(names, ", "))
 	}
 	if prm.Reg == "" {
 		return probe.FetchArg{}, errorf(ErrUnsupported, "Parameter '%s' of %s is not passed in a general-purpose register (it is on the stack or a float).", a.Var, fn.Name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/brief"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -99,7 +100,7 @@ func (r *Resolver) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (pro
 		for _, x := range f.Args() {
 			names = append(names, x.Name)
 		}
-		return probe.FetchArg{}, errorf(ErrNotFound, "%s/%s has no field '%s' (fields: %s).", ev.System, ev.Name, a.Var, strings.Join(names, ", "))
+		return probe.FetchArg{}, errorf(ErrNotFound, "%s/%s has no field '%s' (fields: %s).", ev.System, ev.Name, brief.Cut(a.Var, brief.MaxItemLen), brief.Join(names, ", "))
 	}
 	if named {
 		a.Name, a.HasName = name, true

@@ -519,8 +519,17 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	return exitOK
 }
 
+// raw is the writer under the terminal escaping (run), for the commands
+// gprobe runs: they get the terminal itself.
+func raw(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
+}
+
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := raw(w).(*os.File)
 	if !ok {
 		return false
 	}

@@ -143,7 +143,7 @@ func (a *app) latency(c *cli.Context) int {
 	}
 	res, err := khist.Run(khist.Config{
 		Function: fn, Entry: entry, Return: ret, By: by, All: c.Bool("all"), Command: command,
-		Signals: sigs, Stdout: a.stdout, Stderr: a.stderr,
+		Signals: sigs, Stdout: raw(a.stdout), Stderr: raw(a.stderr),
 	})
 	if res != nil {
 		if perr := a.printLatency(c, fn, res, unit); perr != nil && err == nil {

@@ -16,6 +16,8 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"sync/atomic"
+
+	"github.com/gprobe/gprobe/internal/termsafe"
 )
 
 func main() {
@@ -37,7 +39,22 @@ func main() {
 // errors, 234 (-EINVAL) parse errors of positional definitions, 254
 // (-ENOENT) probe points or lines not found.
 func run(args []string, stdout, stderr io.Writer) int {
-	return newApp(stdout, stderr).run(args)
+	// On a terminal, control characters in what is printed (names and
+	// lines from files gprobe does not control) are shown escaped.
+	var flush []*termsafe.Writer
+	safe := func(w io.Writer) io.Writer {
+		if !isTerminal(w) {
+			return w
+		}
+		t := termsafe.NewWriter(w)
+		flush = append(flush, t)
+		return t
+	}
+	st := newApp(safe(stdout), safe(stderr)).run(args)
+	for _, t := range flush {
+		t.Flush()
+	}
+	return st
 }
 
 // run is main for a, with a panic reported as an internal error.

@@ -48,8 +48,8 @@ func (a *app) record(c *cli.Context) int {
 		PID:          c.Int("pid"),
 		Command:      c.Args().Slice(),
 		Signals:      sigs,
-		Stdout:       a.stdout,
-		Stderr:       a.stderr,
+		Stdout:       raw(a.stdout),
+		Stderr:       raw(a.stderr),
 	}
 	if isTerminal(a.stderr) {
 		cfg.Progress = a.stderr
