@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // The attacks of a hostile server or of another user on the cache, each
@@ -352,27 +353,11 @@ func TestFileServerConfined(t *testing.T) {
 	}
 }
 
-// nobody is the uid and gid of user nobody; the tests that plant files
-// owned by another user run as root only.
-func nobody(t *testing.T) (int, int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files to another user")
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid
-}
-
 // A cache directory another user owns or can write, or under a directory
 // another user owns, is refused with one line naming it; nothing in it is
 // read, and nothing is written.
 func TestUnsafeCacheRefused(t *testing.T) {
-	uid, gid := nobody(t)
+	uid, gid := testenv.Nobody(t)
 	srv := serve(t, &files{content: map[string][]byte{"/buildid/" + testID + "/debuginfo": elfOfSize(testID, 512)}})
 	// plant makes a cache with a planted debuginfo entry.
 	plant := func(cache string) {

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -150,28 +148,12 @@ func TestEveryCacheFileBitFlip(t *testing.T) {
 	t.Logf("flipped bits in %d kinds of file: %v", len(kinds), names)
 }
 
-// nobodyIDs is user nobody's uid and gid; planting files owned by another
-// user takes root.
-func nobodyIDs(t *testing.T) (int, int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files to another user")
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid
-}
-
 // TestPlantedIndexCache: an index cache another user owns, or an image
 // directory in it another user owns, is refused in one line (once for the
 // cache, however many images are opened) and left untouched; links in the
 // cache are not followed. The answers are those of a run without a cache.
 func TestPlantedIndexCache(t *testing.T) {
-	uid, gid := nobodyIDs(t)
+	uid, gid := testenv.Nobody(t)
 	img := testenv.Compressed(t, fixtures(t)[0], "zlib")
 	want := everything(t, open(t, img))
 	key := openCached(t, img, dwarfindex.New(t.TempDir()), nil).key
