@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gprobe/gprobe/internal/atomicfile"
 	"github.com/gprobe/gprobe/internal/safedir"
@@ -276,6 +277,26 @@ func tail(k Key, name string, size uint64, sums []uint32) []byte {
 
 func chunks(size uint64) uint64 { return (size + chunkSize - 1) / chunkSize }
 
+// A copy checked whole is sealed: a file beside it ("debug_str-v2.ok")
+// records the boot, the copy's inode, size, modification and change
+// times, and the CRC of its checksums. Within one boot the copy's bytes
+// change only through the kernel, which then sets its change time (no
+// call sets it back): a copy whose seal matches is not checked again.
+// After a reboot, which may have lost bytes a crash left unwritten, each
+// copy is checked once more. A copy never read whole (.debug_info, in
+// most runs) is checked chunk by chunk in every run, as it is read.
+
+// bootID names this boot ("" when unknown: nothing is sealed).
+var bootID = sync.OnceValue(func() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+})
+
+const sealSuffix = ".ok"
+
 // SectionCopy is an open section copy.
 type SectionCopy struct {
 	f    *os.File
@@ -284,6 +305,44 @@ type SectionCopy struct {
 	// state[i] is 0 while chunk i is unchecked, 1 once it matched, 2
 	// once it did not.
 	state []atomic.Uint32
+	// unchecked counts the chunks still 0; at 0 the copy is sealed.
+	unchecked atomic.Int64
+	sealed    atomic.Bool
+	seal      string // the seal's path
+	stamp     string // what the seal holds when it matches ("": none)
+}
+
+// Sealed reports whether the copy was checked whole in this boot, in
+// this run or an earlier one.
+func (s *SectionCopy) Sealed() bool { return s.sealed.Load() }
+
+// sealAge is how long ago a copy must have last changed to be sealed:
+// the kernel stamps change times from a clock that ticks every few
+// milliseconds, so a change within the tick of the previous one could
+// leave the time as the seal has it. (A variable for the tests.)
+var sealAge = time.Second
+
+// stampOf is the seal of open copy f with checksums sums ("" when the
+// boot is unknown, or f changed too recently to be sealed).
+func stampOf(f *os.File, sums []byte) string {
+	st, err := f.Stat()
+	if err != nil || bootID() == "" {
+		return ""
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || time.Since(time.Unix(sys.Ctim.Unix())) < sealAge {
+		return ""
+	}
+	return fmt.Sprintf("gprobe section seal 1 %s %d %d %d.%09d %d.%09d %08x\n", bootID(), sys.Ino, st.Size(),
+		sys.Mtim.Sec, sys.Mtim.Nsec, sys.Ctim.Sec, sys.Ctim.Nsec, crc32.Checksum(sums, castagnoli))
+}
+
+// sealIfDone seals the copy once every chunk is checked.
+func (s *SectionCopy) sealIfDone() {
+	if s.unchecked.Load() != 0 || s.stamp == "" || !s.sealed.CompareAndSwap(false, true) {
+		return
+	}
+	_ = atomicfile.Write(s.seal, []byte(s.stamp))
 }
 
 // File is the copy's file; the section's bytes are its first Size()
@@ -306,7 +365,7 @@ func (s *SectionCopy) Verify(start, end uint64) error {
 	if end > s.size || start > end {
 		return fmt.Errorf("%w: range [%#x, %#x) past the end of section copy %s", ErrDamaged, start, end, s.f.Name())
 	}
-	if start == end {
+	if start == end || s.sealed.Load() {
 		return nil
 	}
 	first, last := start/chunkSize, (end-1)/chunkSize
@@ -365,13 +424,18 @@ func (s *SectionCopy) verify(i uint64) error {
 		s.state[i].Store(2)
 		return s.damaged(i)
 	}
-	s.state[i].Store(1)
+	if s.state[i].CompareAndSwap(0, 1) && s.unchecked.Add(-1) == 0 {
+		s.sealIfDone()
+	}
 	return nil
 }
 
 // VerifyAll checks every chunk not checked yet, in order, until stop
 // returns true; it returns the first mismatch (or nil).
 func (s *SectionCopy) VerifyAll(stop func() bool) error {
+	if s.sealed.Load() {
+		return nil
+	}
 	for i := range uint64(len(s.sums)) {
 		if stop() {
 			return nil
@@ -432,12 +496,22 @@ func (c *Cache) Section(k Key, name string) (*SectionCopy, error) {
 	if _, err := f.ReadAt(sums, int64(size)); err != nil {
 		return fail("is unreadable: %v", err)
 	}
-	sc := &SectionCopy{f: f, size: size, sums: make([]uint32, n), state: make([]atomic.Uint32, n)}
+	sc := &SectionCopy{f: f, size: size, sums: make([]uint32, n), state: make([]atomic.Uint32, n),
+		seal: filepath.Join(d, base+sealSuffix), stamp: stampOf(f, sums)}
+	sc.unchecked.Store(int64(n))
 	for i := range sc.sums {
 		sc.sums[i] = le.Uint32(sums[4*i:])
 	}
 	if !bytes.Equal(append(sums, t...), tail(k, name, size, sc.sums)) {
 		return fail("does not match")
+	}
+	if sc.stamp != "" {
+		if sf, err := safedir.Open(sc.seal); err == nil {
+			b := make([]byte, len(sc.stamp)+1)
+			n, _ := sf.ReadAt(b, 0)
+			sf.Close()
+			sc.sealed.Store(string(b[:n]) == sc.stamp)
+		}
 	}
 	return sc, nil
 }
@@ -528,5 +602,6 @@ func (c *Cache) RemoveSection(k Key, name string) {
 	}
 	if base, err := sectionFile(name); err == nil {
 		os.Remove(filepath.Join(d, base))
+		os.Remove(filepath.Join(d, base+sealSuffix))
 	}
 }

@@ -66,7 +66,7 @@ func FuzzSectionCopy(f *testing.F) {
 			want = b
 			if len(b) > 0 && flip != 0 {
 				want = append([]byte(nil), b...)
-				want[int(flip)%len(b)] ^= byte(flip >> 8) | 1
+				want[int(flip)%len(b)] ^= byte(flip>>8) | 1
 			}
 			var sums []uint32
 			for off := 0; off < len(b); off += chunkSize {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var testKey = Key{BuildID: "0123456789abcdef0123456789abcdef01234567", Size: 4096}
@@ -413,5 +414,76 @@ func TestSectionCopyBitFlips(t *testing.T) {
 				sc.Close()
 			}
 		}
+	}
+}
+
+// TestSectionCopySeal: a copy checked whole is sealed and not checked
+// again in this boot; a write to it (which changes its change time), a
+// seal of another boot or a seal changed by hand, and a copy changed too
+// recently to tell, are checked again.
+func TestSectionCopySeal(t *testing.T) {
+	if bootID() == "" {
+		t.Skip("no boot id")
+	}
+	defer func(d time.Duration) { sealAge = d }(sealAge)
+	sealAge = 20 * time.Millisecond
+	c := New(t.TempDir())
+	data := bytes.Repeat([]byte("sealed bytes "), 3*chunkSize/13)
+	open := func() *SectionCopy {
+		sc, err := c.Section(testKey, ".debug_line")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sc.Close() })
+		return sc
+	}
+	writeCopy(t, c, ".debug_line", data)
+	sc := open()
+	if err := sc.Verify(0, sc.Size()); err != nil || sc.Sealed() {
+		t.Fatalf("a copy just written: %v, sealed %v (too recent to seal)", err, sc.Sealed())
+	}
+	time.Sleep(30 * time.Millisecond)
+	sc = open()
+	if err := sc.Verify(0, sc.Size()); err != nil || !sc.Sealed() {
+		t.Fatalf("checked whole: %v, sealed %v", err, sc.Sealed())
+	}
+	path := filepath.Join(filepath.Dir(c.IndexPath(testKey)), "debug_line-v2")
+	seal, err := os.ReadFile(path + sealSuffix)
+	if err != nil || !strings.Contains(string(seal), bootID()) {
+		t.Fatalf("seal %q, %v", seal, err)
+	}
+	if !open().Sealed() {
+		t.Error("the next run does not trust the seal")
+	}
+	// A seal of another boot, or changed, is not trusted.
+	for _, bad := range []string{strings.Replace(string(seal), bootID(), "00000000-0000-0000-0000-000000000000", 1),
+		strings.Replace(string(seal), " 1 ", " 2 ", 1), string(seal) + "x", ""} {
+		os.WriteFile(path+sealSuffix, []byte(bad), 0o600)
+		if open().Sealed() {
+			t.Errorf("seal %q trusted", bad)
+		}
+	}
+	os.WriteFile(path+sealSuffix, seal, 0o600)
+	if !open().Sealed() {
+		t.Fatal("the seal put back is not trusted")
+	}
+	// A bit flipped by a write: the change time moves, the seal no longer
+	// matches and the damage is found.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{data[chunkSize+5] ^ 2}, chunkSize+5)
+	f.Close()
+	sc = open()
+	if sc.Sealed() {
+		t.Fatal("a copy written after its seal is trusted")
+	}
+	if err := sc.Verify(0, sc.Size()); !errors.Is(err, ErrDamaged) {
+		t.Errorf("the flipped bit: %v", err)
+	}
+	c.RemoveSection(testKey, ".debug_line")
+	if _, err := os.Stat(path + sealSuffix); !os.IsNotExist(err) {
+		t.Errorf("seal left by RemoveSection: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
@@ -271,4 +272,47 @@ func snapshot(dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestSealedCopyBitFlip: copies checked whole in an earlier run are sealed
+// and not checked again; a bit flipped in one afterwards (a write, which
+// moves its change time) is found all the same, with one line, and the
+// answers are a run's without the cache.
+func TestSealedCopyBitFlip(t *testing.T) {
+	img := testenv.Compressed(t, fixtures(t)[1], "zlib")
+	want := everything(t, open(t, img))
+	c := dwarfindex.New(t.TempDir())
+	f := openCached(t, img, c, func(s string) { t.Error(s) })
+	everything(t, f)
+	f.Close()
+	time.Sleep(1100 * time.Millisecond) // older than a copy must be to be sealed
+	f = openCached(t, img, c, func(s string) { t.Error(s) })
+	everything(t, f)
+	f.Close()
+	f = openCached(t, img, c, func(s string) { t.Error(s) })
+	for name, cs := range f.compressed {
+		if in := f.inflation(name, cs); in.copy == nil || name != ".debug_info" && !in.copy.Sealed() {
+			t.Errorf("%s: not read from a sealed copy", name)
+		}
+	}
+	f.Close()
+	p := filepath.Join(filepath.Dir(c.IndexPath(f.key)), "debug_str-v2")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteAt([]byte{b[len(b)/3] ^ 0x10}, int64(len(b)/3))
+	w.Close()
+	var warn syncWarn
+	f = openCached(t, img, c, warn.add)
+	if got := everything(t, f); got != want {
+		t.Fatalf("with a bit flipped in a sealed copy:\n%s", firstDiff(got, want))
+	}
+	if l := warn.get(); len(l) != 1 || !strings.Contains(l[0], p) {
+		t.Errorf("warnings %q, want one line naming %s", l, p)
+	}
 }
