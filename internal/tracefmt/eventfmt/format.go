@@ -274,6 +274,11 @@ func (fl *Field) Format(rec []byte, bo binary.ByteOrder) string {
 		if n < 0 {
 			n = 0
 		}
+		if n > 0 && (n > fl.Size || fl.Size%n != 0) {
+			// More elements than the field has bytes (a damaged or
+			// hostile format: "x[94444444]; size:0"): none to show.
+			return "?"
+		}
 		var parts []string
 		for i := 0; i < n; i++ {
 			v, _ := fl.Elem(rec, bo, i)
