@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -15,7 +17,9 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -35,18 +39,82 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 	status         int
-	// perfModuleAltBug is resolve.Options.PerfModuleAltBug, set only by the
-	// tests that reproduce perf's module mistakes.
-	perfModuleAltBug bool
+	// ctx is the context every resolver is opened in (nil: Background);
+	// the tests that reproduce perf's mistakes put them in it
+	// (internal/perfbug).
+	ctx context.Context
 	// cli is the command tree, built once (it holds every flag of every
 	// command: building it is a noticeable part of a short run).
 	cli *cli.App
+	// operand is the root command's first operand (firstuse.go).
+	operand string
+	// args are the command line (negatable reads it).
+	args []string
+	// firstPath is the target an absolute path before the probe
+	// definition names, as perf takes it without -x or -m ("gprobe
+	// /bin/zsh zfree"): a .ko file is a module, anything else a binary
+	// whose path is used as given.
+	firstPath struct{ exec, module string }
 }
 
-// tune completes the resolve options every command uses.
+// mountNS is the process --target-ns (or --target) names, 0 without one,
+// -1 when the value is not a process id (target.Open refuses it).
+func mountNS(c *cli.Context) int {
+	v := str(c, "target-ns")
+	if v == "" {
+		v = str(c, "target")
+	}
+	if v == "" {
+		return 0
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return -1
+	}
+	return pid
+}
+
+// execPath is the user binary probed: -x, or the path before the
+// definitions.
+func (a *app) execPath(c *cli.Context) string {
+	if x := str(c, "exec"); x != "" {
+		return x
+	}
+	return a.firstPath.exec
+}
+
+// user reports whether a user binary is probed: -x, the path before the
+// definitions, or --target's process's executable (targetExec).
+func (a *app) user(c *cli.Context) bool { return a.execPath(c) != "" || a.targetExec(c) }
+
+// targetExec reports whether the binary probed is the executable of
+// --target's process: --target without -x, -m or -k.
+func (a *app) targetExec(c *cli.Context) bool {
+	return str(c, "target") != "" && a.execPath(c) == "" && a.modulePath(c) == "" && str(c, "vmlinux") == ""
+}
+
+// modulePath is the module probed: -m, or the .ko path before the
+// definitions.
+func (a *app) modulePath(c *cli.Context) string {
+	if m := str(c, "module"); m != "" {
+		return m
+	}
+	return a.firstPath.module
+}
+
+// tune completes the resolve options every command uses: the app's
+// context.
 func (a *app) tune(o resolve.Options) resolve.Options {
-	o.PerfModuleAltBug = a.perfModuleAltBug
+	o.Target.Context = a.base()
 	return o
+}
+
+// base is the app's context.
+func (a *app) base() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
 }
 
 func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
@@ -64,6 +132,7 @@ var valueFlags = map[string]bool{
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
 	"max-probes": true, "filter": true, "event": true, "format": true,
+	"symfs": true, "target-ns": true, "target": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -82,68 +151,15 @@ const usageText = ` Usage: gprobe [<options>] 'PROBEDEF' ['PROBEDEF' ...]
 `
 
 // checkSwitches reproduces perf's parse-options checks that urfave/cli does
-// not make: a value switch given without a value, and two mutually
-// exclusive mode switches ("switch `D' cannot be used with switch `L'").
+// not make (clikit.Switches): a value switch given without a value, and two
+// mutually exclusive mode switches.
 func (a *app) checkSwitches(args []string) (int, bool) {
-	seen := ""
-	for i := 1; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
-			if a.isSubcommand(arg) {
-				return 0, true
-			}
-			continue
-		}
-		var names []string
-		hasValue := false
-		if strings.HasPrefix(arg, "--") {
-			name, _, eq := strings.Cut(arg[2:], "=")
-			names, hasValue = []string{name}, eq
-		} else {
-			// A cluster of short flags; a value flag takes the rest.
-			for j := 1; j < len(arg); j++ {
-				n := string(arg[j])
-				names = append(names, n)
-				if valueFlags[n] {
-					hasValue = j+1 < len(arg)
-					break
-				}
-			}
-		}
-		for k, n := range names {
-			last := k == len(names)-1
-			if valueFlags[n] && last && !hasValue {
-				if i+1 >= len(args) {
-					return a.usageError("switch `%s' requires a value", shortName(n)), false
-				}
-				i++
-			}
-			if s, ok := exclusive[n]; ok {
-				if seen != "" && seen != s {
-					return a.usageError("switch `%s' cannot be used with switch `%s'", s, seen), false
-				}
-				seen = s
-			}
-		}
+	sw := clikit.Switches{Value: valueFlags, Exclusive: exclusive, Command: a.isSubcommand,
+		Short: map[string]string{"vmlinux": "k", "source": "s", "exec": "x", "module": "m"}}
+	if msg := sw.Check(args); msg != "" {
+		return a.usageError("%s", msg), false
 	}
 	return 0, true
-}
-
-func shortName(n string) string {
-	if s, ok := exclusive[n]; ok {
-		return s
-	}
-	switch n {
-	case "vmlinux":
-		return "k"
-	case "source":
-		return "s"
-	case "exec":
-		return "x"
-	case "module":
-		return "m"
-	}
-	return n
 }
 
 // isSubcommand says whether s names one of the app's commands (or help).
@@ -160,6 +176,7 @@ func (a *app) isSubcommand(s string) bool {
 }
 
 func (a *app) main(args []string) int {
+	a.args = args
 	if st, ok := a.checkSwitches(args); !ok {
 		return st
 	}
@@ -176,7 +193,7 @@ func (a *app) main(args []string) int {
 
 func (a *app) cliApp() *cli.App {
 	if a.cli == nil {
-		a.cli = withFixedNames(a.newCLIApp())
+		a.cli = a.finishCLI(a.newCLIApp())
 	}
 	return a.cli
 }
@@ -226,6 +243,13 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
+		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
+		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
+		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
+		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
+		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
+		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
 	}
 }
 
@@ -243,7 +267,8 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-	), append(varsFlags(), dynamicFlags()...)...)
+		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
+	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -252,17 +277,14 @@ func (a *app) set(status int) error {
 	return nil
 }
 
-func (a *app) notYet(what string) int {
-	fmt.Fprintf(a.stderr, "gprobe: %s is not implemented yet\n", what)
-	return exitUsage
-}
-
 func (a *app) rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("boot") && !c.IsSet("definition"):
 		return a.set(a.usageError("--boot prints definitions: use it with -D"))
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
+		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
 		return a.set(a.showExits(c, c.String("line")))
 	case c.IsSet("line"):
@@ -285,30 +307,122 @@ func (a *app) rootAction(c *cli.Context) error {
 // debuginfod servers of DEBUGINFOD_URLS. With btf, the commands that can
 // work from BTF alone (-D, add, -V) get the running kernel's
 // /sys/kernel/btf/vmlinux when no vmlinux is found.
-func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	ctx, stop := interruptible()
+func (a *app) openTarget(c *cli.Context, btf bool) (opened, error) {
+	ctx, stop := a.interruptible()
 	defer stop()
-	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
-		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)})
+	t, err := target.Open(a.targetOptions(c, btf, ctx))
 	if ctx.Err() != nil {
 		if err == nil {
 			t.Close()
 		}
-		return nil, errInterrupted
+		return opened{}, errInterrupted
 	}
-	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
+	if err == nil {
+		a.verboseTarget(c, t)
+	}
+	return opened{t}, err
+}
+
+// opened is a target whose resolver is made afterwards.
+type opened struct{ *target.Target }
+
+// Resolver returns the target's resolver with o.
+func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
+	return resolve.New(t.Target, o)
+}
+
+// targetOptions are what -k, -x, -m and the debuginfod and cache settings
+// say to open (see openTarget), downloads cancelled with ctx.
+func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
+		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
+		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
+		Trace:      a.traceFunc(c),
+		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
+}
+
+// verboseTarget says, with -v, when BTF stands in for a missing vmlinux.
+func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
+	if t.NoDebuginfo != nil && boolean(c, "verbose") {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
-	return t, err
+}
+
+// resolveOptions are the resolve options the flags give, the same for
+// every command; a command adds what only it sets (Features,
+// ImageFeatures, KernelBTFArgs).
+func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
+	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
+		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
+			Params: boolean(c, "verbose")}}
+}
+
+// negatable is perf's boolean option NAME, which --no-NAME turns off: of
+// the two, the one given last wins; def when neither is given.
+func (a *app) negatable(c *cli.Context, name string, def bool) bool {
+	on, off := setIn(c, name), setIn(c, "no-"+name)
+	switch {
+	case on == nil && off == nil:
+		return def
+	case off == nil:
+		return on.Bool(name)
+	case on == nil:
+		return !off.Bool("no-" + name)
+	}
+	for i := len(a.args) - 1; i > 0; i-- {
+		switch a.args[i] {
+		case "--" + name:
+			return true
+		case "--no-" + name:
+			return false
+		}
+	}
+	return def
+}
+
+// open opens the target o names and its resolver (resolve.Open), in the
+// app's context; SIGINT or SIGTERM during a download end it with
+// errInterrupted.
+func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error) {
+	ctx, stop := a.interruptible()
+	defer stop()
+	o.Target.Context = ctx
+	r, err := resolve.Open(o)
+	if ctx.Err() != nil {
+		if err == nil {
+			r.Close()
+		}
+		return nil, errInterrupted
+	}
+	if err == nil {
+		a.verboseTarget(c, r.Target())
+	}
+	return r, err
+}
+
+// resolverOr is open, the failure printed as perf prints it (with the
+// trailer unless it is "") and its exit status returned with a nil
+// resolver.
+func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*resolve.Resolver, int) {
+	r, err := a.open(c, o)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		if trailer != "" {
+			fmt.Fprintln(a.stderr, trailer)
+		}
+		return nil, exitENOENT
+	}
+	return r, exitOK
 }
 
 // errInterrupted ends a command whose download was interrupted.
 var errInterrupted = errors.New("Interrupted.")
 
-// interruptible is a context for a debuginfod download: the stopSignals
+// interruptible is a context for a debuginfod download: follow.StopSignals
 // cancel it (the partial file is removed) instead of ending gprobe at once.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), stopSignals...)
+func (a *app) interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(a.base(), follow.StopSignals...)
 }
 
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without
@@ -325,6 +439,15 @@ func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	return d
 }
 
+// traceFunc prints, with -v, what the search for debug information looked
+// at.
+func (a *app) traceFunc(c *cli.Context) func(string) {
+	if !boolean(c, "verbose") || boolean(c, "quiet") {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
+}
+
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
 		if !boolean(c, "quiet") {
@@ -333,78 +456,84 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 	}
 }
 
+// parseOptions are the PROBEDEF grammar's options for the target: the
+// variables after FUNC%return are entry values on a kernel, the results
+// and arguments at the return instructions in a Go program; perf refuses
+// them elsewhere.
+func (a *app) parseOptions(c *cli.Context) spec.Options {
+	exec := a.execPath(c)
+	return spec.Options{EntryValues: !a.user(c) || exec != "" && resolve.IsGoProgram(exec)}
+}
+
 // showDefinitions implements -D: resolve every definition first, then
-// print them all (perf prints nothing if one fails).
+// print them all (perf prints nothing if one fails), or with --boot the
+// kernel command line that defines them.
 func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	if dynamicMode(c) {
 		return a.showDynamic(c, defs)
 	}
+	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+		p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
 		parsed = append(parsed, p)
 	}
-	t, err := a.openTarget(c, true)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-		return exitENOENT
-	}
-	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	opts := resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    c.Int("max-probes"),
-		Features:     feat,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-		ReturnInsn:   boolean(c, "ret-insn"),
+	// SDT points come from the marked binaries or perf's probe cache.
+	probes, st := a.sdtProbes(c, parsed, feat, known, trailer)
+	if st != exitOK {
+		return st
 	}
-	if tf, ok := t.Features(); ok {
+	if len(probes) < len(parsed) {
+		o := a.resolveOptions(c, true)
 		// What perf 6.1 cannot write (entry values at return) follows the
 		// kernel the vmlinux is.
-		opts.TargetFeatures = &tf
-	}
-	r, err := t.Resolver(a.tune(opts))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-		return exitENOENT
+		o.Features, o.ImageFeatures = feat, true
+		r, st := a.resolverOr(c, o, trailer)
+		if r == nil {
+			return st
+		}
+		defer r.Close()
+		var resolved []probe.Probe
+		for i, p := range parsed {
+			if probes[i] != nil {
+				continue
+			}
+			ps, err := r.Probes(p)
+			if err != nil {
+				return a.resolveFailedOn(c, r, err, trailer)
+			}
+			probes[i] = ps
+			resolved = append(resolved, ps...)
+		}
+		// Nothing is printed that the kernel would refuse (perf prints
+		// such lines; the write then fails with EINVAL).
+		for _, p := range resolved {
+			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
+				return exitEINVAL
+			}
+		}
 	}
 	var all []probe.Probe
-	for _, p := range parsed {
-		ps, err := r.Probes(p)
-		if err != nil {
-			return a.resolveFailedOn(c, t, err, "  Error: Failed to add events.")
-		}
-		all = append(all, ps...)
+	for i := range parsed {
+		all = append(all, probes[i]...)
 	}
-	// Nothing is printed that the kernel would refuse (perf prints such
-	// lines; the write then fails with EINVAL).
-	for _, p := range all {
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			if !boolean(c, "quiet") {
-				fmt.Fprintf(a.stderr, "The kernel would refuse this definition: %v\n", err)
-				fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-			}
-			return exitEINVAL
+	if !boolean(c, "boot") {
+		for _, p := range all {
+			fmt.Fprintln(a.stdout, p.String())
 		}
-	}
-	if boolean(c, "boot") {
-		param, err := bootparam.CommandLine(all)
-		if err != nil {
-			a.errf(c, "%v\n  Error: Failed to add events.\n", err)
-			return exitEINVAL
-		}
-		fmt.Fprintln(a.stdout, param)
 		return exitOK
 	}
-	for _, p := range all {
-		fmt.Fprintln(a.stdout, p.String())
+	param, err := bootparam.CommandLine(all)
+	if err != nil {
+		a.errf(c, "%v\n%s\n", err, trailer)
+		return exitEINVAL
 	}
+	fmt.Fprintln(a.stdout, param)
 	return exitOK
 }
 
@@ -415,31 +544,54 @@ var optionHelp = map[string]string{
 		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
 	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
 		"                          Show source code lines.\n",
+	"-a": "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
+		"                          probe point definition, where\n" +
+		"\t\tGROUP:\tGroup name (optional)\n" +
+		"\t\tEVENT:\tEvent name\n" +
+		"\t\tFUNC:\tFunction name\n" +
+		"\t\tOFF:\tOffset from function entry (in byte)\n" +
+		"\t\t%return:\tPut the probe at function return\n" +
+		"\t\tSRC:\tSource code path\n" +
+		"\t\tRL:\tRelative line number from function entry.\n" +
+		"\t\tAL:\tAbsolute line number in file.\n" +
+		"\t\tPT:\tLazy expression of line code.\n" +
+		"\t\tARG:\tProbe argument (local variable name or\n" +
+		"\t\t\tkprobe-tracer argument format.)\n",
+	"-m": "    -m, --module <modname|path>\n" +
+		"                          target module name (for online) or path (for offline)\n",
+	"-x": "    -x, --exec <executable|path>\n" +
+		"                          target executable name or path\n",
 }
 
+// parseFailed reports a definition that does not parse as perf's option
+// parser does: the message, the usage and the option's help.
 func (a *app) parseFailed(err error, option string) int {
-	var se *spec.SyntaxError
-	if errors.As(err, &se) && se.Perf != "" {
-		fmt.Fprintln(a.stderr, se.Perf)
-	} else {
-		fmt.Fprintln(a.stderr, err)
-	}
-	fmt.Fprintln(a.stderr)
-	fmt.Fprint(a.stderr, usageText)
+	fmt.Fprintf(a.stderr, "%s\n\n%s", perfMessage(err), usageText)
 	if h, ok := optionHelp[option]; ok {
 		fmt.Fprint(a.stderr, "\n"+h)
 	}
 	return exitUsage
 }
 
+// perfMessage is perf's message for a definition that does not parse.
+func perfMessage(err error) string {
+	var se *spec.SyntaxError
+	if errors.As(err, &se) && se.Perf != "" {
+		return se.Perf
+	}
+	return err.Error()
+}
+
+// resolveFailed reports a failed resolution as perf does (see
+// resolveFailedOn) and returns perf's exit status.
 func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	return a.resolveFailedOn(c, nil, err, trailer)
 }
 
 // unfetched says, before a failed resolution's message, what each
 // debuginfod server answered when asked in vain for t's debug information.
-func (a *app) unfetched(c *cli.Context, t *target.Target) {
-	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
+func (a *app) unfetched(c *cli.Context, r *resolve.Resolver) {
+	if t := r.Target(); t.FetchErr != nil && !boolean(c, "quiet") {
 		fmt.Fprintln(a.stderr, t.FetchErr)
 	}
 }
@@ -447,11 +599,13 @@ func (a *app) unfetched(c *cli.Context, t *target.Target) {
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
 // was looked for (see also unfetched).
-func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
-	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
-		fmt.Fprintln(a.stderr, t.NoDebuginfo)
+func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, trailer string) int {
+	if r != nil {
+		if t := r.Target(); t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
+			fmt.Fprintln(a.stderr, t.NoDebuginfo)
+		}
+		a.unfetched(c, r)
 	}
-	a.unfetched(c, t)
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -485,35 +639,24 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return a.parseFailed(err, "-L")
 	}
 	const trailer = "  Error: Failed to show lines."
-	t, err := a.openTarget(c, false)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), trailer)
+	if r == nil {
+		return st
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	l, err := r.LineRange(lr)
 	if err != nil {
-		a.unfetched(c, t)
+		a.unfetched(c, r)
 		return a.resolveFailed(c, err, trailer)
 	}
-	ctx, stop := interruptible()
-	path, err := t.SourcePath(ctx, l, str(c, "source"))
+	ctx, stop := a.interruptible()
+	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))
 	stop()
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	if err == nil {
+		err = lines.Render(a.stdout, l, path, isTerminal(a.stdout))
 	}
-	if err := lines.Render(a.stdout, l, path, isTerminal(a.stdout)); err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%v\n%s\n", err, trailer)
 		return exitENOENT
 	}
 	return exitOK
@@ -543,29 +686,29 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 	if filter == "" {
 		filter = "!_* & !*@plt"
 	}
-	flt, err := resolve.ParseFilter(filter)
+	flt, err := spec.ParseFilter(filter)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c, false)
+	// Without a vmlinux, perf lists the kernel's map loaded from kallsyms.
+	o := a.resolveOptions(c, false)
+	o.Target.Kallsyms = true
+	r, st := a.resolverOr(c, o, "")
+	if r == nil {
+		return st
+	}
+	defer r.Close()
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	err = r.EachFunction(flt, func(name string) bool {
+		w.WriteString(name)
+		w.WriteByte('\n')
+		return true
+	})
+	w.Flush()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
-	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return exitENOENT
-	}
-	names, err := r.Functions(flt)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return exitENOENT
-	}
-	for _, n := range names {
-		fmt.Fprintln(a.stdout, n)
 	}
 	return exitOK
 }

@@ -144,7 +144,7 @@ func TestCleanupAfterKill(t *testing.T) {
 	}
 	// The report a session prints first on a terminal.
 	var report bytes.Buffer
-	writeLeftovers(&report, root)
+	leftover.Report(&report, root)
 	want := fmt.Sprintf("gprobe: gprobe record (pid %d, no longer running) left instance %s; gprobe cleanup removes them\n", pid, leftover.RecordInstance(pid))
 	if !strings.Contains(report.String(), want) {
 		t.Errorf("report\n%s\nwant the line\n%s", &report, want)

@@ -10,10 +10,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/record/khist"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -25,7 +26,7 @@ import (
 // latencyValueFlags are the latency command's flags that take a value:
 // its flags may follow FUNC (interspersed).
 var latencyValueFlags = map[string]bool{"by": true, "unit": true, "k": true, "vmlinux": true, "s": true, "source": true,
-	"x": true, "exec": true, "m": true, "module": true}
+	"x": true, "exec": true, "m": true, "module": true, "symfs": true, "target-ns": true, "target": true}
 
 func (a *app) latencyCommand() *cli.Command {
 	return &cli.Command{
@@ -45,43 +46,10 @@ func (a *app) latencyCommand() *cli.Command {
 	}
 }
 
-// interspersed moves the latency command's positional arguments (FUNC)
-// after its flags, so that flags may follow FUNC as they may in perf;
-// what follows "--" (the command) is left as it is.
+// interspersed lets the latency command's flags follow FUNC, as they may
+// in perf.
 func interspersed(args []string) []string {
-	at := -1
-	for i, arg := range args[1:] {
-		if arg == "latency" {
-			at = i + 1
-			break
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "--" {
-			return args
-		}
-	}
-	if at < 0 {
-		return args
-	}
-	out := append([]string{}, args[:at+1]...)
-	var pos []string
-	rest := args[at+1:]
-	for i := 0; i < len(rest); i++ {
-		arg := rest[i]
-		if arg == "--" {
-			return append(append(out, pos...), rest[i:]...)
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			pos = append(pos, arg)
-			continue
-		}
-		out = append(out, arg)
-		name := strings.TrimLeft(arg, "-")
-		if latencyValueFlags[name] && !strings.Contains(arg, "=") && i+1 < len(rest) {
-			i++
-			out = append(out, rest[i])
-		}
-	}
-	return append(out, pos...)
+	return clikit.Interspersed(args, "latency", latencyValueFlags)
 }
 
 // latencyTargetFlags are the target flags but --no-inlines: latency always
@@ -101,17 +69,25 @@ func (a *app) latencyFail(err error, status int) int {
 	return status
 }
 
-func (a *app) latency(c *cli.Context) int {
+// latencyOperands are FUNC and the command after --.
+func (a *app) latencyOperands(c *cli.Context) (fn string, command []string, status int) {
 	args := c.Args().Slice()
 	if len(args) == 0 {
-		return a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
+		return "", nil, a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
 	}
-	fn, command := args[0], args[1:]
-	if len(command) > 0 {
-		if command[0] != "--" {
-			return a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
-		}
-		command = command[1:]
+	if len(args) > 1 && args[1] != "--" {
+		return "", nil, a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
+	}
+	if len(args) > 1 {
+		command = args[2:]
+	}
+	return args[0], command, exitOK
+}
+
+func (a *app) latency(c *cli.Context) int {
+	fn, command, st := a.latencyOperands(c)
+	if st != exitOK {
+		return st
 	}
 	unit, err := report.ParseUnit(c.String("unit"))
 	if err != nil {
@@ -125,7 +101,7 @@ func (a *app) latency(c *cli.Context) int {
 		return a.latencyFail(errors.New("nothing to follow: give a command after --, or -a"), exitEINVAL)
 	}
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, stopSignals...)
+	signal.Notify(sigs, follow.StopSignals...)
 	defer signal.Stop(sigs)
 
 	// Refuse before resolving or creating anything.
@@ -137,19 +113,31 @@ func (a *app) latency(c *cli.Context) int {
 		return a.latencyFail(err, exitEOPNOTSUPP)
 	}
 	reportLeftovers(a.stderr, fs)
-	entry, ret, st := a.resolveFunction(c, fn, fs)
+	entry, rets, st := a.resolveFunction(c, fn, fs)
 	if st != exitOK {
 		return st
 	}
 	res, err := khist.Run(khist.Config{
-		Function: fn, Entry: entry, Return: ret, By: by, All: c.Bool("all"), Command: command,
+		Function: fn, Entry: entry, Returns: rets, Key: khist.KeyOf(entry), By: by, All: c.Bool("all"), Command: command,
 		Signals: sigs, Stdout: raw(a.stdout), Stderr: raw(a.stderr),
 	})
 	if res != nil {
-		if perr := a.printLatency(c, fn, res, unit); perr != nil && err == nil {
+		// As analyze prints a recording's latency.
+		rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2())
+		out := report.OutputText
+		if c.Bool("json") {
+			out = report.OutputJSON
+		}
+		if perr := report.Write(a.stdout, rep, out, unit, 0); perr != nil && err == nil {
 			err = perr
 		}
 	}
+	return a.latencyStatus(res, err)
+}
+
+// latencyStatus is the status of a measurement: the command's, or the
+// error's.
+func (a *app) latencyStatus(res *khist.Result, err error) int {
 	switch {
 	case err == nil:
 		return res.ExitCode
@@ -161,36 +149,29 @@ func (a *app) latency(c *cli.Context) int {
 	return a.latencyFail(err, exitErrno(err))
 }
 
-// resolveFunction resolves FUNC's entry and return as add resolves
-// PROBEDEFs: one probe each, at the function itself (inlined copies have
-// no return to probe).
-func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry, ret probe.Probe, status int) {
-	fail := func(err error) (probe.Probe, probe.Probe, int) {
-		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitEINVAL)
+// resolveFunction resolves FUNC's entry and returns as add resolves
+// PROBEDEFs: one entry probe, at the function itself (inlined copies have
+// no return to probe), and its return probe, or a Go function's probes
+// on its return instructions.
+func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry probe.Probe, rets []probe.Probe, status int) {
+	fail := func(err error) (probe.Probe, []probe.Probe, int) {
+		return probe.Probe{}, nil, a.latencyFail(err, exitEINVAL)
 	}
-	var specs [2]*spec.Probe
-	for i, def := range []string{fn, fn + "%return"} {
-		p, err := spec.ParseProbe(def)
-		if err != nil {
-			return fail(fmt.Errorf("%q: %v", fn, err))
-		}
-		pt := p.Point
-		if !pt.HasFunction || pt.IsAbs || pt.Line != 0 || pt.Offset != 0 || pt.HasLazy || len(p.Args) > 0 || pt.Event != "" {
-			return fail(fmt.Errorf("%q: want a function name (FUNC or FUNC@SRC)", fn))
-		}
-		specs[i] = p
+	entrySpec, retSpec, err := spec.ParseFunction(fn)
+	if err != nil {
+		return fail(err)
 	}
 	t, err := a.openTarget(c, true)
 	if err != nil {
-		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
+		return probe.Probe{}, nil, a.latencyFail(err, exitENOENT)
 	}
 	defer t.Close()
 	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: true, MaxProbes: 1, Features: fs.Features(), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
 	if err != nil {
-		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
+		return probe.Probe{}, nil, a.latencyFail(err, exitENOENT)
 	}
-	var got [2]probe.Probe
-	for i, sp := range specs {
+	var got [2][]probe.Probe
+	for i, sp := range []*spec.Probe{entrySpec, retSpec} {
 		ps, err := r.Probes(sp)
 		if err != nil {
 			msg := err.Error()
@@ -199,31 +180,12 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry,
 				msg = re.Msg
 			}
 			msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-			return probe.Probe{}, probe.Probe{}, a.latencyFail(fmt.Errorf("%s: %s", fn, msg), resolveStatus(err))
+			return probe.Probe{}, nil, a.latencyFail(fmt.Errorf("%s: %s", fn, msg), resolveStatus(err))
 		}
-		if len(ps) != 1 {
+		if len(ps) != 1 && (i == 0 || len(ps) == 0 || ps[0].Return) {
 			return fail(fmt.Errorf("%q is at %d places; latency needs one function", fn, len(ps)))
 		}
-		got[i] = ps[0]
+		got[i] = ps
 	}
-	return got[0], got[1], exitOK
-}
-
-// printLatency prints the histograms as analyze prints a recording's
-// latency.
-func (a *app) printLatency(c *cli.Context, fn string, res *khist.Result, unit report.Unit) error {
-	var ls []latency.Log2
-	for _, r := range res.Rows {
-		l := latency.Log2{Function: fn, Group: r.Group, EntryEvent: res.EntryEvent, ReturnEvent: res.ReturnEvent,
-			Entries: r.Entries, Returns: r.Returns, Uncertain: res.Lost > 0}
-		for i, b := range r.Buckets {
-			l.Buckets[i] = latency.Log2Bucket(b)
-		}
-		ls = append(ls, l)
-	}
-	rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), ls)
-	if c.Bool("json") {
-		return report.JSON(a.stdout, rep)
-	}
-	return report.Text(a.stdout, rep, unit, 0)
+	return got[0][0], got[1], exitOK
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/record"
+	"github.com/gprobe/gprobe/record/follow"
 )
 
 // record: capture probe events into trace.out.
@@ -35,7 +36,7 @@ func (a *app) recordCommand() *cli.Command {
 
 func (a *app) record(c *cli.Context) int {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, stopSignals...)
+	signal.Notify(sigs, follow.StopSignals...)
 	defer signal.Stop(sigs)
 	if fs, err := tracefs.Open(); err == nil {
 		reportLeftovers(a.stderr, fs)

@@ -16,12 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -92,6 +93,9 @@ type Options struct {
 	// EventFields lists the fields of a trace event of the target kernel,
 	// for eprobes (tracefs.FS.EventFields); nil checks their syntax only.
 	EventFields func(probe.EventID) ([]string, bool)
+	// Stat checks a uprobe's path as the kernel will resolve it; nil is
+	// os.Stat (a path in another mount namespace is stat'ed there).
+	Stat func(path string) (fs.FileInfo, error)
 }
 
 // Plan names every probe of reqs against the installed events, as perf's
@@ -209,7 +213,7 @@ var runningKallsyms = sync.OnceValue(RunningKallsyms)
 // symbol must exist and be unique), and for an absolute kernel address, its
 // text range. It returns the probe the line defines.
 func Check(line string, opts Options) (*probe.Probe, error) {
-	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields}
+	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields, Stat: opts.Stat}
 	ks := opts.Symbols
 	if ks == nil {
 		ks = runningKallsyms()
@@ -236,8 +240,8 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 // arch, with the features of the kernel here when known (else every
 // feature of Linux 6.1), no symbol or path lookups. It reads exactly the
 // line the kernel would read, so its positions are the kernel's.
-func CheckDefinition(p probe.Probe, arch disasm.Arch, feat probedef.Features, known bool) error {
-	opts := &probedef.Options{Arch: arch, NoStat: true}
+func CheckDefinition(p probe.Probe, isa arch.Arch, feat probedef.Features, known bool) error {
+	opts := &probedef.Options{Arch: isa, NoStat: true}
 	if known {
 		opts.Features = &feat
 	}
@@ -406,7 +410,58 @@ func Added(ev Event, find PointFinder) string {
 	if ev.Req.Raw() {
 		return Describe(&ev.Probe, find)
 	}
-	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, ev.Req.Module, ev.Req.Args)
+	module := ev.Req.Module
+	if ev.Probe.Kind == probe.Uprobe && ev.Probe.Target.Path != "" {
+		// Each probe's own binary: one SDT point may name markers of
+		// several (%gc__* in python3.11 and libjvm.so), as perf reports it.
+		module = ev.Probe.Target.Path
+	}
+	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, module, ev.Req.Args)
+}
+
+// List is perf -l's listing of the installed events that match: a line
+// each (Describe), kprobes first, each events file's sorted by its
+// definition text, a definition listed once.
+func List(installed []tracefs.Event, match func(group, event string) bool, find PointFinder) []string {
+	var out []string
+	for _, k := range probe.Kinds {
+		var evs []tracefs.Event
+		seen := map[string]bool{}
+		for _, e := range installed {
+			if e.Kind == k && e.Probe != nil && !seen[e.Line] && match(e.Group, e.Name) {
+				seen[e.Line] = true
+				evs = append(evs, e)
+			}
+		}
+		sort.Slice(evs, func(i, j int) bool { return evs[i].Line < evs[j].Line })
+		for _, e := range evs {
+			out = append(out, Describe(e.Probe, find))
+		}
+	}
+	return out
+}
+
+// Remove deletes the installed events that match (perf -d), kprobes first,
+// each events file's sorted; removing is called for each event of a file
+// before that file's events are deleted, and with dryRun nothing is
+// deleted. hit says whether any event matched.
+func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event string) bool, dryRun bool, removing func(tracefs.Event)) (hit bool, err error) {
+	for _, k := range probe.Kinds {
+		evs := Matching(installed, k, match)
+		for _, e := range evs {
+			removing(e)
+		}
+		hit = hit || len(evs) > 0
+		if dryRun {
+			continue
+		}
+		for _, e := range evs {
+			if err := Delete(fs, k, e.Group, e.Name); err != nil {
+				return hit, err
+			}
+		}
+	}
+	return hit, nil
 }
 
 // Matching lists the installed events (GROUP:EVENT) of kind k that match,

@@ -47,6 +47,7 @@ func DebianDeb(tb testing.TB, name string) string {
 // and is ready at once.
 func StartDebuginfod(tb testing.TB, debs []string, args ...string) *Debuginfod {
 	tb.Helper()
+	Heavy(tb, "tests against a real debuginfod")
 	Tools(tb, "debuginfod", "bsdtar")
 	ver, err := exec.Command("debuginfod", "--version").Output()
 	if err != nil {

@@ -57,6 +57,7 @@ func (k *Kernel) Source() string {
 // as in CI).
 func RequireVmlinux(tb testing.TB, k *Kernel) (vmlinux, src string) {
 	tb.Helper()
+	Heavy(tb, "tests on a real kernel's vmlinux")
 	vmlinux, src = k.Vmlinux(), k.Source()
 	if _, err := os.Stat(vmlinux); err != nil {
 		MissingKernel(tb, "Debian %s vmlinux (%v)", k.Version, err)

@@ -38,6 +38,21 @@ func Missing(tb testing.TB, format string, args ...any) {
 	tb.Skipf("missing: "+format+" (scripts/provision.sh installs it; GPROBE_REQUIRE_PERF=1 makes this fatal)", args...)
 }
 
+// Heavy skips tb under go test -short, the inner loop (docs/testing.md):
+// tests that ask perf probe, boot a qemu guest, start debuginfod, build the
+// gprobe binary, read a real kernel's vmlinux, write real probes or record
+// real traces, or otherwise run for more than about a second. The
+// prerequisites that only such tests need (RequirePerf, RequireVmlinux,
+// Tracefs, Gprobe, StaticTestBinary, StartDebuginfod, qemu.Require) call it
+// themselves; what means "heavy" is decided here and only here. what names
+// the work, for the skip message.
+func Heavy(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("-short: skipping %s (scripts/test.sh runs it)", what)
+	}
+}
+
 // Tool returns the path of the program name, or ends tb with Missing.
 func Tool(tb testing.TB, name string) string {
 	tb.Helper()

@@ -20,6 +20,7 @@ const TracefsRoot = "/sys/kernel/tracing"
 // use testenv in their own tests.
 func Tracefs(tb testing.TB) string {
 	tb.Helper()
+	Heavy(tb, "tests with real probes in tracefs")
 	readme := filepath.Join(TracefsRoot, "README")
 	if _, err := os.Stat(readme); err != nil {
 		if err := syscall.Mount("nodev", TracefsRoot, "tracefs", 0, ""); err != nil {

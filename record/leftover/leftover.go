@@ -29,6 +29,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -678,4 +679,56 @@ func cmp2(err, def error) error {
 		return err
 	}
 	return def
+}
+
+// CleanOptions select what Clean does.
+type CleanOptions struct {
+	// PID, if not 0, limits Clean to what process PID left.
+	PID int
+	// DryRun lists the leftovers (one Summary line each) instead of
+	// removing them.
+	DryRun bool
+}
+
+// Clean finds t's leftovers (Find) and removes them (Remove), writing
+// "removed OBJECT" to out for each object removed, or with o.DryRun each
+// leftover's Summary. found reports whether any leftover matched; err
+// joins every failure (Clean goes on after one).
+func Clean(t *tracefs.FS, o CleanOptions, out io.Writer) (found bool, err error) {
+	ls, err := Find(t)
+	if err != nil {
+		return false, err
+	}
+	var errs []error
+	for _, l := range ls {
+		if o.PID != 0 && l.PID != o.PID {
+			continue
+		}
+		found = true
+		if o.DryRun {
+			fmt.Fprintln(out, l.Summary())
+			continue
+		}
+		removed, err := Remove(t, l)
+		for _, r := range removed {
+			fmt.Fprintf(out, "removed %s\n", r)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return found, errors.Join(errs...)
+}
+
+// Report writes one line per leftover of t, naming the command that
+// removes them: what a session prints before it starts. A failure to
+// look is not reported (a session does not depend on it).
+func Report(w io.Writer, t *tracefs.FS) {
+	ls, err := Find(t)
+	if err != nil {
+		return
+	}
+	for _, l := range ls {
+		fmt.Fprintf(w, "gprobe: %s; gprobe cleanup removes them\n", l.Summary())
+	}
 }

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // What gprobe takes from a server, and what it refuses (docs/security.md):

@@ -4,8 +4,7 @@
 // a kernel's BTF), a kernel module (-m, by path or by name, with its
 // separate debug file), or, when there is no vmlinux with DWARF, the
 // running kernel's BTF; debug information that is not on disk comes from
-// debuginfod servers when Options.Debuginfod is set. It also maps installed
-// probes back to probe points (perf -l), opening each image once.
+// debuginfod servers when Options.Debuginfod is set.
 //
 // Errors carry perf's wording ("Failed to open ...", "Invalid file: ..."),
 // since the CLI prints them as they are.
@@ -19,15 +18,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
-	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
-	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/btfinfo"
+	"github.com/gprobe/gprobe/internal/kallsyms"
+	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
-	"github.com/gprobe/gprobe/resolve/spec"
+	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 )
 
 // Options say what to open; at most one of Exec, Module and Vmlinux is
@@ -36,15 +36,29 @@ import (
 type Options struct {
 	Vmlinux string // -k: a vmlinux, or a raw BTF file (a saved /sys/kernel/btf/vmlinux)
 	Exec    string // -x
-	Module  string // -m: a .ko path or a module name
+	// ExecAsGiven uses Exec's path as given in the uprobe definitions
+	// instead of its real path: perf's "perf probe /PATH FUNC" form does
+	// not resolve links.
+	ExecAsGiven bool
+	Module      string // -m: a .ko path or a module name
 	// BTF lets the running kernel's BTF (/sys/kernel/btf/vmlinux) stand in
 	// when none of the above is given and no vmlinux with debug information
 	// is found: function entry probes and their arguments still resolve.
 	BTF bool
+	// Kallsyms lets the running kernel's /proc/kallsyms stand in when none
+	// of the above is given, no vmlinux with debug information is found and
+	// BTF does not stand in: perf's map of the kernel loaded from kallsyms
+	// (-F lists it).
+	Kallsyms bool
 	// Debuginfod, when set, fetches by GNU build-id the debug information
 	// that is not on disk: the running kernel's vmlinux, a module's debug
 	// .ko, a binary's debuginfo, and source files (Target.SourcePath).
 	Debuginfod *debuginfod.Client
+	// PerfCache, when set, is perf's build-id cache (~/.debug): after the
+	// places on disk, a stripped binary's debug file kept there ("debug")
+	// is used, and a binary left without DWARF and without a symbol table
+	// takes its symbols from the copy perf keeps ("elf"), as perf does.
+	PerfCache *perfcache.Cache
 	// Context cancels a debuginfod download during Open (nil: never).
 	Context context.Context
 	// NoCache turns off the index cache (resolve/dwarfindex, in
@@ -52,6 +66,23 @@ type Options struct {
 	NoCache bool
 	// Warn receives one line when a cache file is damaged (and rebuilt).
 	Warn func(string)
+	// Trace, when set, hears what the search for separate debug
+	// information looked at and why it did not use a file it found (-v).
+	Trace func(string)
+	// Symfs is --symfs: the probed system's files are under this
+	// directory. -x's binary is read from there (from this system when the
+	// directory lacks it, as perf does), and its separate debug
+	// information is looked for there; uprobe_events names the path
+	// within the directory.
+	Symfs string
+	// MountNS is --target-ns: the process whose mount namespace -x's path
+	// and its separate debug information are looked up in (0: gprobe's
+	// own, -1: a value that is not a process id); uprobe_events names the
+	// path as that namespace sees it.
+	MountNS int
+	// ProcessExec, with MountNS and no Exec, Module or Vmlinux, probes
+	// that process's executable (--target).
+	ProcessExec bool
 }
 
 // dwarf returns how images are opened: with the index cache unless
@@ -80,39 +111,97 @@ type Target struct {
 	// FetchErr says why debuginfod did not supply the debug information
 	// of a binary or module that opened without it (symbols only).
 	FetchErr error
+	// MountNS is the process whose mount namespace Path is in, when it
+	// is not gprobe's (--target-ns): uprobe definitions naming Path must
+	// be written from that namespace (internal/mountns).
+	MountNS int
 
 	file *dwarfinfo.File
 	btf  *btfinfo.Spec
 	opts Options
+
+	ksOnce sync.Once
+	ks     *kallsyms.List
 }
 
 // Open opens what o names. See Options.
 func Open(o Options) (*Target, error) {
+	if o.MountNS < 0 {
+		return nil, errors.New("--target-ns: not a process id")
+	}
+	if o.ProcessExec && o.Exec == "" && o.Module == "" && o.Vmlinux == "" {
+		if o.MountNS == 0 {
+			return nil, errors.New("--target: no process")
+		}
+		exe, err := mountns.Exe(o.MountNS)
+		if err != nil {
+			return nil, fmt.Errorf("--target: %w", err)
+		}
+		o.Exec = exe
+	}
+	if o.MountNS != 0 {
+		same, err := mountns.Same(o.MountNS)
+		if err != nil {
+			return nil, fmt.Errorf("--target-ns: %w", err)
+		}
+		if same {
+			o.MountNS = 0 // nothing to enter, as perf decides
+		}
+	}
 	t, err := open(&o)
+	if err == nil {
+		t.MountNS = o.MountNS
+	}
 	if err == nil {
 		t.opts = o
 	}
-	if err == nil || !o.BTF || o.Vmlinux != "" || o.Exec != "" || o.Module != "" {
+	if err == nil || !o.BTF && !o.Kallsyms || o.Vmlinux != "" || o.Exec != "" || o.Module != "" {
 		return t, err
 	}
-	spec, berr := btfinfo.LoadKernel()
-	if berr != nil {
-		return nil, err
+	if o.BTF {
+		if spec, berr := btfinfo.LoadKernel(); berr == nil {
+			return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err, opts: o}, nil
+		}
 	}
-	return &Target{btf: spec, Path: btfinfo.KernelBTFPath, NoDebuginfo: err, opts: o}, nil
+	if o.Kallsyms {
+		if ks := kallsyms.Running(); ks != nil {
+			t := &Target{Path: kallsymsPath, NoDebuginfo: err, opts: o}
+			t.ksOnce.Do(func() { t.ks = ks })
+			return t, nil
+		}
+	}
+	return nil, err
+}
+
+const kallsymsPath = "/proc/kallsyms"
+
+// Kallsyms is the running kernel's symbol list when the target is the
+// running kernel without an image (BTF or kallsyms standing in for a
+// vmlinux), read on first use; nil for any other target, or when
+// /proc/kallsyms cannot be read.
+func (t *Target) Kallsyms() *kallsyms.List {
+	if t.file != nil || t.User || t.Module != "" || t.Path != kallsymsPath && t.Path != btfinfo.KernelBTFPath {
+		return nil
+	}
+	t.ksOnce.Do(func() { t.ks = kallsyms.Running() })
+	return t.ks
 }
 
 func open(o *Options) (*Target, error) {
 	if x := o.Exec; x != "" {
-		// perf names the binary by its real path in uprobe_events.
-		x = RealPath(x)
-		f, err := dwarfinfo.OpenWith(x, o.dwarf())
+		r := rootFor(o)
+		path, file, err := locate(r, o, x)
 		if err != nil {
-			return nil, fmt.Errorf("Failed to open %s: %w", x, err)
+			return nil, err
 		}
-		t := &Target{file: f, User: true, Path: x}
+		f, err := dwarfinfo.OpenWith(file, o.dwarf())
+		if err != nil {
+			return nil, fmt.Errorf("Failed to open %s: %w", path, err)
+		}
+		f.Path = path
+		t := &Target{file: f, User: true, Path: path}
 		if !f.HasDWARF() {
-			t.separateDebug(o)
+			t.separateDebug(o, r, file)
 		}
 		return t, nil
 	}
@@ -150,7 +239,42 @@ func open(o *Options) (*Target, error) {
 		}
 		return nil, fmt.Errorf("Invalid file: %s: %w", path, err)
 	}
-	return &Target{file: f, Path: path}, nil
+	t := &Target{file: f, Path: path}
+	if !f.HasDWARF() {
+		// A vmlinux without DWARF (a distribution's stripped image): its
+		// debug file on disk, else from debuginfod by its build-id.
+		t.separateDebug(o, "", path)
+	}
+	return t, nil
+}
+
+// locate finds the -x binary x: its path in the probed system (what
+// uprobe_events names: the real path, or x as given with ExecAsGiven) and
+// the file to read (within root r). With --symfs, a binary the directory
+// does not have is read from this system, as perf does.
+func locate(r root, o *Options, x string) (path, file string, err error) {
+	if r != "" {
+		abs := x
+		if !filepath.IsAbs(abs) && o.MountNS == 0 {
+			abs, _ = filepath.Abs(x)
+		}
+		real, err := r.realpath(abs)
+		switch {
+		case err == nil && o.ExecAsGiven:
+			return filepath.Clean("/" + abs), r.file(real), nil
+		case err == nil:
+			return real, r.file(real), nil
+		case o.MountNS > 0:
+			return "", "", fmt.Errorf("Failed to open %s in the mount namespace of process %d: %w", x, o.MountNS, err)
+		}
+	}
+	// perf names the binary by its real path in uprobe_events (as given
+	// in the PATH-first form).
+	if o.ExecAsGiven {
+		return x, x, nil
+	}
+	x = RealPath(x)
+	return x, x, nil
 }
 
 // RealPath is the absolute path with symlinks resolved, as perf records a
@@ -181,16 +305,12 @@ func (t *Target) Close() {
 	}
 }
 
-// Resolver returns a resolver for the target with opts.
-func (t *Target) Resolver(opts resolve.Options) (*resolve.Resolver, error) {
-	if t.btf != nil {
-		opts.BTF = t.btf
-	}
-	if t.Module != "" {
-		return resolve.NewModule(t.file, t.Module, opts)
-	}
-	return resolve.New(t.file, t.User, opts)
-}
+// File is the opened image (nil for BTF alone), for the resolver; it is
+// closed by Close.
+func (t *Target) File() *dwarfinfo.File { return t.file }
+
+// BTF is the kernel's BTF when it stands in for an image (nil otherwise).
+func (t *Target) BTF() *btfinfo.Spec { return t.btf }
 
 // FindKernelDebuginfo is perf's vmlinux_path search for the running
 // kernel: the first candidate with DWARF, and every path tried.
@@ -230,64 +350,6 @@ func KernelRelease() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// Points maps installed probes back to probe points, as `perf probe -l`
-// does, opening each image once (perf's debuginfo cache): user binaries by
-// path, the kernel through a vmlinux given or found by FindKernelDebuginfo.
-type Points struct {
-	vmlinux string
-	images  map[string]*resolve.Resolver
-}
-
-// NewPoints returns a Points using vmlinux for kernel probes ("" looks for
-// the running kernel's debuginfo when first needed).
-func NewPoints(vmlinux string) *Points {
-	return &Points{vmlinux: vmlinux, images: map[string]*resolve.Resolver{}}
-}
-
-func (ps *Points) resolver(path string, user bool) *resolve.Resolver {
-	if r, ok := ps.images[path]; ok {
-		return r
-	}
-	var r *resolve.Resolver
-	if f, err := dwarfinfo.Open(path); err == nil {
-		r, _ = resolve.New(f, user, resolve.Options{})
-	}
-	ps.images[path] = r
-	return r
-}
-
-// PointOf is the probe point perf -l shows for p: through the image's DWARF
-// or symbols when they know the place, else the place itself (SYM+OFF,
-// 0xADDR, or the file offset).
-func (ps *Points) PointOf(p *probe.Probe) string {
-	var sp *spec.Point
-	t := p.Target
-	switch {
-	case p.Kind == probe.Uprobe:
-		if r := ps.resolver(t.Path, true); r != nil {
-			sp, _ = r.PointOf(t, p.Return)
-		}
-	case t.Module == "" && t.Symbol != "":
-		if ps.vmlinux == "" {
-			ps.vmlinux, _ = FindKernelDebuginfo()
-		}
-		if ps.vmlinux != "" {
-			if r := ps.resolver(ps.vmlinux, false); r != nil {
-				sp, _ = r.PointOf(t, p.Return)
-			}
-		}
-	}
-	switch {
-	case sp != nil:
-		return sp.String()
-	case p.Kind == probe.Kprobe && t.Symbol != "":
-		return (&spec.Point{Function: t.Symbol, HasFunction: true, Offset: t.Offset, Return: p.Return}).String()
-	case p.Kind == probe.Kprobe:
-		return fmt.Sprintf("0x%x", t.Address)
-	}
-	return fmt.Sprintf("0x%x", t.Offset)
 }
 
 // Features are the probe-event features of the kernel t is (the tracefs

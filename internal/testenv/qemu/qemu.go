@@ -51,6 +51,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -176,6 +177,7 @@ func Check(k *Kernel) error {
 // GPROBE_REQUIRE_VMLINUX=1 (as in CI), where a missing piece is a defect.
 func Require(tb testing.TB, k *Kernel) {
 	tb.Helper()
+	testenv.Heavy(tb, "qemu guest tests")
 	if err := Check(k); err != nil {
 		if os.Getenv("GPROBE_REQUIRE_VMLINUX") == "1" {
 			tb.Fatal(err)
@@ -364,24 +366,33 @@ dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// accel picks KVM when this machine offers it, else TCG;
-// GPROBE_QEMU_ACCEL=tcg (or kvm) decides instead, for machines whose
-// /dev/kvm opens but cannot run guests.
-func accel() string {
-	if a := os.Getenv("GPROBE_QEMU_ACCEL"); a != "" {
-		return a
-	}
-	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
-		f.Close()
-		return "kvm"
-	}
-	return "tcg"
-}
+// Boot deadlines: the script starts 1-3 s after qemu under KVM and 2-15 s
+// under TCG on a loaded 2-core machine. A guest that has not reached it by
+// then prints nothing more: under KVM it is a KVM that cannot run guests
+// (the run is retried with TCG), under TCG a run that fails at once with
+// qemu's command line and stderr instead of waiting for the whole Timeout.
+var (
+	kvmBootDeadline = 30 * time.Second
+	tcgBootDeadline = 75 * time.Second
+)
+
+// ErrNoBoot: the guest never reached the script.
+var ErrNoBoot = errors.New("qemu guest did not boot")
 
 func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, error) {
+	acc := Accel(o.Kernel.Image())
+	res, err := bootWith(ctx, o, dir, initrd, mark, acc)
+	if acc == "kvm" && errors.Is(err, ErrNoBoot) && ctx.Err() == nil {
+		demoteKVM(err)
+		return bootWith(ctx, o, dir, initrd, mark, "tcg")
+	}
+	return res, err
+}
+
+func bootWith(ctx context.Context, o Options, dir, initrd, mark, acc string) (*Result, error) {
 	console, disk := filepath.Join(dir, "console"), filepath.Join(dir, "disk")
 	args := []string{
-		"-accel", accel(), "-cpu", "max", "-m", "512M", "-smp", strconv.Itoa(max(1, o.CPUs)),
+		"-accel", acc, "-cpu", "max", "-m", "512M", "-smp", strconv.Itoa(max(1, o.CPUs)),
 		// -nodefaults drops the NIC (its iPXE ROM) and VGA; the two serial
 		// ports are explicit: ttyS0 the kernel console, ttyS1 the channel.
 		"-nodefaults", "-display", "none", "-no-reboot",
@@ -407,18 +418,38 @@ func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, er
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	ch := &channel{begin: []byte(mark + " begin"), start: start}
+	ch := &channel{begin: []byte(mark + " begin"), start: start, began: make(chan struct{})}
 	cmd.Stdout = ch
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting qemu: %v", ErrUnavailable, err)
 	}
+	deadline := tcgBootDeadline
+	if acc == "kvm" {
+		deadline = kvmBootDeadline
+	}
+	var silent atomic.Bool
+	stopWatch := make(chan struct{})
+	go func() {
+		select {
+		case <-ch.began:
+		case <-stopWatch:
+		case <-time.After(deadline):
+			silent.Store(true)
+			cmd.Process.Kill()
+		}
+	}()
 	waitErr := cmd.Wait()
+	close(stopWatch)
 	res := &Result{Status: -1, Elapsed: time.Since(start)}
 	res.Console, _ = os.ReadFile(console)
 	ch.mu.Lock()
 	raw, boot := ch.buf.Bytes(), ch.boot
 	ch.mu.Unlock()
 	res.Boot = boot
+	if silent.Load() {
+		return res, fmt.Errorf("%w: the script had not started after %v with -accel %s\n  command: qemu-system-x86_64 %s\n  qemu stderr: %s%s",
+			ErrNoBoot, deadline, acc, strings.Join(args, " "), strings.TrimSpace(stderr.String()), tail(res))
+	}
 	perr := parse(raw, mark, len(o.Collect) > 0, res)
 	if perr == nil && len(o.Collect) > 0 {
 		perr = readDisk(disk, o.Collect, res)
@@ -440,6 +471,7 @@ type channel struct {
 	begin []byte
 	start time.Time
 	boot  time.Duration
+	began chan struct{} // closed when begin is first seen
 }
 
 func (c *channel) Write(p []byte) (int, error) {
@@ -448,6 +480,7 @@ func (c *channel) Write(p []byte) (int, error) {
 	c.buf.Write(p)
 	if c.boot == 0 && bytes.Contains(c.buf.Bytes(), c.begin) {
 		c.boot = time.Since(c.start)
+		close(c.began)
 	}
 	return len(p), nil
 }
