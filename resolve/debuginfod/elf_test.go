@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
+
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // elfOfSize is an x86-64 ELF file of exactly n bytes (n >= 512) whose
@@ -77,7 +79,7 @@ func TestELFOfSize(t *testing.T) {
 		if len(b) != n {
 			t.Errorf("%d bytes, want %d", len(b), n)
 		}
-		if id, err := elfBuildID(bytes.NewReader(b)); err != nil || id != testID {
+		if id, err := dwarfinfo.ReaderBuildID(bytes.NewReader(b)); err != nil || id != testID {
 			t.Errorf("build-id %q, %v", id, err)
 		}
 	}

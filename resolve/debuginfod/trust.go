@@ -1,7 +1,6 @@
 package debuginfod
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -139,46 +138,10 @@ func getFile(base, u string) (*http.Response, error) {
 // isELFArtifact reports whether kind is checked against its build-id.
 func isELFArtifact(kind string) bool { return kind == "debuginfo" || kind == "executable" }
 
-// maxNote bounds what is read of one note section or segment.
-const maxNote = 1 << 20
-
-// elfBuildID returns the GNU build-id of ELF file r ("" when it has
-// none), or an error when r is not ELF.
-func elfBuildID(r io.ReaderAt) (id string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			id, err = "", fmt.Errorf("unreadable ELF headers: %v", p)
-		}
-	}()
-	ef, err := elf.NewFile(r)
-	if err != nil {
-		return "", err
-	}
-	read := func(rd io.Reader) []byte {
-		b, _ := io.ReadAll(io.LimitReader(rd, maxNote))
-		return b
-	}
-	for _, s := range ef.Sections {
-		if s.Type == elf.SHT_NOTE {
-			if id := dwarfinfo.NoteBuildID(read(s.Open()), ef.ByteOrder); id != "" {
-				return id, nil
-			}
-		}
-	}
-	for _, p := range ef.Progs {
-		if p.Type == elf.PT_NOTE {
-			if id := dwarfinfo.NoteBuildID(read(p.Open()), ef.ByteOrder); id != "" {
-				return id, nil
-			}
-		}
-	}
-	return "", nil
-}
-
 // checkBuildID reports (an error wrapping ErrWrongBuildID, which says
 // what r is instead) whether r is ELF with build-id id.
 func checkBuildID(r io.ReaderAt, id string) error {
-	got, err := elfBuildID(r)
+	got, err := dwarfinfo.ReaderBuildID(r)
 	switch {
 	case err != nil:
 		return &wrongFile{"a file that is not ELF"}

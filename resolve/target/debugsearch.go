@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gprobe/gprobe/internal/safedir"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
@@ -34,7 +35,7 @@ import (
 // so a stale -dbg file gives wrong answers), or, for an image without
 // one, the CRC-32 its .gnu_debuglink records; it must belong to root, to
 // the user gprobe runs as or to the image's owner and be writable by no
-// one else; and it must have DWARF.
+// one else (internal/safedir's rule); and it must have DWARF.
 
 // debugLink is an image's .gnu_debuglink: the debug file's name and the
 // CRC-32 of its contents.
@@ -114,7 +115,6 @@ var (
 	errNoBuildID    = errors.New("the image has no build-id and no .gnu_debuglink to check it by")
 	errCRC          = errors.New("its CRC-32 is not the one .gnu_debuglink records")
 	errNoDWARF      = errors.New("has no DWARF")
-	errNotOwned     = errors.New("another user could have written it")
 	errSameAsBinary = errors.New("is the image itself")
 )
 
@@ -155,7 +155,7 @@ func openChecked(p, file string, img, st fs.FileInfo, id string, c candidate) (*
 	if os.SameFile(img, st) {
 		return nil, errSameAsBinary
 	}
-	if err := trusted(st, img); err != nil {
+	if err := trusted(p, st, img); err != nil {
 		return nil, err
 	}
 	if id == "" && !c.checkCRC {
@@ -188,22 +188,15 @@ func openChecked(p, file string, img, st fs.FileInfo, id string, c candidate) (*
 	return d, nil
 }
 
-// trusted reports whether a debug file (st) may be read for the image
-// (img): it belongs to root, to the user gprobe runs as or to the image's
-// owner, and no one else can write it (no one at all but root's group).
-func trusted(st, img fs.FileInfo) error {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	i, iok := img.Sys().(*syscall.Stat_t)
-	if !ok || !iok {
-		return fmt.Errorf("%w: no owner", errNotOwned)
+// trusted reports whether a debug file (p, its stat st) may be read for
+// the image (img): internal/safedir's rule for what gprobe reads, with the
+// image's owner trusted beside root and the user gprobe runs as.
+func trusted(p string, st, img fs.FileInfo) error {
+	i, ok := img.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: %w: no owner", p, safedir.ErrUnsafe)
 	}
-	if s.Uid != 0 && int(s.Uid) != os.Geteuid() && s.Uid != i.Uid {
-		return fmt.Errorf("%w: owned by uid %d, neither root, gprobe's user nor the image's owner", errNotOwned, s.Uid)
-	}
-	if st.Mode().Perm()&0o002 != 0 || st.Mode().Perm()&0o020 != 0 && s.Gid != 0 {
-		return fmt.Errorf("%w: writable by others (mode %#o)", errNotOwned, st.Mode().Perm())
-	}
-	return nil
+	return safedir.CheckOwner(p, st, int(i.Uid))
 }
 
 // fileCRC is the CRC-32 .gnu_debuglink records: IEEE, as zlib's crc32.

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -376,6 +377,45 @@ func NoteBuildID(data []byte, order binary.ByteOrder) string {
 }
 
 func align4(n uint32) int { return int((uint64(n) + 3) &^ 3) }
+
+// maxNote bounds what ReaderBuildID reads of one note section or segment.
+const maxNote = 1 << 20
+
+// ReaderBuildID returns the hex GNU build-id of the ELF file r (its note
+// sections, else its PT_NOTE segments; "" when it has none), or an error
+// when r is not ELF. It reads at most 1 MiB of each note and never
+// panics on a damaged file: the one reader of a build-id from a file that
+// is not opened as a File (a download, a cache entry).
+func ReaderBuildID(r io.ReaderAt) (id string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			id, err = "", fmt.Errorf("unreadable ELF headers: %v", p)
+		}
+	}()
+	ef, err := elf.NewFile(r)
+	if err != nil {
+		return "", err
+	}
+	read := func(rd io.Reader) []byte {
+		b, _ := io.ReadAll(io.LimitReader(rd, maxNote))
+		return b
+	}
+	for _, s := range ef.Sections {
+		if s.Type == elf.SHT_NOTE {
+			if id := NoteBuildID(read(s.Open()), ef.ByteOrder); id != "" {
+				return id, nil
+			}
+		}
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_NOTE {
+			if id := NoteBuildID(read(p.Open()), ef.ByteOrder); id != "" {
+				return id, nil
+			}
+		}
+	}
+	return "", nil
+}
 
 // HasDWARF reports whether the file carries .debug_info.
 func (f *File) HasDWARF() bool {
