@@ -316,3 +316,47 @@ func TestSealedCopyBitFlip(t *testing.T) {
 		t.Errorf("warnings %q, want one line naming %s", l, p)
 	}
 }
+
+// TestDerivedBitFlip: derived data (-F's sorted names) kept in the cache
+// is checksummed as a section copy is: a bit flipped on disk is reported
+// in one line naming the file and the copy removed, never returned, and
+// the next StoreDerived keeps it anew.
+func TestDerivedBitFlip(t *testing.T) {
+	img := fixtures(t)[0]
+	c := dwarfindex.New(t.TempDir())
+	data := []byte(strings.Repeat("derived names\x00", 40000)) // over two 256 KiB chunks
+	f := openCached(t, img, c, func(s string) { t.Error(s) })
+	f.StoreDerived("testlist", data)
+	if got, ok := f.LoadDerived("testlist"); !ok || string(got) != string(data) {
+		t.Fatalf("kept: ok %v, %d bytes", ok, len(got))
+	}
+	p := filepath.Join(filepath.Dir(c.IndexPath(f.key)), "testlist-v2")
+	f.Close()
+	for _, at := range []int64{0, int64(len(data)) / 2, int64(len(data)) - 1} {
+		w, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte{0}
+		w.ReadAt(b, at)
+		b[0] ^= 0x10
+		w.WriteAt(b, at)
+		w.Close()
+		var warns syncWarn
+		g := openCached(t, img, c, warns.add)
+		if got, ok := g.LoadDerived("testlist"); ok {
+			t.Fatalf("flip at %d: returned %d bytes", at, len(got))
+		}
+		if w := warns.get(); len(w) != 1 || !strings.Contains(w[0], p) || strings.Contains(w[0], "\n") {
+			t.Errorf("flip at %d: warnings %q", at, w)
+		}
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("flip at %d: the damaged copy was kept: %v", at, err)
+		}
+		g.StoreDerived("testlist", data)
+		if got, ok := g.LoadDerived("testlist"); !ok || string(got) != string(data) {
+			t.Fatalf("flip at %d: stored again: ok %v", at, ok)
+		}
+		g.Close()
+	}
+}
