@@ -1,6 +1,8 @@
 package target
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -44,11 +46,16 @@ type debugLink struct {
 	crc  uint32
 }
 
-// readDebugLink reads f's .gnu_debuglink (ok false without one): the name,
-// NUL-terminated and padded to 4 bytes, then the CRC in f's byte order.
+// readDebugLink reads f's .gnu_debuglink (ok false without one).
 func readDebugLink(f *dwarfinfo.File) (debugLink, bool) {
-	b := f.Section(".gnu_debuglink")
-	nul := strings.IndexByte(string(b), 0)
+	return parseDebugLink(f.Section(".gnu_debuglink"), f.Order)
+}
+
+// parseDebugLink parses a .gnu_debuglink section (ok false when it is not
+// one): the name, NUL-terminated and padded to 4 bytes, then the CRC in
+// the file's byte order.
+func parseDebugLink(b []byte, order binary.ByteOrder) (debugLink, bool) {
+	nul := bytes.IndexByte(b, 0)
 	if nul <= 0 {
 		return debugLink{}, false
 	}
@@ -57,10 +64,10 @@ func readDebugLink(f *dwarfinfo.File) (debugLink, bool) {
 		return debugLink{}, false
 	}
 	name := string(b[:nul])
-	if strings.Contains(name, "/") {
+	if strings.Contains(name, "/") || name == "." || name == ".." {
 		return debugLink{}, false // a name, not a path (gdb and libdwfl join it to directories)
 	}
-	return debugLink{name: name, crc: f.Order.Uint32(b[at:])}, true
+	return debugLink{name: name, crc: order.Uint32(b[at:])}, true
 }
 
 // candidate is one place the debug file may be.
