@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/resolve"
@@ -662,23 +662,8 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	return exitOK
 }
 
-// raw is the writer under the terminal escaping (run), for the commands
-// gprobe runs: they get the terminal itself.
-func raw(w io.Writer) io.Writer {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
-		return u.Unwrap()
-	}
-	return w
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := raw(w).(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether w is a terminal (termsafe.IsTerminal).
+func isTerminal(w io.Writer) bool { return termsafe.IsTerminal(w) }
 
 // showFuncs implements -F [FILTER] (perf's default "!_* & !*@plt"): the
 // image's function symbols, sorted.

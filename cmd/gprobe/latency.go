@@ -14,6 +14,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/record/khist"
 	"github.com/gprobe/gprobe/resolve"
@@ -119,7 +120,7 @@ func (a *app) latency(c *cli.Context) int {
 	}
 	res, err := khist.Run(khist.Config{
 		Function: fn, Entry: entry, Returns: rets, Key: khist.KeyOf(entry), By: by, All: c.Bool("all"), Command: command,
-		Signals: sigs, Stdout: raw(a.stdout), Stderr: raw(a.stderr),
+		Signals: sigs, Stdout: termsafe.Raw(a.stdout), Stderr: termsafe.Raw(a.stderr),
 	})
 	if res != nil {
 		// As analyze prints a recording's latency.

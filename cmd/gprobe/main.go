@@ -39,20 +39,11 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	// On a terminal, control characters in what is printed (names and
 	// lines from files gprobe does not control) are shown escaped.
-	var flush []*termsafe.Writer
-	safe := func(w io.Writer) io.Writer {
-		if !isTerminal(w) {
-			return w
-		}
-		t := termsafe.NewWriter(w)
-		flush = append(flush, t)
-		return t
-	}
-	st := newApp(safe(stdout), safe(stderr)).run(args)
-	for _, t := range flush {
-		t.Flush()
-	}
-	return st
+	out, flushOut := termsafe.Guard(stdout)
+	errw, flushErr := termsafe.Guard(stderr)
+	defer flushErr()
+	defer flushOut()
+	return newApp(out, errw).run(args)
 }
 
 // run is main for a, with a panic reported as an internal error, and a

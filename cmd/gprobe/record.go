@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/record"
 	"github.com/gprobe/gprobe/record/follow"
 )
@@ -49,8 +50,8 @@ func (a *app) record(c *cli.Context) int {
 		PID:          c.Int("pid"),
 		Command:      c.Args().Slice(),
 		Signals:      sigs,
-		Stdout:       raw(a.stdout),
-		Stderr:       raw(a.stderr),
+		Stdout:       termsafe.Raw(a.stdout),
+		Stderr:       termsafe.Raw(a.stderr),
 	}
 	if isTerminal(a.stderr) {
 		cfg.Progress = a.stderr

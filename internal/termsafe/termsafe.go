@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -187,3 +188,34 @@ func (w *Writer) Flush() error {
 
 // Unwrap is the underlying writer (a terminal's *os.File).
 func (w *Writer) Unwrap() io.Writer { return w.w }
+
+// Raw is the writer under a Writer (w itself otherwise): what a command
+// gprobe runs is given, so that it gets the terminal itself.
+func Raw(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
+}
+
+// IsTerminal reports whether w (or the writer under a Writer) is a
+// terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := Raw(w).(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Guard returns w wrapped in a Writer when it is a terminal (w itself
+// otherwise: a file or a pipe gets the bytes as they are), and the
+// function that flushes that Writer once nothing more is written.
+func Guard(w io.Writer) (io.Writer, func()) {
+	if !IsTerminal(w) {
+		return w, func() {}
+	}
+	t := NewWriter(w)
+	return t, func() { t.Flush() }
+}

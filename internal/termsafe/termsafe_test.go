@@ -2,6 +2,8 @@ package termsafe
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"testing"
 )
 
@@ -71,4 +73,27 @@ func FuzzWriter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGuard: a buffer or a pipe gets the bytes as they are; Raw finds the
+// writer under a Writer.
+func TestGuard(t *testing.T) {
+	var b bytes.Buffer
+	if w, flush := Guard(&b); w != io.Writer(&b) || IsTerminal(&b) {
+		t.Errorf("a buffer wrapped: %T", w)
+	} else {
+		flush()
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if g, _ := Guard(w); g != io.Writer(w) {
+		t.Errorf("a pipe wrapped: %T", g)
+	}
+	if x := NewWriter(w); Raw(x) != io.Writer(w) || Raw(w) != io.Writer(w) {
+		t.Error("Raw does not find the writer under a Writer")
+	}
 }
