@@ -11,7 +11,7 @@
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe). For each of the two
 # kernels it holds the extracted -dbg vmlinux (DWARF 5; 590 MB for 6.1),
 # the bootable vmlinuz, its config, a source subset, and the virtio modules
-# the qemu guests (internal/testenv/qemu) load to hand files back.
+# the qemu guests (internal/qemu) load to hand files back.
 set -euo pipefail
 
 # The two real kernels: Debian bookworm's 6.1 cloud kernel and its 6.12
@@ -35,7 +35,9 @@ packages() {
 		# SDT markers: <sys/sdt.h> for the test programs, and the shipped
 		# binaries with markers (python3.11, libstdc++, libjvm.so); libjvm.so's
 		# 58k C++ symbols are also the -F benchmark (scripts/bench-names.sh)
-		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless)
+		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless
+		# a shipped library with its detached debug file (weak aliases, PLT entries)
+		libc6-dbg)
 	# The Rust test program (cmd/gprobe/testdata/rust) needs a rustc: Debian's
 	# unless one is on PATH already (rustup's).
 	command -v rustc > /dev/null || want+=(rustc)

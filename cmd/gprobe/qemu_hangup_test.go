@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // gprobe latency hung up on, on Debian's 6.12 kernel under qemu (hist

@@ -73,6 +73,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/log2lat"
 	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/record/leftover"
 )
@@ -150,9 +151,7 @@ type Row struct {
 }
 
 // Bucket is what the kernel counted of the calls of one bucket.
-type Bucket struct {
-	Count, SumNs, MinNs, MaxNs uint64
-}
+type Bucket = log2lat.Bucket
 
 // Supported reports (ErrUnsupported) whether root's kernel has what a
 // session needs: hist triggers (the README documents them) and synthetic

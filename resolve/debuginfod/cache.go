@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gprobe/gprobe/internal/safedir"
+	"github.com/gprobe/gprobe/internal/xdg"
 )
 
 // The cache is elfutils' (debuginfod-client.c, 0.188), file for file:
@@ -56,7 +57,7 @@ func CacheDir() string {
 
 // cacheLocation is CacheDir, and the XDG cache directory to create (0700)
 // when the cache goes there.
-func cacheLocation() (root, xdg string) {
+func cacheLocation() (root, xdgHome string) {
 	if p := os.Getenv("DEBUGINFOD_CACHE_PATH"); p != "" {
 		return p, ""
 	}
@@ -67,11 +68,11 @@ func cacheLocation() (root, xdg string) {
 	if old := filepath.Join(home, ".debuginfod_client_cache"); exists(old) {
 		return old, ""
 	}
-	xdg = os.Getenv("XDG_CACHE_HOME")
-	if xdg == "" {
-		xdg = filepath.Join(home, ".cache")
+	xdgHome, err := xdg.CacheHome()
+	if err != nil {
+		xdgHome = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(xdg, "debuginfod_client"), xdg
+	return filepath.Join(xdgHome, "debuginfod_client"), xdgHome
 }
 
 func exists(p string) bool {
@@ -106,10 +107,10 @@ func cacheSentinel(err error) error {
 func (c *Client) openCache() (*cache, error) {
 	root := c.Cache
 	if root == "" {
-		var xdg string
-		root, xdg = cacheLocation()
-		if xdg != "" {
-			if err := os.Mkdir(xdg, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		var xdgHome string
+		root, xdgHome = cacheLocation()
+		if xdgHome != "" {
+			if err := os.Mkdir(xdgHome, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 				return nil, err
 			}
 		}

@@ -43,18 +43,6 @@ type Cache struct {
 // New returns the cache rooted at dir (created when first used).
 func New(dir string) *Cache { return &Cache{dir: dir} }
 
-// DefaultDir is $XDG_CACHE_HOME/gprobe, else ~/.cache/gprobe.
-func DefaultDir() (string, error) {
-	if d := os.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "gprobe"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".cache", "gprobe"), nil
-}
-
 // Dir returns the cache's root directory.
 func (c *Cache) Dir() string { return c.dir }
 

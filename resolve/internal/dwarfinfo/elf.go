@@ -471,6 +471,16 @@ func (f *File) DynamicSymbols(fn func(Symbol)) error {
 	return nil
 }
 
+// Runtime is the file the loader maps: the binary a separate debug file
+// describes (OpenSeparate), whose .dynsym, relocations and PLT the debug
+// file has only as SHT_NOBITS placeholders; f itself otherwise.
+func (f *File) Runtime() *File {
+	if f.exec != nil {
+		return f.exec
+	}
+	return f
+}
+
 // DynamicSymbol decodes entry i of .dynsym (0 is the null symbol); ok is
 // false when there is no such entry. Its RawName aliases the mapping.
 func (f *File) DynamicSymbol(i int) (s Symbol, ok bool) {
