@@ -1,6 +1,8 @@
 package leftover
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,5 +281,47 @@ func TestLedger(t *testing.T) {
 	if l := Start("/sys/kernel/tracing", "record"); l != nil {
 		t.Error("a world-writable ledger directory was used")
 		l.Done(true)
+	}
+}
+
+// TestClean: gprobe cleanup's workflow: -n lists and removes nothing,
+// --pid keeps to one process, each object removed is one line, a live
+// session's instance is never touched, and nothing found is said.
+func TestClean(t *testing.T) {
+	withLedgerDir(t)
+	f := newFake(t)
+	fs := tracefs.At(f.root)
+	a, b := deadPID(t), deadPID(t)
+	for _, pid := range []int{a, b, os.Getpid()} {
+		os.MkdirAll(filepath.Join(f.root, "instances", RecordInstance(pid)), 0o755)
+	}
+	exists := func(pid int) bool {
+		_, err := os.Stat(filepath.Join(f.root, "instances", RecordInstance(pid)))
+		return err == nil
+	}
+	var out bytes.Buffer
+	found, err := Clean(fs, CleanOptions{PID: a, DryRun: true}, &out)
+	want := fmt.Sprintf("gprobe record (pid %d, no longer running) left instance %s\n", a, RecordInstance(a))
+	if !found || err != nil || out.String() != want || !exists(a) {
+		t.Errorf("dry run: found %v, %v, %q (want %q), still there %v", found, err, out.String(), want, exists(a))
+	}
+	out.Reset()
+	found, err = Clean(fs, CleanOptions{PID: a}, &out)
+	if !found || err != nil || out.String() != "removed instance "+RecordInstance(a)+"\n" || exists(a) || !exists(b) {
+		t.Errorf("--pid %d: found %v, %v, %q; a left %v, b left %v", a, found, err, out.String(), exists(a), exists(b))
+	}
+	out.Reset()
+	found, err = Clean(fs, CleanOptions{}, &out)
+	if !found || err != nil || out.String() != "removed instance "+RecordInstance(b)+"\n" || exists(b) || !exists(os.Getpid()) {
+		t.Errorf("all: found %v, %v, %q; b left %v, the live one kept %v", found, err, out.String(), exists(b), exists(os.Getpid()))
+	}
+	out.Reset()
+	if found, err = Clean(fs, CleanOptions{}, &out); found || err != nil || out.Len() != 0 {
+		t.Errorf("nothing left: found %v, %v, %q", found, err, out.String())
+	}
+	var rep bytes.Buffer
+	Report(&rep, fs)
+	if rep.Len() != 0 {
+		t.Errorf("Report with nothing left: %q", rep.String())
 	}
 }
