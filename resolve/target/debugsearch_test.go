@@ -143,7 +143,7 @@ func TestSeparateDebugSearch(t *testing.T) {
 		if err := os.Chmod(dbg, 0o666); err != nil {
 			t.Fatal(err)
 		}
-		if ok, trace := debugOf(t, target.Options{Exec: bin}); ok || !strings.Contains(trace, "another user could have written it") {
+		if ok, trace := debugOf(t, target.Options{Exec: bin}); ok || !strings.Contains(trace, "another user could change it") {
 			t.Errorf("a world-writable debug file: DWARF %v, trace %q", ok, trace)
 		}
 		if os.Geteuid() != 0 {
@@ -262,7 +262,7 @@ func TestSeparateDebugPerfCache(t *testing.T) {
 	if err := os.Chmod(c.Dir(real, bid), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if ok, trace := debugOf(t, target.Options{Exec: bin, PerfCache: c}); ok || !strings.Contains(trace, "another user could have written it") {
+	if ok, trace := debugOf(t, target.Options{Exec: bin, PerfCache: c}); ok || !strings.Contains(trace, "another user could change it") {
 		t.Errorf("a world-writable cache entry: DWARF %v, trace %q", ok, trace)
 	}
 }
