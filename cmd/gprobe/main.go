@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/gprobe/gprobe/internal/gcpace"
@@ -27,6 +28,15 @@ func main() {
 			f.Close()
 			os.Exit(st)
 		}
+	}
+	if p := os.Getenv("GPROBE_MEMPROFILE"); p != "" { // every allocation, live or not
+		runtime.MemProfileRate = 1
+		st := run(os.Args, os.Stdout, os.Stderr)
+		if f, err := os.Create(p); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+		os.Exit(st)
 	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }

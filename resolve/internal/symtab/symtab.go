@@ -251,11 +251,15 @@ func (m *Map) findSorted(addr uint64) (s Symbol, ok, done bool) {
 // ByName lists the symbols whose name, with any @VERSION cut off unless
 // the pattern has one, matches (perf's find_probe_functions), in address
 // order; textOnly keeps only symbols of executable sections.
+//
+// It walks the map without making it whole (Each), one symbol behind so
+// that a zero-sized symbol's end is the next start, as All gives it: a
+// name looked up once does not cost the whole map's memory.
 func (m *Map) ByName(match func([]byte) bool, cutVersion, textOnly bool) []Symbol {
 	var out []Symbol
-	for _, s := range m.All() {
+	test := func(s Symbol) {
 		if textOnly && !s.Exec {
-			continue
+			return
 		}
 		n := s.Raw
 		if cutVersion {
@@ -266,6 +270,21 @@ func (m *Map) ByName(match func([]byte) bool, cutVersion, textOnly bool) []Symbo
 		if match(n) {
 			out = append(out, s)
 		}
+	}
+	var prev Symbol
+	have := false
+	m.Each(func(s Symbol) bool {
+		if have {
+			if prev.End == prev.Start {
+				prev.End = s.Start
+			}
+			test(prev)
+		}
+		prev, have = s, true
+		return true
+	})
+	if have {
+		test(prev)
 	}
 	return out
 }
