@@ -63,6 +63,10 @@ var (
 	ErrNoDebugInfo = core.ErrNoDebugInfo
 	// ErrNeedsDWARF: the probe asks for what only DWARF describes.
 	ErrNeedsDWARF = core.ErrNeedsDWARF
+	// ErrTooManyFunctions: more functions match than MaxProbes allows.
+	ErrTooManyFunctions = core.ErrTooManyFunctions
+	// ErrTooManyPoints: DWARF found more addresses than MaxProbes allows.
+	ErrTooManyPoints = core.ErrTooManyPoints
 	// ErrUnsupportedRange is perf's -EOPNOTSUPP from the alternative
 	// line-range search: a SRC or FUNC@SRC range that matched nothing.
 	ErrUnsupportedRange = finder.ErrUnsupportedRange

@@ -16,7 +16,6 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/clikit"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
@@ -46,6 +45,9 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// perf is what perf probe's parse of the root command's options
+	// recorded (perfopts.go); nil when a command ran without it.
+	perf *perfState
 }
 
 // tune completes the resolve options every command uses: the app's
@@ -65,46 +67,10 @@ func (a *app) base() context.Context {
 
 func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
 
-// exclusive lists perf's mutually exclusive mode switches (short names).
-var exclusive = map[string]string{
-	"add": "a", "a": "a", "del": "d", "d": "d", "list": "l", "l": "l",
-	"line": "L", "L": "L", "vars": "V", "V": "V", "funcs": "F", "F": "F",
-	"definition": "D", "D": "D",
-}
-
-// valueFlags are the root flags that take a value.
-var valueFlags = map[string]bool{
-	"k": true, "vmlinux": true, "s": true, "source": true, "x": true, "exec": true,
-	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
-	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
-	"max-probes": true, "filter": true, "event": true, "format": true,
-}
-
 func (a *app) usageError(format string, args ...any) int {
 	fmt.Fprintf(a.stderr, " Error: "+format+"\n", args...)
 	fmt.Fprint(a.stderr, usageText)
 	return exitUsage
-}
-
-const usageText = ` Usage: gprobe [<options>] 'PROBEDEF' ['PROBEDEF' ...]
-    or: gprobe [<options>] --add 'PROBEDEF' [--add 'PROBEDEF' ...]
-    or: gprobe [<options>] --del '[GROUP:]EVENT' ...
-    or: gprobe --list [GROUP:]EVENT ...
-    or: gprobe [<options>] --line 'LINEDESC'
-    or: gprobe [<options>] --vars 'PROBEPOINT'
-    or: gprobe [<options>] --funcs
-`
-
-// checkSwitches reproduces perf's parse-options checks that urfave/cli does
-// not make (clikit.Switches): a value switch given without a value, and two
-// mutually exclusive mode switches.
-func (a *app) checkSwitches(args []string) (int, bool) {
-	sw := clikit.Switches{Value: valueFlags, Exclusive: exclusive, Command: a.isSubcommand,
-		Short: map[string]string{"vmlinux": "k", "source": "s", "exec": "x", "module": "m"}}
-	if msg := sw.Check(args); msg != "" {
-		return a.usageError("%s", msg), false
-	}
-	return 0, true
 }
 
 // isSubcommand says whether s names one of the app's commands (or help).
@@ -121,7 +87,8 @@ func (a *app) isSubcommand(s string) bool {
 }
 
 func (a *app) main(args []string) int {
-	if st, ok := a.checkSwitches(args); !ok {
+	args, st, done := a.perfParse(args)
+	if done {
 		return st
 	}
 	cliApp := a.cliApp()
@@ -219,15 +186,22 @@ func (a *app) rootAction(c *cli.Context) error {
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
-		return a.set(a.showExits(c, c.String("line")))
+		return a.set(a.showExits(c, a.perf.line))
 	case c.IsSet("line"):
-		return a.set(a.showLines(c, c.String("line")))
+		return a.set(a.showLines(c, a.perf.line))
 	case c.IsSet("definition"):
 		return a.set(a.showDefinitions(c, c.StringSlice("definition")))
 	case c.IsSet("vars"):
-		return a.set(a.showVars(c, c.String("vars")))
+		// perf shows the variables of each -V in turn, until one fails.
+		st := exitOK
+		for _, ev := range a.perf.events {
+			if st = a.showVars(c, ev); st != exitOK {
+				break
+			}
+		}
+		return a.set(st)
 	case c.IsSet("funcs"):
-		return a.set(a.showFuncs(c, c.Args().First()))
+		return a.set(a.showFuncs(c, a.perf.filter(defaultFuncFilter)))
 	case c.IsSet("add") || c.IsSet("del") || c.IsSet("list") || c.NArg() > 0:
 		return a.set(a.rootProbes(c))
 	}
@@ -405,22 +379,11 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	return exitOK
 }
 
-// optionHelp is the help perf prints after the usage block for the option
-// whose value failed to parse.
-var optionHelp = map[string]string{
-	"-D": "    -D, --definition <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
-	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
-		"                          Show source code lines.\n",
-}
-
 // parseFailed reports a definition that does not parse as perf's option
 // parser does: the message, the usage and the option's help.
 func (a *app) parseFailed(err error, option string) int {
-	fmt.Fprintf(a.stderr, "%s\n\n%s", perfMessage(err), usageText)
-	if h, ok := optionHelp[option]; ok {
-		fmt.Fprint(a.stderr, "\n"+h)
-	}
+	fmt.Fprintln(a.stderr, perfMessage(err))
+	a.perfOptions(nil, a.stderr).UsageFor(true, strings.TrimPrefix(option, "-"), true)
 	return exitUsage
 }
 
@@ -480,6 +443,12 @@ func resolveStatus(err error) int {
 	if errors.Is(err, resolve.ErrUnsupportedRange) || errors.Is(err, resolve.ErrUnsupported) {
 		return exitEOPNOTSUPP
 	}
+	if errors.Is(err, resolve.ErrTooManyFunctions) {
+		return 256 - int(syscall.E2BIG)
+	}
+	if errors.Is(err, resolve.ErrTooManyPoints) {
+		return 256 - int(syscall.ERANGE)
+	}
 	return exitENOENT
 }
 
@@ -526,11 +495,11 @@ func isTerminal(w io.Writer) bool {
 // image's function symbols, sorted.
 func (a *app) showFuncs(c *cli.Context, filter string) int {
 	if filter == "" {
-		filter = "!_* & !*@plt"
+		filter = defaultFuncFilter
 	}
 	flt, err := spec.ParseFilter(filter)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
+		fmt.Fprintln(a.stderr, err)
 		return exitEINVAL
 	}
 	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")

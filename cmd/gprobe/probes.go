@@ -20,22 +20,6 @@ import (
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
 
-func init() {
-	optionHelp["-a"] = "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          probe point definition, where\n" +
-		"\t\tGROUP:\tGroup name (optional)\n" +
-		"\t\tEVENT:\tEvent name\n" +
-		"\t\tFUNC:\tFunction name\n" +
-		"\t\tOFF:\tOffset from function entry (in byte)\n" +
-		"\t\t%return:\tPut the probe at function return\n" +
-		"\t\tSRC:\tSource code path\n" +
-		"\t\tRL:\tRelative line number from function entry.\n" +
-		"\t\tAL:\tAbsolute line number in file.\n" +
-		"\t\tPT:\tLazy expression of line code.\n" +
-		"\t\tARG:\tProbe argument (local variable name or\n" +
-		"\t\t\tkprobe-tracer argument format.)\n"
-}
-
 const (
 	addTrailer  = "  Error: Failed to add events."
 	delTrailer  = "  Error: Failed to delete events."
@@ -82,7 +66,7 @@ func (a *app) delCommand() *cli.Command {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
 			}
-			return a.set(a.delProbes(c, c.Args().Slice()))
+			return a.set(a.delProbes(c, spec.OrFilters(c.Args().Slice())))
 		},
 	}
 }
@@ -94,23 +78,34 @@ func (a *app) listCommand() *cli.Command {
 		ArgsUsage: "[[GROUP:]EVENT]",
 		Flags:     targetFlags(),
 		Action: func(c *cli.Context) error {
-			return a.set(a.listProbes(c, c.Args().Slice()))
+			pattern := defaultListFilter
+			if c.NArg() > 0 {
+				pattern = spec.OrFilters(c.Args().Slice())
+			}
+			return a.set(a.listProbes(c, pattern))
 		},
 	}
 }
 
 // rootProbes handles the root flags -a, -d, -l and a bare PROBEDEF (the
-// remaining arguments joined into one definition, as perf does).
+// remaining arguments joined into one definition, as perf does, after
+// those of -a).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
 	case c.IsSet("del"):
-		return a.delProbes(c, c.StringSlice("del"))
+		return a.delProbes(c, a.perf.filter(""))
 	case c.IsSet("list"):
-		return a.listProbes(c, c.Args().Slice())
-	case c.IsSet("add"):
-		return a.addProbes(c, c.StringSlice("add"), "", "-a")
+		return a.listProbes(c, a.perf.filter(defaultListFilter))
 	}
-	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
+	defs := c.StringSlice("add")
+	if c.NArg() > 0 {
+		defs = append(defs, strings.Join(c.Args().Slice(), " "))
+	}
+	option := "-a"
+	if !c.IsSet("add") {
+		option = ""
+	}
+	return a.addProbes(c, defs, "", option)
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -304,11 +299,7 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 
 // listProbes implements -l [FILTER]: every installed kprobe and uprobe
 // event, as perf lists them (kprobes first, each file sorted by its text).
-func (a *app) listProbes(c *cli.Context, filters []string) int {
-	pattern := "*"
-	if len(filters) > 0 {
-		pattern = strings.Join(filters, " ")
-	}
+func (a *app) listProbes(c *cli.Context, pattern string) int {
 	flt, fs, events, st := a.installedEvents(c, pattern, listTrailer)
 	if fs == nil {
 		return st
@@ -325,7 +316,7 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Filter, *tracefs.FS, []tracefs.Event, int) {
 	flt, err := spec.ParseFilter(pattern)
 	if err != nil {
-		a.errf(c, "Filter parse error at %s\n%s\n", pattern, trailer)
+		a.errf(c, "%v\n%s\n", err, trailer)
 		return nil, nil, nil, exitEINVAL
 	}
 	fs, err := tracefs.Open()
@@ -341,8 +332,7 @@ func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Fi
 
 // delProbes implements -d: every event whose name or GROUP:EVENT matches,
 // kprobes first, each sorted; enabled events are disabled first.
-func (a *app) delProbes(c *cli.Context, patterns []string) int {
-	pattern := spec.OrFilters(patterns)
+func (a *app) delProbes(c *cli.Context, pattern string) int {
 	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
 	if fs == nil {
 		return st
@@ -355,7 +345,7 @@ func (a *app) delProbes(c *cli.Context, patterns []string) int {
 		return exitErrno(err)
 	}
 	if !hit {
-		a.errf(c, "\"%s\" does not hit any event.\n%s\n", pattern, delTrailer)
+		a.errf(c, "\"%s\" does not hit any event.\n%s\n", flt, delTrailer)
 		return exitENOENT
 	}
 	return exitOK

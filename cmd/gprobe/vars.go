@@ -44,16 +44,20 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	}
 	if len(p.Args) != 0 {
 		// perf's option callback fails: message, then the usage.
-		fmt.Fprint(a.stderr, "  Error: '--vars' doesn't accept arguments.\n\n"+usageText)
+		fmt.Fprint(a.stderr, "  Error: '--vars' doesn't accept arguments.\n")
+		a.perfOptions(nil, a.stderr).UsageFor(true, "V", true)
 		return exitUsage
 	}
-	filter := defaultVarFilter
-	if f := str(c, "filter"); f != "" {
-		filter = f
+	filter := a.perf.filter("")
+	if filter == "" {
+		filter = str(c, "filter")
+	}
+	if filter == "" {
+		filter = defaultVarFilter
 	}
 	flt, err := spec.ParseFilter(filter)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
+		fmt.Fprintln(a.stderr, err)
 		return exitEINVAL
 	}
 	o := a.resolveOptions(c, true)

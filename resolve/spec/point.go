@@ -3,6 +3,7 @@ package spec
 import (
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Point is a parsed PROBE POINT (perf's struct perf_probe_point plus the
@@ -174,7 +175,7 @@ func parsePoint(arg string, p *Point) error {
 			p.File, p.HasFile = strdupEsc(part), true
 		case '%':
 			if part != "return" {
-				return semErr("%%%s is not supported.", part)
+				return &SyntaxError{Perf: semanticPrefix + "%" + part + " is not supported.", Errno: syscall.ENOTSUP}
 			}
 			p.Return = true
 		}

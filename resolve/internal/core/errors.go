@@ -27,6 +27,13 @@ var (
 	ErrNoDebugInfo = fmt.Errorf("no debug information: %w", ErrNotFound)
 	// ErrNeedsDWARF: the probe asks for what only DWARF describes.
 	ErrNeedsDWARF = errors.New("needs DWARF debug information")
+	// ErrTooManyFunctions: more functions match than --max-probes allows
+	// (perf's -E2BIG, "Too many functions matched in ...").
+	ErrTooManyFunctions = errors.New("too many functions matched")
+	// ErrTooManyPoints: the DWARF search found more addresses than
+	// --max-probes allows where only DWARF can answer (perf's -ERANGE,
+	// "Too many( > N) probe point found.").
+	ErrTooManyPoints = errors.New("too many probe points found")
 )
 
 // Error is a resolution failure with perf's message text.

@@ -36,7 +36,7 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 		return nil, Errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
 	}
 	if len(matched) > im.Opts.MaxProbes {
-		return nil, Errorf(ErrInvalid, "Too many functions matched in %s", target)
+		return nil, Errorf(ErrTooManyFunctions, "Too many functions matched in %s", target)
 	}
 	// perf rebases kernel symbol-table probes on the relocation symbol
 	// (_text) unless they are return probes on a kernel whose README does

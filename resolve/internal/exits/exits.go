@@ -206,7 +206,7 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 		return nil, core.Errorf(core.ErrNotFound, "Failed to find function %s in %s", pp.Function, d.im.TargetName())
 	}
 	if len(out) > d.im.Opts.MaxProbes {
-		return nil, core.Errorf(core.ErrInvalid, "Too many functions matched in %s", d.im.TargetName())
+		return nil, core.Errorf(core.ErrTooManyFunctions, "Too many functions matched in %s", d.im.TargetName())
 	}
 	return out, nil
 }

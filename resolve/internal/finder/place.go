@@ -152,7 +152,7 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 	}
 	if len(f.tps) == f.im.Opts.MaxProbes {
 		f.warn("Too many( > %d) probe point found.", f.im.Opts.MaxProbes)
-		return core.Errorf(core.ErrInvalid, "")
+		return core.Errorf(core.ErrTooManyPoints, "")
 	}
 	tp, err := f.convertToTracePoint(sp, addr)
 	if err != nil {
@@ -180,7 +180,7 @@ func (f *finder) collectVars(sc, sp *lines.Scope, addr uint64) error {
 	}
 	if len(f.vars.Lists) == f.im.Opts.MaxProbes {
 		f.warn("Too many( > %d) probe point found.", f.im.Opts.MaxProbes)
-		return core.Errorf(core.ErrInvalid, "")
+		return core.Errorf(core.ErrTooManyPoints, "")
 	}
 	tp, err := f.convertToTracePoint(sp, addr)
 	if err != nil {

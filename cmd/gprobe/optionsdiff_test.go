@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
+)
+
+// The option errors and exit statuses of perf probe 6.1 (builtin-probe.c
+// and tools/lib/subcmd/parse-options.c), asked of perf and of gprobe.
+// Answers must be the same byte for byte, with perf's usage read for
+// gprobe (sameUsage): "perf probe" is "gprobe" there, gprobe's usage has a
+// line for its commands, and its option list has gprobe's options where
+// perf's has perf's (each option both have is printed the same).
+
+// optionBlock is one option's help in perf's usage: its first line names
+// it ("    -k, --vmlinux <file>  ...", "        --max-probes <n> ...").
+var optionBlock = regexp.MustCompile(`^    (?:-\S, |    )--([\w-]+)`)
+
+// usageBlocks splits stderr into its option help blocks, by long name
+// ("" for text outside any), in order.
+func usageBlocks(s string) (names, blocks []string) {
+	in := false
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if m := optionBlock.FindStringSubmatch(l); m != nil {
+			names, blocks = append(names, m[1]), append(blocks, l)
+			in = true
+			continue
+		}
+		// An option's help goes on below its names, indented.
+		if in && (strings.HasPrefix(l, "                ") || strings.HasPrefix(l, "\t")) {
+			blocks[len(blocks)-1] += l
+			continue
+		}
+		in = false
+		names, blocks = append(names, ""), append(blocks, l)
+	}
+	return names, blocks
+}
+
+// sameUsage compares perf's stderr p with gprobe's g as described above;
+// gprobe's "Did you mean" line (its suggestion for an unknown option) is
+// not perf's.
+func sameUsage(p, g string) bool {
+	p = strings.ReplaceAll(p, "perf probe", "gprobe")
+	ours := map[string]bool{}
+	for _, o := range newApp(nil, nil).perfOptions(nil, nil).Options {
+		ours[o.Long] = true
+	}
+	keep := func(s string, have func(string) bool) string {
+		var b strings.Builder
+		names, blocks := usageBlocks(s)
+		for i, n := range names {
+			if strings.HasPrefix(blocks[i], "    or: gprobe COMMAND") || strings.HasPrefix(blocks[i], "  Did you mean --") {
+				continue
+			}
+			if n == "" || have(n) {
+				b.WriteString(blocks[i])
+			}
+		}
+		return b.String()
+	}
+	return keep(p, func(n string) bool { return ours[n] }) == keep(g, func(n string) bool { _, ok := perfProbeOptions[n]; return ok })
+}
+
+// TestPerfDiffOptionErrors: every option error and exit status of perf
+// probe's command line, asked of both.
+func TestPerfDiffOptionErrors(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	fx := fixture
+	bin := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "optprog", "-O2", "-g")
+	args129 := []string{"-k", fx, "-D", "vfs_read"}
+	for i := 0; i < 129; i++ {
+		args129[3] += fmt.Sprintf(" a%d", i)
+	}
+	many := []string{"-k", fx}
+	for i := 0; i < maxProbeEvents; i++ {
+		many = append(many, "-D", "vfs_read")
+	}
+	cases := [][]string{
+		{},
+		{"-k", fx},
+		{"-k", fx, "-D", "vfs_read", "vfs_write"}, // -D X Y: Y is not dropped
+		{"-k", fx, "-L", "vfs_read", "x"},
+		{"-k", fx, "-l", "probe:x", "extra"},
+		{"-k", fx, "-D", "vfs_read", "-"},
+		{"-"},
+		{"-q", "-v", "-k", fx, "-D", "vfs_read"},
+		{"-v", "-q", "-k", fx, "-L", "vfs_read"},
+		{"-l", "-x", bin},
+		{"-x", bin, "-l"},
+		{"-k", fx, "-V", "vfs_read", "-D", "vfs_read"},
+		{"-k", fx, "-L", "vfs_read", "-F"},
+		{"-k", fx, "-F", "-L", "vfs_read"},
+		{"--vars=x", "--definition", "y"},
+		{"-k", fx, "-a", "vfs_read", "-D", "x"},
+		{"-d", "x", "-l"},
+		{"-k", fx, "--max-probes=1", "-D", "vfs_*"},
+		{"-k", fx, "--max-probes=1", "-D", "vfs_*%return"},
+		{"-k", fx, "--max-probes=1", "-D", "vfs_* $params"},
+		{"-k", fx, "--max-probes=1", "-V", "vfs_*"},
+		{"-k", fx, "--max-probes", "x", "vfs_read"},
+		{"-k", fx, "--max-probes=2x", "-D", "vfs_read"},
+		{"-x", "ls", "-D", "main"}, // no ls here
+		{"-x", "/nonexistent/prog", "-F"},
+		{"-m", "/nonexistent/mod.ko", "-F"},
+		{"-k", "/nonexistent", "-D", "vfs_read"},
+		{"-k", "/nonexistent", "-L", "vfs_read"},
+		{"-k", fx, "-D", "vfs_read", "-x", bin},
+		{"-x", bin, "-k", fx, "-D", "main", "-m", "/nonexistent"},
+		{"--bogus"},
+		{"-Z"},
+		{"-nZ"},
+		{"--vmlinx", "x"},
+		{"-force"},
+		{"-verbose"},
+		{"--li", "x"},
+		{"--force=1", "-D", "x"},
+		{"--no-vmlinux=x"},
+		{"-L"},
+		{"-k"},
+		{"-d"},
+		{"--definition"},
+		{"-k", fx, "-F", "--filter=("},
+		{"-k", fx, "-F", "a|"},
+		{"-k", fx, "--funcs=vfs_rea*", "--filter=*_readv"},
+		{"-k", fx, "-F", "vfs_*", "--filter", "do_*"},
+		{"-k", fx, "--filter", "do_*", "-F"},
+		{"-k", fx, "-F", "--filter", "!*"},
+		{"-k", fx, "-Fvfs_*"},
+		{"-k", fx, "-D", "vfs_read:x"},
+		{"-k", fx, "-Dvfs_read:x"},
+		{"-k", fx, "-nDvfs_read:x"},
+		{"-k", fx, "--defin", "vfs_read:x"},
+		{"-k", fx, "-V", "vfs_read file"},
+		{"-k", fx, "-L", "vfs_read:3-1"},
+		{"-k", fx, "-L", "vfs_read:1-2", "-L", "vfs_write"},
+		{"-k", fx, "vfs_read:x"},
+		{"-q", "-k", fx, "vfs_read:x"},
+		{"-k", fx, "vfs_read%foo"},
+		args129,
+		many,
+		{"-k", fx, "-D", "vfs_read", "--", "vfs_write"},
+	}
+	same := 0
+	for _, args := range cases {
+		p, g := perf.Probe(args...), runGprobe(args...)
+		if p.Code != g.Code || p.Stdout != g.Stdout || !sameUsage(p.Stderr, g.Stderr) {
+			t.Errorf("%q:\nperf:   %s\ngprobe: %s", args, p, g)
+			continue
+		}
+		same++
+	}
+	t.Logf("%d of %d command lines answered as perf answers them", same, len(cases))
+}
+
+// TestPerfDiffDryRunAdd: -a X Y adds both (Y is a definition of its
+// own), as perf's dry run shows them.
+func TestPerfDiffDryRunAdd(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	testenv.Tracefs(t)
+	bin := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "optprog", "-O2", "-g")
+	for _, args := range [][]string{
+		{"-x", bin, "-n", "-a", "work", "add_item"},
+		{"-x", bin, "-n", "-a", "work", "-a", "add_item", "walk"},
+		{"-n", "-x", bin, "work", "n"},
+	} {
+		if p, g := perf.Live(args...), runGprobe(args...); p != g {
+			t.Errorf("%q:\nperf:   %s\ngprobe: %s", args, p, g)
+		}
+	}
+}
+
+// TestOneTarget: perf probes each definition in the target given before
+// it; gprobe takes one target per command and says so.
+func TestOneTarget(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runGprobe("-x", a, "-D", "main", "-x", b, "-D", "main")
+	want := "  Error: gprobe takes one -x/-m target per command (" + a + ", then " + b + "): run it once per target.\n"
+	if r.Code != exitEINVAL || r.Stderr != want {
+		t.Errorf("%s\nwant status %d and %q", r, exitEINVAL, want)
+	}
+	if r := runGprobe("-x", a, "-D", "main", "-x", a, "-D", "main"); strings.Contains(r.Stderr, "one -x/-m target") {
+		t.Errorf("the same target twice: %s", r)
+	}
+}
