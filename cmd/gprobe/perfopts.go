@@ -452,7 +452,6 @@ func (a *app) flagValue(canonical []string, name string) string {
 	return v
 }
 
-
 // parseStatus is perf's exit status for a positional definition that does
 // not parse: 256 - the parser's errno.
 func parseStatus(err error) int {
