@@ -195,3 +195,32 @@ func TestOneTarget(t *testing.T) {
 		t.Errorf("the same target twice: %s", r)
 	}
 }
+
+// TestPerfDiffVersionedSymbols: a versioned symbol of libc (found through
+// the symbol table, then mapped back to the DWARF of an assembly function
+// that has no declaration line) and GNU indirect functions, with libc's
+// separate debug information (Debian's libc6-dbg).
+func TestPerfDiffVersionedSymbols(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	libc := "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	for _, args := range [][]string{
+		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5`},
+		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5+4`},
+		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5%return`},
+		{"-x", libc, "-V", `memcpy\@GLIBC_2.2.5`},
+		{"-x", libc, "-D", `memmove\@GLIBC_2.2.5`},
+		{"-x", libc, "-D", `malloc\@GLIBC_2.2.5`},
+		{"-x", libc, "-D", `memcpy@GLIBC_2.2.5`},
+		{"-x", libc, "-D", "memcpy"},
+		{"-x", libc, "-D", "strlen"},
+		{"-x", libc, "-V", "strlen"},
+		{"-x", libc, "-D", "memcpy%return"},
+	} {
+		if p, g := perf.Probe(args...), runGprobe(args...); p != g {
+			t.Errorf("%q:\nperf:   %s\ngprobe: %s", args, p, g)
+		}
+	}
+}

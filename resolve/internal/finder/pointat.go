@@ -2,6 +2,7 @@ package finder
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"strings"
 
@@ -36,6 +37,10 @@ func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
 		}
 		if spec.GlobMatch(string(n), pp.Function) {
 			addr = s.Start
+			if d.im.User && s.Type == elf.STT_GNU_IFUNC {
+				d.im.Opts.Warn(fmt.Sprintf("Warning: The probe function (%s) is a GNU indirect function.\n"+
+					"Consider identifying the final function used at run time and set the probe directly on that.", pp.Function))
+			}
 			return false
 		}
 		return true
@@ -83,10 +88,15 @@ func (d *DWARF) probePointAt(addr uint64) (*spec.Point, error) {
 		}
 		basefunc = fn
 		entry, ok := sp.LowestPC()
+		if fn != "" && ok {
+			// perf's die_entrypc sets the base before dwarf_decl_line
+			// can fail (an assembly function has no declaration line).
+			base = entry
+		}
 		if fn == "" || !ok || sp.DeclLine == 0 {
 			lineno = 0
 		} else {
-			base, baseline = entry, sp.DeclLine
+			baseline = sp.DeclLine
 			fname = u.File(sp.DeclFile)
 			if addr == entry {
 				lineno = baseline
