@@ -15,6 +15,7 @@ import (
 	"github.com/gprobe/gprobe/emit/bootparam"
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
@@ -343,6 +344,13 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	// What perf 6.1 cannot write (entry values at return) follows the
 	// kernel the vmlinux is.
 	o.Features, o.ImageFeatures = feat, true
+	// The kernel refuses probes its kprobe blacklist covers: a vmlinux's
+	// own for the kernel it is (-k), else the running kernel's.
+	if str(c, "vmlinux") != "" {
+		o.ImageBlacklist = true
+	} else {
+		o.Blacklist = runningBlacklist()
+	}
 	r, st := a.resolverOr(c, o, trailer)
 	if r == nil {
 		return st
@@ -548,4 +556,15 @@ func boolean(c *cli.Context, name string) bool {
 		return x.Bool(name)
 	}
 	return false
+}
+
+// runningBlacklist is the running kernel's kprobe blacklist, nil when
+// debugfs does not show it (perf then checks nothing either).
+func runningBlacklist() *probedef.Blacklist {
+	fs, err := tracefs.Open()
+	if err != nil {
+		return nil
+	}
+	bl, _ := fs.Blacklist()
+	return bl
 }

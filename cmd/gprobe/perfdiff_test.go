@@ -177,6 +177,14 @@ func (c *checker) compare(args []string, g result) {
 		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
 		return
 	}
+	if why, ok := renamedRepeats(p, g); ok {
+		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
+		return
+	}
+	if why, ok := c.blacklistedByPerf(p, g); ok {
+		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
+		return
+	}
 	if p.Code == 0 && g.Code == exitEINVAL && strings.Contains(g.Stderr, "The kernel would refuse this definition") {
 		// perf printed a line the kernel's parser refuses (emit/probedef
 		// follows it, and is checked against real kernels' error_log).

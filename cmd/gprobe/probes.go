@@ -152,7 +152,8 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		return exitErrno(err)
 	}
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
-		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
+		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields,
+			Warn: a.warnFunc(c)}}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -247,6 +248,7 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
+	o.Blacklist = runningBlacklist()
 	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
@@ -340,7 +342,21 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	hit, err := install.Remove(fs, events, flt.MatchEvent, boolean(c, "dry-run"), func(e tracefs.Event) {
 		a.errf(c, "Removed event: %s:%s\n", e.Group, e.Name)
 	})
-	if err != nil {
+	var re *install.RemoveError
+	switch {
+	case errors.As(err, &re):
+		// Every other match is deleted; each event left is named, with
+		// what keeps it.
+		for _, k := range re.Kept {
+			reason := ""
+			if k.Reason != "" {
+				reason = "; it is " + k.Reason
+			}
+			a.errf(c, "Failed to delete event %s:%s: %v%s\n", k.Event.Group, k.Event.Name, k.Err, reason)
+		}
+		a.errf(c, "%s\n", delTrailer)
+		return exitErrno(err)
+	case err != nil:
 		a.errf(c, "Failed to delete event: %v\n%s\n", err, delTrailer)
 		return exitErrno(err)
 	}

@@ -322,6 +322,35 @@ func TestDeleteEnabled(t *testing.T) {
 	}
 }
 
+// TestDeleteBusy: an event enabled in a tracefs instance (a recording of
+// someone else) stays; -d deletes every other match and names the one it
+// left and what keeps it, with perf's trailer and EBUSY's status.
+func TestDeleteBusy(t *testing.T) {
+	fs := liveFS(t)
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	if r := tg.run("-q", "-x", bin, "-a", "work", "-a", "walk", "-a", "twice"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	in, err := fs.NewUniqueInstance("gprobe-busy-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Remove()
+	if err := in.Enable(g, tg.u("walk"), true); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Enable(g, tg.u("walk"), false)
+	r := tg.run("-d", g+":*")
+	want := fmt.Sprintf("Removed event: %[1]s:twice\nRemoved event: %[1]s:work\n"+
+		"Failed to delete event %[1]s:walk: uprobe_events refused \"-:%[1]s/walk\": the event is enabled or in use (EBUSY); it is enabled in instance %[2]q\n"+
+		"  Error: Failed to delete events.\n", g, in.Name)
+	tg.expect(t, "del busy", r, 240, "", want)
+	if l := installed(t, fs, g); len(l) != 1 || !strings.Contains(l[0], tg.u("walk")) {
+		t.Errorf("installed after -d: %q", l)
+	}
+}
+
 // TestNoKprobesHere: this kernel has no kprobe_events; adding a kernel
 // probe ends with one line saying so.
 func TestNoKprobesHere(t *testing.T) {

@@ -92,6 +92,9 @@ type Options struct {
 	// EventFields lists the fields of a trace event of the target kernel,
 	// for eprobes (tracefs.FS.EventFields); nil checks their syntax only.
 	EventFields func(probe.EventID) ([]string, bool)
+	// Warn receives a warning for each trace event left out of a request
+	// that resolved to several (see Plan); nil drops them.
+	Warn func(string)
 }
 
 // Plan names every probe of reqs against the installed events, as perf's
@@ -108,6 +111,9 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 		if err := setMaxActive(reqs, opts.MaxActive, opts.Features); err != nil {
 			return nil, err
 		}
+	}
+	if err := leaveOutRefused(reqs, opts); err != nil {
+		return nil, err
 	}
 	taken := map[probe.Kind]map[string]bool{}
 	for _, k := range probe.Kinds {
@@ -168,6 +174,44 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 		}
 	}
 	return plan, nil
+}
+
+// leaveOutRefused drops from each resolved request of several trace
+// events (a function pattern, a line found at several addresses) the
+// events the kernel would refuse (Check), with a warning each, so that
+// one place the kernel cannot take does not cost every other: perf writes
+// the events one by one and stops at the first refusal. A request whose
+// events are all refused fails with the first refusal.
+func leaveOutRefused(reqs []*Request, opts Options) error {
+	for _, r := range reqs {
+		if r.Raw() || len(r.Probes) < 2 {
+			continue
+		}
+		var kept []probe.Probe
+		var first error
+		for _, p := range r.Probes {
+			line := p.String()
+			if _, err := Check(line, opts); err != nil {
+				if first == nil {
+					first = err
+				}
+				if opts.Warn != nil {
+					opts.Warn(fmt.Sprintf("%s: the kernel would refuse %q: %v; skip it.", r.Point, line, err))
+				}
+				continue
+			}
+			kept = append(kept, p)
+			if r.checked == nil {
+				r.checked = map[string]bool{}
+			}
+			r.checked[line] = true
+		}
+		if len(kept) == 0 {
+			return first
+		}
+		r.Probes = kept
+	}
+	return nil
 }
 
 // setMaxActive gives every return probe of reqs maxactive n (r<N>: or
@@ -432,27 +476,65 @@ func List(installed []tracefs.Event, match func(group, event string) bool, find 
 }
 
 // Remove deletes the installed events that match (perf -d), kprobes first,
-// each events file's sorted; removing is called for each event of a file
-// before that file's events are deleted, and with dryRun nothing is
-// deleted. hit says whether any event matched.
-func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event string) bool, dryRun bool, removing func(tracefs.Event)) (hit bool, err error) {
+// each events file's sorted; removed is called for each event once it is
+// deleted (with dryRun, for each event, and nothing is deleted). An event
+// the kernel keeps does not stop the others (perf stops at the first):
+// the error is then a *RemoveError naming every event left and why. hit
+// says whether any event matched.
+func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event string) bool, dryRun bool, removed func(tracefs.Event)) (hit bool, err error) {
+	var left []Kept
 	for _, k := range probe.Kinds {
 		evs := Matching(installed, k, match)
-		for _, e := range evs {
-			removing(e)
-		}
 		hit = hit || len(evs) > 0
-		if dryRun {
-			continue
-		}
 		for _, e := range evs {
-			if err := Delete(fs, k, e.Group, e.Name); err != nil {
-				return hit, err
+			if dryRun {
+				removed(e)
+				continue
 			}
+			if err := Delete(fs, k, e.Group, e.Name); err != nil {
+				kept := Kept{Event: e, Err: err}
+				if errors.Is(err, tracefs.ErrBusy) {
+					kept.Reason = fs.BusyReason(e.Group, e.Name)
+				}
+				left = append(left, kept)
+				continue
+			}
+			removed(e)
 		}
+	}
+	if len(left) > 0 {
+		return hit, &RemoveError{Kept: left}
 	}
 	return hit, nil
 }
+
+// Kept is an event the kernel did not delete, its error and, for a busy
+// one, what keeps it (tracefs.FS.BusyReason).
+type Kept struct {
+	Event  tracefs.Event
+	Err    error
+	Reason string
+}
+
+// RemoveError lists the events Remove could not delete; it wraps the first
+// one's error.
+type RemoveError struct{ Kept []Kept }
+
+func (e *RemoveError) Error() string {
+	var b strings.Builder
+	for i, k := range e.Kept {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s:%s was not deleted: %v", k.Event.Group, k.Event.Name, k.Err)
+		if k.Reason != "" {
+			fmt.Fprintf(&b, "; it is %s", k.Reason)
+		}
+	}
+	return b.String()
+}
+
+func (e *RemoveError) Unwrap() error { return e.Kept[0].Err }
 
 // Matching lists the installed events (GROUP:EVENT) of kind k that match,
 // sorted, once each.

@@ -27,4 +27,13 @@ type Options struct {
 	// fetches on $argN. They are still resolved here, to refuse what the
 	// kernel could not find.
 	KernelBTFArgs bool
+	// Blacklist is the running kernel's kprobe blacklist (debugfs): kernel
+	// probes it covers are skipped with perf's warning. Its addresses are
+	// the running kernel's; an image's are mapped onto them through a
+	// symbol both know, else names are compared.
+	Blacklist *probedef.Blacklist
+	// ImageBlacklist checks kernel probes against the image's own
+	// blacklist (its NOKPROBE_SYMBOL list and __kprobes, noinstr and entry
+	// text) instead: the probes are for the kernel the image is (-D -k).
+	ImageBlacklist bool
 }

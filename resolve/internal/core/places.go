@@ -65,6 +65,10 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 			im.Opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", s.Name()))
 			continue
 		}
+		if im.Vmlinux() && im.Blacklisted(s.Start+pp.Offset, s.Name()) {
+			im.Opts.Warn(fmt.Sprintf("%s is blacklisted function, skip it.", s.Name()))
+			continue
+		}
 		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: s.Name(), Offset: pp.Offset,
 			Realname: s.Name(), Return: pp.Return}
 		if reloc != nil {
@@ -78,6 +82,27 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 		return nil, Errorf(ErrNotFound, "")
 	}
 	return tps, nil
+}
+
+// SkipBlacklisted leaves out the kernel trace points the kprobe blacklist
+// covers, with perf's warning for each (post_process_kernel_probe_trace_events).
+func (im *Image) SkipBlacklisted(tps []TracePoint) []TracePoint {
+	if !im.Vmlinux() {
+		return tps
+	}
+	out := tps[:0:0]
+	for _, tp := range tps {
+		if im.Blacklisted(tp.Addr, tp.Symbol) {
+			name := tp.Realname
+			if name == "" {
+				name = tp.Symbol
+			}
+			im.Opts.Warn(fmt.Sprintf("%s is blacklisted function, skip it.", name))
+			continue
+		}
+		out = append(out, tp)
+	}
+	return out
 }
 
 // PostProcess renames DWARF function names to the ELF symbols that hold the

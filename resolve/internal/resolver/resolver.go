@@ -13,6 +13,7 @@ package resolver
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/gprobe/gprobe/disasm"
@@ -67,6 +68,13 @@ type Options struct {
 	// Features (perf reads the running kernel's README even for another
 	// kernel's vmlinux).
 	ImageFeatures bool
+	// Blacklist is the running kernel's kprobe blacklist: kernel probes it
+	// covers are skipped with perf's warning ("FUNC is blacklisted
+	// function, skip it."), as perf does when it reads debugfs.
+	Blacklist *probedef.Blacklist
+	// ImageBlacklist checks kernel probes against the vmlinux's own
+	// blacklist instead: the probes are for the kernel it is.
+	ImageBlacklist bool
 }
 
 // Resolver resolves probe specs against one target: a kernel (vmlinux), a
@@ -133,7 +141,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 
 func coreOptions(o Options) core.Options {
 	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
-		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs}
+		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Blacklist: o.Blacklist, ImageBlacklist: o.ImageBlacklist}
 }
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
@@ -242,6 +250,9 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			useSymbols = true
 		} else {
 			tps, err = r.debug.Places(p)
+			if err == nil {
+				tps = r.im.SkipBlacklisted(tps)
+			}
 			// perf's try_to_find_probe_trace_events: any DWARF failure
 			// falls back to the symbol table when DWARF is not required.
 			switch {
@@ -288,6 +299,9 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	if pp.HasFile || pp.Line != 0 || pp.HasLazy {
 		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: a source line needs DWARF debug information; BTF describes only function prototypes and types.\n Use a vmlinux with debug info (-k), or probe FUNC[+OFF].", pp.String())
 	}
+	if r.im.File == nil && pp.HasFunction && spec.IsGlob(pp.Function) {
+		return r.btfGlob(p)
+	}
 	args := core.RawArgs(p.Args)
 	if core.WithVar(p.Args) {
 		protos, err := r.prototypes()
@@ -311,8 +325,13 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 			return nil, err
 		}
 	} else {
-		if !pp.HasFunction || spec.IsGlob(pp.Function) {
-			return nil, core.Errorf(core.ErrNeedsDWARF, "%s: without an image, gprobe needs one function name.", pp.String())
+		if !pp.HasFunction {
+			return nil, core.Errorf(core.ErrNeedsDWARF, "%s: without an image, gprobe needs a function name.", pp.String())
+		}
+		if r.im.Blacklisted(0, pp.Function) {
+			// perf's symbol-table search: the warning, then nothing found.
+			r.im.Warnf("%s is blacklisted function, skip it.", pp.Function)
+			return nil, core.Errorf(core.ErrNotFound, "")
 		}
 		var err error
 		if ps, err = r.im.Name(p, []core.TracePoint{{Symbol: pp.Function, Offset: pp.Offset, Realname: pp.Function, Return: pp.Return}}); err != nil {
@@ -321,6 +340,64 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	}
 	for i := range ps {
 		ps[i].Args = args
+	}
+	if err := core.CheckLimits(ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// btfGlob resolves a function pattern without an image: each function
+// BTF describes whose name matches, as perf's symbol-table search takes
+// every symbol the pattern matches, each with its arguments from its
+// prototype. A function the blacklist covers, or whose arguments its
+// prototype cannot give, is skipped with a warning; nothing left is
+// perf's silent "not found".
+func (r *Resolver) btfGlob(p *spec.Probe) ([]probe.Probe, error) {
+	pp := p.Point
+	protos, err := r.prototypes()
+	if err != nil || protos == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: a function pattern needs a symbol table or BTF: %v", pp.String(), err)
+	}
+	names, err := protos.Functions(func(n string) bool { return spec.GlobMatch(n, pp.Function) })
+	if err != nil {
+		return nil, err
+	}
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		return nil, core.Errorf(core.ErrNotFound, "Failed to find symbol %s in kernel", pp.Function)
+	}
+	if len(names) > r.im.Opts.MaxProbes {
+		return nil, core.Errorf(core.ErrTooManyFunctions, "Too many functions matched in kernel")
+	}
+	var tps []core.TracePoint
+	var args [][]probe.FetchArg
+	for _, name := range names {
+		if r.im.Blacklisted(0, name) {
+			r.im.Warnf("%s is blacklisted function, skip it.", name)
+			continue
+		}
+		a := core.RawArgs(p.Args)
+		if core.WithVar(p.Args) {
+			q := *p
+			q.Point.Function = name
+			if a, err = protos.EntryArgs(&q); err != nil {
+				r.im.Warnf("%s: %v; skip it.", name, strings.TrimSpace(err.Error()))
+				continue
+			}
+		}
+		tps = append(tps, core.TracePoint{Symbol: name, Offset: pp.Offset, Realname: name, Return: pp.Return})
+		args = append(args, a)
+	}
+	if len(tps) == 0 {
+		return nil, core.Errorf(core.ErrNotFound, "")
+	}
+	ps, err := r.im.Name(p, tps)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		ps[i].Args = args[i]
 	}
 	if err := core.CheckLimits(ps); err != nil {
 		return nil, err

@@ -146,7 +146,43 @@ func (c *Scope) TraceArgs(args []spec.Arg, skipEmpty bool) ([]*core.TraceArg, er
 		}
 		out = append(out, t)
 	}
+	c.distinctNames(expanded, out)
 	return out, nil
+}
+
+// distinctNames renames an argument that $vars or $params named after an
+// argument before it: two variables of one name, the parameters of two
+// nested inline instances (perf writes both, which the kernel refuses:
+// "This argument name is already used"). The later one becomes NAME_1
+// (NAME_2, ...), with a warning.
+func (c *Scope) distinctNames(args []spec.Arg, out []*core.TraceArg) {
+	used := map[string]bool{}
+	for _, t := range out {
+		used[t.Name] = true
+	}
+	seen := map[string]bool{}
+	for i, t := range out {
+		if t.Name != "" && seen[t.Name] && expanded(&args[i]) {
+			name := t.Name
+			for n := 1; used[name]; n++ {
+				name = t.Name + "_" + strconv.Itoa(n)
+			}
+			c.Im.Warnf("%s at %s+0x%x: two variables are named %s; the second is written %s (the kernel refuses an argument name twice).",
+				args[i].Raw, c.Func.Name, c.Addr-c.funcEntry(), t.Name, name)
+			t.Name, used[name] = name, true
+		}
+		seen[t.Name] = true
+	}
+}
+
+// funcEntry is the entry address of the real function holding the scope.
+func (c *Scope) funcEntry() uint64 {
+	if c.Func != nil {
+		if a, ok := c.Func.LowestPC(); ok {
+			return a
+		}
+	}
+	return c.Addr
 }
 
 // FillEmpty is perf's fill_empty_trace_arg: an argument found at some
