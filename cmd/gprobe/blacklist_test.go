@@ -18,8 +18,8 @@ import (
 // noinstr and entry text areas (kernel/kprobes.c,
 // arch/x86/kernel/kprobes/core.c).
 type blacklistOracle struct {
-	funcs  []elf.Symbol // function symbols by address
-	byName map[string]uint64
+	syms   []elf.Symbol // named code and data symbols by address
+	byName map[string][]uint64
 	ranges [][2]uint64
 }
 
@@ -44,22 +44,31 @@ func newBlacklistOracle(t *testing.T, path string) *blacklistOracle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &blacklistOracle{byName: map[string]uint64{}}
+	o := &blacklistOracle{byName: map[string][]uint64{}}
 	for _, s := range syms {
-		if _, ok := o.byName[s.Name]; !ok && s.Section != elf.SHN_UNDEF {
-			o.byName[s.Name] = s.Value
+		if s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || s.Name == "" {
+			continue
 		}
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 {
-			o.funcs = append(o.funcs, s)
+		switch elf.ST_TYPE(s.Info) {
+		case elf.STT_FUNC, elf.STT_NOTYPE, elf.STT_OBJECT:
+			o.byName[s.Name] = append(o.byName[s.Name], s.Value)
+			o.syms = append(o.syms, s)
 		}
 	}
-	sort.Slice(o.funcs, func(i, j int) bool { return o.funcs[i].Value < o.funcs[j].Value })
+	sort.SliceStable(o.syms, func(i, j int) bool { return o.syms[i].Value < o.syms[j].Value })
+	first := func(n string) uint64 {
+		if v := o.byName[n]; len(v) > 0 {
+			return v[0]
+		}
+		return 0
+	}
 	for _, a := range [][2]string{{"__kprobes_text_start", "__kprobes_text_end"}, {"__noinstr_text_start", "__noinstr_text_end"}, {"__entry_text_start", "__entry_text_end"}} {
-		if lo, hi := o.byName[a[0]], o.byName[a[1]]; lo != 0 && hi > lo {
+		if lo, hi := first(a[0]), first(a[1]); lo != 0 && hi > lo {
 			o.ranges = append(o.ranges, [2]uint64{lo, hi})
 		}
 	}
-	lo, hi := o.byName["__start_kprobe_blacklist"], o.byName["__stop_kprobe_blacklist"]
+	// Each NOKPROBE_SYMBOL address, to the next symbol (kallsyms' size).
+	lo, hi := first("__start_kprobe_blacklist"), first("__stop_kprobe_blacklist")
 	for _, sec := range f.Sections {
 		if lo < sec.Addr || hi > sec.Addr+sec.Size || sec.Type == elf.SHT_NOBITS {
 			continue
@@ -69,8 +78,10 @@ func newBlacklistOracle(t *testing.T, path string) *blacklistOracle {
 			t.Fatal(err)
 		}
 		for off := lo - sec.Addr; off+8 <= hi-sec.Addr; off += 8 {
-			if s, ok := o.function(f.ByteOrder.Uint64(data[off:])); ok {
-				o.ranges = append(o.ranges, [2]uint64{s.Value, s.Value + s.Size})
+			addr := f.ByteOrder.Uint64(data[off:])
+			i := sort.Search(len(o.syms), func(i int) bool { return o.syms[i].Value > addr })
+			if i < len(o.syms) {
+				o.ranges = append(o.ranges, [2]uint64{addr, o.syms[i].Value})
 			}
 		}
 	}
@@ -81,12 +92,13 @@ func newBlacklistOracle(t *testing.T, path string) *blacklistOracle {
 	return o
 }
 
-func (o *blacklistOracle) function(addr uint64) (elf.Symbol, bool) {
-	i := sort.Search(len(o.funcs), func(i int) bool { return o.funcs[i].Value > addr }) - 1
-	if i < 0 || addr >= o.funcs[i].Value+o.funcs[i].Size {
-		return elf.Symbol{}, false
+// symbol is the name of the last symbol at or before addr.
+func (o *blacklistOracle) symbol(addr uint64) string {
+	i := sort.Search(len(o.syms), func(i int) bool { return o.syms[i].Value > addr }) - 1
+	if i < 0 {
+		return ""
 	}
-	return o.funcs[i], true
+	return o.syms[i].Name
 }
 
 func (o *blacklistOracle) inRange(addr uint64) bool {
@@ -104,11 +116,9 @@ func (o *blacklistOracle) listed(addr uint64) bool {
 	if o.inRange(addr) {
 		return true
 	}
-	if s, ok := o.function(addr); ok {
-		if base, _, cut := strings.Cut(s.Name, "."); cut {
-			if a, ok := o.byName[base]; ok {
-				return o.inRange(a)
-			}
+	if base, _, cut := strings.Cut(o.symbol(addr), "."); cut {
+		if a := o.byName[base]; len(a) > 0 {
+			return o.inRange(a[0])
 		}
 	}
 	return false
@@ -122,12 +132,12 @@ func (o *blacklistOracle) place(line string) (uint64, error) {
 	if m == nil {
 		return 0, fmt.Errorf("no SYM+OFF in %q", line)
 	}
-	a, ok := o.byName[m[1]]
-	if !ok {
+	a := o.byName[m[1]]
+	if len(a) == 0 {
 		return 0, fmt.Errorf("no symbol %s", m[1])
 	}
 	off, _ := strconv.ParseUint(m[2], 10, 64)
-	return a + off, nil
+	return a[0] + off, nil
 }
 
 var skippedRE = regexp.MustCompile(`^\S+ is blacklisted function, skip it\.$`)
@@ -191,7 +201,7 @@ func TestBlacklistOracle(t *testing.T) {
 		{"kprobe_int3_handler", "kprobe_int3_handler", true},
 		{"vfs_read", "vfs_read", false}, {"do_sys_openat2", "do_sys_openat2%return", false},
 	} {
-		if got := o.listed(o.byName[c.fn]); got != c.want {
+		if got := o.listed(o.byName[c.fn][0]); got != c.want {
 			t.Errorf("oracle: %s listed %v, want %v", c.fn, got, c.want)
 		}
 		if c.spec == "" {

@@ -290,7 +290,7 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 		s = "s:"
 	}
 	fmt.Fprintf(a.stderr, "Added new event%s\n", s)
-	points := resolve.NewPoints(str(c, "vmlinux"))
+	points := a.points(c)
 	for _, ev := range plan {
 		fmt.Fprintln(a.stderr, install.Added(ev, points.PointOf))
 	}
@@ -306,7 +306,7 @@ func (a *app) listProbes(c *cli.Context, pattern string) int {
 	if fs == nil {
 		return st
 	}
-	for _, l := range install.List(events, flt.MatchEvent, resolve.NewPoints(str(c, "vmlinux")).PointOf) {
+	for _, l := range install.List(events, flt.MatchEvent, a.points(c).PointOf) {
 		fmt.Fprintln(a.stdout, l)
 	}
 	return exitOK
@@ -366,3 +366,21 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	}
 	return exitOK
 }
+
+// points maps installed probes back to probe points for -l and the report
+// of -a: through -k's vmlinux or the running kernel's debuginfo, else
+// through /proc/kallsyms (read when a kernel probe needs it).
+func (a *app) points(c *cli.Context) *resolve.Points {
+	p := resolve.NewPoints(str(c, "vmlinux"))
+	p.Kernel = kernelSymbols{}
+	return p
+}
+
+// kernelSymbols is /proc/kallsyms, read on first use.
+type kernelSymbols struct{}
+
+func (kernelSymbols) Symbolize(sym string, off uint64) (string, uint64, bool) {
+	return install.SharedKallsyms().Symbolize(sym, off)
+}
+
+func (kernelSymbols) InText(sym string) (in, known bool) { return install.SharedKallsyms().InText(sym) }

@@ -248,6 +248,10 @@ func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 
 var runningKallsyms = sync.OnceValue(RunningKallsyms)
 
+// SharedKallsyms is /proc/kallsyms read once per process (nil when it
+// cannot be read), the one Check uses.
+func SharedKallsyms() *Kallsyms { return runningKallsyms() }
+
 // Check reads line with the kernel's grammar as the running kernel would:
 // its README features (opts.Features), its symbols (/proc/kallsyms: a
 // symbol must exist and be unique), and for an absolute kernel address, its
@@ -270,6 +274,11 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 	if ks != nil && kernel && p.Target.Symbol == "" {
 		if err := ks.CheckAddress(p.Target.Address, kptrRestrict()); err != nil {
 			return nil, err
+		}
+	}
+	if ks != nil && kernel && p.Target.Symbol != "" && p.Target.Module == "" {
+		if in, known := ks.InText(p.Target.Symbol); known && !in {
+			return nil, fmt.Errorf("%w: %s is out of the kernel's text (_stext to _etext; an __init function is freed after boot)", ErrNotKernelText, p.Target.Symbol)
 		}
 	}
 	return p, nil
@@ -368,26 +377,76 @@ func ReadDefinitions(path string) ([]string, error) {
 // created is deleted again, so nothing is left half-installed; the error is
 // the kernel's (a *tracefs.WriteError with its error_log entry).
 func Write(fs *tracefs.FS, plan []Event) error {
+	_, err := write(fs, plan, nil)
+	return err
+}
+
+// WriteSome is Write, except that an event of a request that resolved to
+// several (a function pattern, a line at several places) which the kernel
+// refuses (EINVAL: a notrace function, a place it will not patch; EEXIST:
+// arguments that differ from the event's other places) is left
+// out, with a warning, when another event of that request is written:
+// perf writes the events one by one and stops at the first refusal,
+// leaving the ones before it. It returns what was written.
+func WriteSome(fs *tracefs.FS, plan []Event, warn func(string)) ([]Event, error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return write(fs, plan, warn)
+}
+
+// write writes plan, rolling back on a failure; with warn, refusals of
+// events of several-event requests are left out instead (WriteSome).
+func write(fs *tracefs.FS, plan []Event, warn func(string)) ([]Event, error) {
 	type created struct {
 		kind         probe.Kind
 		group, event string
 	}
 	var done []created
 	seen := map[created]bool{}
+	rollback := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			_ = fs.Delete(done[i].kind, done[i].group, done[i].event)
+		}
+	}
+	events := map[*Request]int{}
+	for _, ev := range plan {
+		events[ev.Req]++
+	}
+	type refusal struct {
+		ev  Event
+		err error
+	}
+	var written []Event
+	var refused []refusal
+	wrote := map[*Request]int{}
 	for _, ev := range plan {
 		if err := fs.Write(ev.Probe.Kind, ev.Line); err != nil {
-			for i := len(done) - 1; i >= 0; i-- {
-				_ = fs.Delete(done[i].kind, done[i].group, done[i].event)
+			if warn != nil && !ev.Req.Raw() && events[ev.Req] > 1 && (errors.Is(err, tracefs.ErrInvalid) || errors.Is(err, tracefs.ErrExist)) {
+				refused = append(refused, refusal{ev, err})
+				continue
 			}
-			return err
+			rollback()
+			return nil, err
 		}
+		written = append(written, ev)
+		wrote[ev.Req]++
 		c := created{ev.Probe.Kind, ev.Probe.GroupOrDefault(), ev.Probe.Event}
 		if !seen[c] {
 			seen[c] = true
 			done = append(done, c)
 		}
 	}
-	return nil
+	for _, r := range refused {
+		if wrote[r.ev.Req] == 0 {
+			rollback()
+			return nil, r.err
+		}
+	}
+	for _, r := range refused {
+		warn(fmt.Sprintf("%s: %v; skip it.", r.ev.Req.Point, r.err))
+	}
+	return written, nil
 }
 
 // Line is perf's description of one event, as `perf probe -a` reports what

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -28,6 +29,70 @@ type Kallsyms struct {
 	// Hidden reports that every address read as zero (kptr_restrict, or not
 	// CAP_SYSLOG).
 	Hidden bool
+	text   []textSymbol // by address, made by Symbolize
+
+	// names indexes the symbols by name once more than a few were looked
+	// up (a function pattern checks each of its functions): each lookup
+	// without it reads the whole text.
+	lookups int
+	names   map[string]nameEntry
+}
+
+// nameEntry is what the index knows of a name: its first address and how
+// many symbols have it.
+type nameEntry struct {
+	addr uint64
+	n    int
+}
+
+// indexAfter is how many lookups by name are made by reading the text
+// before the names are indexed.
+const indexAfter = 8
+
+// lookup is the first address of sym and how many entries have it.
+func (k *Kallsyms) lookup(sym string) (uint64, int) {
+	if k.names == nil {
+		if k.lookups++; k.lookups > indexAfter {
+			k.indexNames()
+		} else {
+			var addr uint64
+			n := 0
+			k.each(sym, func(start int) {
+				if n++; n == 1 {
+					if sp := bytes.IndexByte(k.data[start:], ' '); sp > 0 {
+						addr, _ = strconv.ParseUint(string(k.data[start:start+sp]), 16, 64)
+					}
+				}
+			})
+			return addr, n
+		}
+	}
+	e := k.names[sym]
+	return e.addr, e.n
+}
+
+// indexNames indexes every line's name.
+func (k *Kallsyms) indexNames() {
+	k.names = map[string]nameEntry{}
+	for rest := k.data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		f := bytes.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		name := string(f[2])
+		e := k.names[name]
+		if e.n == 0 {
+			e.addr, _ = strconv.ParseUint(string(f[0]), 16, 64)
+		}
+		e.n++
+		k.names[name] = e
+	}
 }
 
 // ReadKallsyms reads /proc/kallsyms text.
@@ -78,22 +143,28 @@ func (k *Kallsyms) each(sym string, fn func(lineStart int)) {
 
 // address is the address of the first line naming sym, 0 if none.
 func (k *Kallsyms) address(sym string) uint64 {
-	var addr uint64
-	k.each(sym, func(start int) {
-		if addr != 0 {
-			return
-		}
-		if sp := bytes.IndexByte(k.data[start:], ' '); sp > 0 {
-			addr, _ = strconv.ParseUint(string(k.data[start:start+sp]), 16, 64)
-		}
-	})
-	return addr
+	a, _ := k.lookup(sym)
+	return a
+}
+
+// InText reports whether the kernel symbol sym is in the kernel's text
+// (_stext to _etext), where kprobes go; known is false when kallsyms
+// cannot tell (no such symbol, hidden addresses). An __init function is
+// not: its text is freed after boot, and perf skips it ("out of .text").
+func (k *Kallsyms) InText(sym string) (in, known bool) {
+	if k == nil || k.Hidden || k.stext == 0 || k.etext == 0 {
+		return false, false
+	}
+	a := k.address(sym)
+	if a == 0 {
+		return false, false
+	}
+	return a >= k.stext && a <= k.etext, true
 }
 
 // Count returns how many kallsyms entries are named sym.
 func (k *Kallsyms) Count(sym string) int {
-	n := 0
-	k.each(sym, func(int) { n++ })
+	_, n := k.lookup(sym)
 	return n
 }
 
@@ -129,4 +200,71 @@ func kptrRestrict() string {
 		return "?"
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// textSymbol is one text symbol of /proc/kallsyms.
+type textSymbol struct {
+	addr uint64
+	name string
+}
+
+// Symbolize maps SYM+OFF onto the kernel text symbol that holds it, as
+// perf's find_perf_probe_point_from_map does through kallsyms: the
+// function and the offset in it (what perf -l shows for _text+N). ok is
+// false when sym is unknown, addresses are hidden or nothing holds it.
+// The text symbols are indexed on the first call.
+func (k *Kallsyms) Symbolize(sym string, off uint64) (name string, fnOff uint64, ok bool) {
+	if k == nil || k.Hidden {
+		return "", 0, false
+	}
+	base := k.address(sym)
+	if base == 0 {
+		return "", 0, false
+	}
+	if k.text == nil {
+		k.indexText()
+	}
+	addr := base + off
+	if k.etext != 0 && addr >= k.etext {
+		return "", 0, false
+	}
+	i := sort.Search(len(k.text), func(i int) bool { return k.text[i].addr > addr }) - 1
+	if i < 0 {
+		return "", 0, false
+	}
+	// Several names at one address: as perf's choose_best_symbol, the one
+	// with the fewest leading underscores (startup_64 rather than _text).
+	best := i
+	for j := i; j >= 0 && k.text[j].addr == k.text[i].addr; j-- {
+		if underscores(k.text[j].name) <= underscores(k.text[best].name) {
+			best = j
+		}
+	}
+	return k.text[best].name, addr - k.text[best].addr, true
+}
+
+func underscores(s string) int { return len(s) - len(strings.TrimLeft(s, "_")) }
+
+// indexText sorts the text symbols (types t and T) of the kernel, not
+// its modules', by address.
+func (k *Kallsyms) indexText() {
+	k.text = []textSymbol{}
+	for rest := k.data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		f := bytes.Fields(line)
+		if len(f) != 3 || (f[1][0] != 't' && f[1][0] != 'T') {
+			continue
+		}
+		a, err := strconv.ParseUint(string(f[0]), 16, 64)
+		if err != nil {
+			continue
+		}
+		k.text = append(k.text, textSymbol{a, string(f[2])})
+	}
+	sort.SliceStable(k.text, func(i, j int) bool { return k.text[i].addr < k.text[j].addr })
 }

@@ -36,4 +36,11 @@ type Options struct {
 	// blacklist (its NOKPROBE_SYMBOL list and __kprobes, noinstr and entry
 	// text) instead: the probes are for the kernel the image is (-D -k).
 	ImageBlacklist bool
+	// KernelText says whether a function of the running kernel is in its
+	// text (kallsyms' _stext to _etext), for kernel probes resolved
+	// without an image: perf skips the others ("FUNC is out of .text, skip
+	// it."). nil checks nothing.
+	KernelText interface {
+		InText(sym string) (in, known bool)
+	}
 }

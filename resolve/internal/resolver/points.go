@@ -67,6 +67,13 @@ func (r *Resolver) PointOf(loc probe.Location, ret bool) (p *spec.Point, ok bool
 type Points struct {
 	vmlinux string
 	images  map[string]*Resolver
+	// Kernel maps a kernel place onto the function holding it when no
+	// vmlinux knows it (perf's find_perf_probe_point_from_map through
+	// kallsyms: _text+N is shown as FUNC+OFF); nil leaves the place as
+	// it is.
+	Kernel interface {
+		Symbolize(sym string, off uint64) (name string, fnOff uint64, ok bool)
+	}
 }
 
 // NewPoints returns a Points using vmlinux for kernel probes ("" looks for
@@ -106,6 +113,11 @@ func (ps *Points) PointOf(p *probe.Probe) string {
 			if r := ps.resolver(ps.vmlinux, false); r != nil {
 				sp, _ = r.PointOf(t, p.Return)
 			}
+		}
+	}
+	if sp == nil && p.Kind == probe.Kprobe && t.Module == "" && t.Symbol != "" && ps.Kernel != nil {
+		if fn, off, ok := ps.Kernel.Symbolize(t.Symbol, t.Offset); ok {
+			sp = &spec.Point{Function: fn, HasFunction: true, Offset: off, Return: p.Return}
 		}
 	}
 	switch {

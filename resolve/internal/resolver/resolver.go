@@ -75,6 +75,11 @@ type Options struct {
 	// ImageBlacklist checks kernel probes against the vmlinux's own
 	// blacklist instead: the probes are for the kernel it is.
 	ImageBlacklist bool
+	// KernelText says whether a running kernel's function is in its text,
+	// for probes resolved without an image (core.Options.KernelText).
+	KernelText interface {
+		InText(sym string) (in, known bool)
+	}
 }
 
 // Resolver resolves probe specs against one target: a kernel (vmlinux), a
@@ -141,7 +146,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 
 func coreOptions(o Options) core.Options {
 	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
-		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Blacklist: o.Blacklist, ImageBlacklist: o.ImageBlacklist}
+		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Blacklist: o.Blacklist, ImageBlacklist: o.ImageBlacklist, KernelText: o.KernelText}
 }
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
@@ -328,9 +333,8 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 		if !pp.HasFunction {
 			return nil, core.Errorf(core.ErrNeedsDWARF, "%s: without an image, gprobe needs a function name.", pp.String())
 		}
-		if r.im.Blacklisted(0, pp.Function) {
+		if !r.kernelPlace(pp.Function) {
 			// perf's symbol-table search: the warning, then nothing found.
-			r.im.Warnf("%s is blacklisted function, skip it.", pp.Function)
 			return nil, core.Errorf(core.ErrNotFound, "")
 		}
 		var err error
@@ -347,12 +351,32 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	return ps, nil
 }
 
+// kernelPlace is perf's kprobe_warn_out_range for a function of the
+// running kernel known by name alone: false, with perf's warning, when it
+// is out of the kernel's text (an __init function) or blacklisted.
+func (r *Resolver) kernelPlace(fn string) bool {
+	if r.im.User {
+		return true
+	}
+	if kt := r.im.Opts.KernelText; kt != nil {
+		if in, known := kt.InText(fn); known && !in {
+			r.im.Warnf("%s is out of .text, skip it.", fn)
+			return false
+		}
+	}
+	if r.im.Blacklisted(0, fn) {
+		r.im.Warnf("%s is blacklisted function, skip it.", fn)
+		return false
+	}
+	return true
+}
+
 // btfGlob resolves a function pattern without an image: each function
 // BTF describes whose name matches, as perf's symbol-table search takes
 // every symbol the pattern matches, each with its arguments from its
-// prototype. A function the blacklist covers, or whose arguments its
-// prototype cannot give, is skipped with a warning; nothing left is
-// perf's silent "not found".
+// prototype. A function out of the kernel's text or blacklisted
+// (kernelPlace), or whose arguments its prototype cannot give, is skipped
+// with a warning; nothing left is perf's silent "not found".
 func (r *Resolver) btfGlob(p *spec.Probe) ([]probe.Probe, error) {
 	pp := p.Point
 	protos, err := r.prototypes()
@@ -373,8 +397,7 @@ func (r *Resolver) btfGlob(p *spec.Probe) ([]probe.Probe, error) {
 	var tps []core.TracePoint
 	var args [][]probe.FetchArg
 	for _, name := range names {
-		if r.im.Blacklisted(0, name) {
-			r.im.Warnf("%s is blacklisted function, skip it.", name)
+		if !r.kernelPlace(name) {
 			continue
 		}
 		a := core.RawArgs(p.Args)
