@@ -1,6 +1,8 @@
 package resolver
 
 import (
+	"bytes"
+	"debug/elf"
 	"fmt"
 
 	"github.com/gprobe/gprobe/emit/probe"
@@ -24,17 +26,16 @@ func (r *Resolver) PointOf(loc probe.Location, ret bool) (p *spec.Point, ok bool
 		}
 		addr = loc.Offset + s.Addr - s.Offset
 	case loc.Symbol != "":
-		m, err := r.im.Symbols()
-		if err != nil {
-			return nil, false
-		}
+		// Any symbol of that name, not only the one perf's map keeps at
+		// its address: _text shares startup_64's (perf's
+		// kernel_get_symbol_address_by_name).
 		found := false
-		for _, s := range m.All() {
-			if s.Exec && string(s.Raw) == loc.Symbol {
-				addr, found = s.Start+loc.Offset, true
-				break
+		want := []byte(loc.Symbol)
+		_ = r.im.File.Symbols(func(s dwarfinfo.Symbol) {
+			if !found && bytes.Equal(s.RawName, want) && s.Sect != elf.SHN_UNDEF {
+				addr, found = s.Value+loc.Offset, true
 			}
-		}
+		})
 		if !found {
 			return nil, false
 		}
