@@ -16,6 +16,8 @@
 package resolve
 
 import (
+	"syscall"
+
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/exits"
 	"github.com/gprobe/gprobe/resolve/internal/finder"
@@ -74,6 +76,10 @@ var (
 	// exactly (an *ExitsError lists them), or cannot decode it.
 	ErrExits = exits.ErrExits
 )
+
+// Errno is the error perf returns for a resolution failure (its exit
+// status is 256 - Errno).
+func Errno(err error) syscall.Errno { return core.Errno(err) }
 
 // VarList is the -V answer for one probe address.
 type VarList = core.VarList

@@ -49,6 +49,9 @@ type app struct {
 	// perf is what perf probe's parse of the root command's options
 	// recorded (perfopts.go); nil when a command ran without it.
 	perf *perfState
+	// noBlacklist: kernel probes are to be checked against the running
+	// kernel's kprobe blacklist, which debugfs does not show (-v says so).
+	noBlacklist bool
 }
 
 // tune completes the resolve options every command uses: the app's
@@ -246,11 +249,55 @@ func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) targe
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
-// verboseTarget says, with -v, when BTF stands in for a missing vmlinux.
+// verboseTarget says, with -v, what was opened as perf -v does: the
+// vmlinux given, the file the debug information is read from; and when
+// BTF stands in for a missing vmlinux.
 func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
-	if t.NoDebuginfo != nil && boolean(c, "verbose") {
+	if a.verbose(c) == 0 {
+		return
+	}
+	if k := str(c, "vmlinux"); k != "" {
+		fmt.Fprintf(a.stderr, "Use vmlinux: %s\n", k)
+	}
+	if a.noBlacklist {
+		fmt.Fprintln(a.stderr, "No kprobe blacklist support, ignored")
+	}
+	if !t.User && t.Module == "" && t.HasSymbols() {
+		fmt.Fprintf(a.stderr, "Using %s for symbols\n", t.Path)
+	}
+	if t.NoDebuginfo != nil {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
+}
+
+// withReason is perf's pr_err_with_code: the trailer, and with -v the
+// error behind the exit status (" Reason: No such file or directory
+// (Code: -2)").
+func (a *app) withReason(c *cli.Context, trailer string, status int) string {
+	if a.verbose(c) == 0 || status <= 0 || status >= 256 || status == exitUsage {
+		return trailer
+	}
+	no := syscall.Errno(256 - status)
+	return fmt.Sprintf("%s Reason: %s (Code: %d)", trailer, strerror(no), -int(no))
+}
+
+// verbose is how many -v were given (perf's verbose level).
+func (a *app) verbose(c *cli.Context) int {
+	if a.perf != nil && a.perf.verbose > 0 {
+		return a.perf.verbose
+	}
+	if boolean(c, "verbose") {
+		return 1
+	}
+	return 0
+}
+
+// debugFunc prints perf's -v lines of a search, with -v.
+func (a *app) debugFunc(c *cli.Context) func(string) {
+	if a.verbose(c) == 0 {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
 }
 
 // resolveOptions are the resolve options the flags give, the same for
@@ -258,7 +305,7 @@ func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), KernelText: kernelSymbols{}}
+		Warn: a.warnFunc(c), Debug: a.debugFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), KernelText: kernelSymbols{}}
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -289,7 +336,7 @@ func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*re
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		if trailer != "" {
-			fmt.Fprintln(a.stderr, trailer)
+			fmt.Fprintln(a.stderr, a.withReason(c, trailer, exitENOENT))
 		}
 		return nil, exitENOENT
 	}
@@ -350,6 +397,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		o.ImageBlacklist = true
 	} else {
 		o.Blacklist = runningBlacklist()
+		a.noBlacklist = o.Blacklist == nil && str(c, "exec") == ""
 	}
 	r, st := a.resolverOr(c, o, trailer)
 	if r == nil {
@@ -368,7 +416,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	// lines; the write then fails with EINVAL).
 	for _, p := range all {
 		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
+			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
 			return exitEINVAL
 		}
 	}
@@ -438,27 +486,13 @@ func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, tr
 		} else {
 			fmt.Fprintln(a.stderr, err)
 		}
-		fmt.Fprintln(a.stderr, trailer)
+		fmt.Fprintln(a.stderr, a.withReason(c, trailer, resolveStatus(err)))
 	}
 	return resolveStatus(err)
 }
 
 // resolveStatus is perf's exit status for a resolution error.
-func resolveStatus(err error) int {
-	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
-		return exitEINVAL
-	}
-	if errors.Is(err, resolve.ErrUnsupportedRange) || errors.Is(err, resolve.ErrUnsupported) {
-		return exitEOPNOTSUPP
-	}
-	if errors.Is(err, resolve.ErrTooManyFunctions) {
-		return 256 - int(syscall.E2BIG)
-	}
-	if errors.Is(err, resolve.ErrTooManyPoints) {
-		return 256 - int(syscall.ERANGE)
-	}
-	return exitENOENT
-}
+func resolveStatus(err error) int { return 256 - int(resolve.Errno(err)) }
 
 // showLines implements -L.
 func (a *app) showLines(c *cli.Context, desc string) int {
@@ -484,7 +518,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		err = lines.Render(a.stdout, l, path, isTerminal(a.stdout))
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "%v\n%s\n", err, trailer)
+		fmt.Fprintf(a.stderr, "%v\n%s\n", err, a.withReason(c, trailer, exitENOENT))
 		return exitENOENT
 	}
 	return exitOK

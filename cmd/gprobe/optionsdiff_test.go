@@ -224,3 +224,57 @@ func TestPerfDiffVersionedSymbols(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfDiffVerbose: what -v prints is what perf -v prints of the same
+// lookups: every line gprobe prints is one of perf's, in perf's order (perf
+// prints more: its symbol maps, the files it opens), and the lookups that
+// matter are there (the definition parsed, the image, the search, its
+// result, the error's reason).
+func TestPerfDiffVerbose(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	bin := testenv.BuildC(t, "gcc", "testdata/uprobe/prog.c", "optprog", "-O2", "-g")
+	cases := []struct {
+		args []string
+		must []string // lines gprobe must print
+	}{
+		{[]string{"-v", "-k", fixture, "-D", "vfs_read"}, []string{"probe-definition(0): vfs_read", "0 arguments", "Use vmlinux: " + fixture,
+			"Open Debuginfo file: " + fixture, "Try to find probe point from debuginfo.", "Matched function: vfs_read [7ada]",
+			"Probe point found: vfs_read+0", "Found 1 probe_trace_events."}},
+		{[]string{"-v", "-k", fixture, "-D", "vfs_read:3 file"}, []string{"parsing arg: file into file", "1 arguments",
+			"An error occurred in debuginfo analysis (-2).", "  Error: Failed to add events. Reason: No such file or directory (Code: -2)"}},
+		{[]string{"-v", "-k", fixture, "-D", "vfs_read%return $retval"}, []string{"symbol:vfs_read file:(null) line:0 offset:0 return:1 lazy:(null)"}},
+		{[]string{"-v", "-k", fixture, "-D", "nosuch"}, []string{"Probe point 'nosuch' not found."}},
+		{[]string{"-v", "-k", fixture, "-D", "vfs_read:8 file->f_pos buf[2] n=count:u32"}, []string{"parsing arg: file->f_pos into file, f_pos(1)",
+			"parsing arg: buf[2] into buf, [2](1)", "parsing arg: n=count:u32 into name:n type:u32 count"}},
+		{[]string{"-v", "-k", fixture, "-s", fixtureDir + "/src", "-D", "do_sys_openat2;*getname*"}, []string{"Probe line found: line:133 addr:0xffffffff81001528"}},
+		{[]string{"-v", "-k", fixture, "-V", "vfs_read"}, []string{"Searching variables at vfs_read", "Add new var: struct file*\tfile"}},
+		{[]string{"-v", "-k", fixture, "-L", "vfs_read:1-3"}, []string{"Line range is 1 to 3"}},
+		{[]string{"-v", "-k", fixture, "--max-probes=1", "-D", "vfs_*"}, []string{"  Error: Failed to add events. Reason: Argument list too long (Code: -7)"}},
+		{[]string{"-v", "-x", bin, "-D", "work"}, []string{"Open Debuginfo file: " + bin, "Probe point found: work+0"}},
+		{[]string{"-v", "-x", bin, "-D", "nosuch"}, nil},
+	}
+	for _, c := range cases {
+		p, g := perf.Probe(c.args...), runGprobe(c.args...)
+		if p.Code != g.Code || p.Stdout != g.Stdout {
+			t.Errorf("%q:\nperf:   %s\ngprobe: %s", c.args, p, g)
+			continue
+		}
+		pl := strings.Split(p.Stderr, "\n")
+		i := 0
+		for _, l := range strings.Split(g.Stderr, "\n") {
+			for i < len(pl) && pl[i] != l {
+				i++
+			}
+			if i == len(pl) {
+				t.Errorf("%q: gprobe's %q is not perf's (or not in perf's order):\nperf:\n%s\ngprobe:\n%s", c.args, l, p.Stderr, g.Stderr)
+				break
+			}
+			i++
+		}
+		for _, m := range c.must {
+			if !strings.Contains(g.Stderr, m+"\n") {
+				t.Errorf("%q: gprobe -v does not print %q:\n%s", c.args, m, g.Stderr)
+			}
+		}
+	}
+}

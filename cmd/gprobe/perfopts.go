@@ -208,9 +208,13 @@ func (a *app) perfCallback(st *perfState, opt clikit.Option, o *clikit.Options) 
 			if st.retInsn {
 				return true
 			}
-			if _, err := spec.ParseLineRange(v); err != nil {
+			lr, err := spec.ParseLineRange(v)
+			if err != nil {
 				fmt.Fprintln(o.W, perfMessage(err))
 				return false
+			}
+			if st.verbose > 0 && strings.Contains(v, ":") {
+				fmt.Fprintf(a.stderr, "Line range is %d to %d\n", lr.Start, lr.End)
 			}
 			return true
 		}

@@ -239,7 +239,7 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 	case errors.Is(err, install.ErrTooManyNames):
 		a.errf(c, "Too many events are on the same function.\n%s\n", addTrailer)
 	default:
-		a.errf(c, "%v\n%s\n", err, addTrailer)
+		a.errf(c, "%v\n%s\n", err, a.withReason(c, addTrailer, exitErrno(err)))
 	}
 	return exitErrno(err)
 }
@@ -249,6 +249,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
 	o.Blacklist = runningBlacklist()
+	a.noBlacklist = o.Blacklist == nil && str(c, "exec") == ""
 	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
@@ -339,6 +340,9 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	if fs == nil {
 		return st
 	}
+	if a.verbose(c) > 0 {
+		fmt.Fprintf(a.stderr, "Delete filter: '%s'\n", flt)
+	}
 	hit, err := install.Remove(fs, events, flt.MatchEvent, boolean(c, "dry-run"), func(e tracefs.Event) {
 		a.errf(c, "Removed event: %s:%s\n", e.Group, e.Name)
 	})
@@ -354,14 +358,14 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 			}
 			a.errf(c, "Failed to delete event %s:%s: %v%s\n", k.Event.Group, k.Event.Name, k.Err, reason)
 		}
-		a.errf(c, "%s\n", delTrailer)
+		a.errf(c, "%s\n", a.withReason(c, delTrailer, exitErrno(err)))
 		return exitErrno(err)
 	case err != nil:
-		a.errf(c, "Failed to delete event: %v\n%s\n", err, delTrailer)
+		a.errf(c, "Failed to delete event: %v\n%s\n", err, a.withReason(c, delTrailer, exitErrno(err)))
 		return exitErrno(err)
 	}
 	if !hit {
-		a.errf(c, "\"%s\" does not hit any event.\n%s\n", flt, delTrailer)
+		a.errf(c, "\"%s\" does not hit any event.\n%s\n", flt, a.withReason(c, delTrailer, exitENOENT))
 		return exitENOENT
 	}
 	return exitOK

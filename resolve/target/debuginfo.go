@@ -94,7 +94,7 @@ func (t *Target) separateDebug(o *Options) {
 		}
 		if f.HasDWARF() {
 			t.file.Close()
-			t.file = f
+			t.file, t.DebugPath = f, c
 			return
 		}
 		f.Close()
@@ -102,7 +102,9 @@ func (t *Target) separateDebug(o *Options) {
 	if o.Debuginfod == nil {
 		return
 	}
+	var fetched string
 	f, err := openFetched(o, t.file.BuildID(), func(p string) (*dwarfinfo.File, error) {
+		fetched = p
 		return dwarfinfo.OpenSeparate(p, t.Path)
 	})
 	if err != nil {
@@ -110,7 +112,7 @@ func (t *Target) separateDebug(o *Options) {
 		return
 	}
 	t.file.Close()
-	t.file = f
+	t.file, t.DebugPath = f, fetched
 }
 
 // SourcePath finds the source file of a -L listing: where perf looks for

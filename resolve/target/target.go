@@ -76,6 +76,9 @@ type Target struct {
 	// FetchErr says why debuginfod did not supply the debug information
 	// of a binary or module that opened without it (symbols only).
 	FetchErr error
+	// DebugPath is the file the DWARF is read from when it is not Path
+	// (a separate debug file, or debuginfod's copy).
+	DebugPath string
 
 	file *dwarfinfo.File
 	btf  *btfinfo.Spec

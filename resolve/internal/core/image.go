@@ -103,6 +103,13 @@ func NewModule(f *dwarfinfo.File, name, target string, opts Options) (*Image, er
 // Warnf passes one of perf's non-fatal messages to Options.Warn.
 func (im *Image) Warnf(format string, args ...any) { im.Opts.Warn(fmt.Sprintf(format, args...)) }
 
+// Debugf passes one of perf's -v lines to Options.Debug, when set.
+func (im *Image) Debugf(format string, args ...any) {
+	if im.Opts.Debug != nil {
+		im.Opts.Debug(fmt.Sprintf(format, args...))
+	}
+}
+
 // NoDebugInfo is perf's open_debuginfo message for an image without DWARF:
 // the advice names -g for a user binary, the kernel option otherwise.
 func (im *Image) NoDebugInfo() error {

@@ -13,6 +13,10 @@ type Options struct {
 	Features probedef.Features
 	// Warn receives perf's non-fatal messages, one line or block at a time.
 	Warn func(string)
+	// Debug, when set, receives what perf -v prints of a search (what
+	// was looked at: "Matched function: ...", "Probe point found: ..."),
+	// one line at a time.
+	Debug func(string)
 	// SourcePrefix is -s: where source files are looked up (lazy patterns).
 	SourcePrefix string
 	// TargetFeatures, when set, are the features of the kernel the probes

@@ -37,6 +37,7 @@ func (f *finder) lazy(root *lines.Scope, fname string) error {
 		if !f.lazyLines[line] || !lines.TailCmp(file, fname) {
 			return nil
 		}
+		f.im.Debugf("Probe line found: line:%d addr:0x%x", line, addr)
 		sc := f.bestScope(fname, line, addr)
 		if sc == nil {
 			f.warn("Failed to find scope of probe point.")
@@ -158,6 +159,7 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 	if err != nil {
 		return err
 	}
+	f.im.Debugf("Probe point found: %s+%d", tp.Symbol, tp.Offset)
 	tp.Realname = sc.Name
 	tp.Unit = u
 	if len(f.args) > 0 {
@@ -186,6 +188,7 @@ func (f *finder) collectVars(sc, sp *lines.Scope, addr uint64) error {
 	if err != nil {
 		return err
 	}
+	f.im.Debugf("Probe point found: %s+%d", tp.Symbol, tp.Offset)
 	vsc, err := vars.NewScope(f.im, f.cu, sc, sp, addr, f.entryOnly)
 	if err != nil {
 		return err

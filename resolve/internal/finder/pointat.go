@@ -49,6 +49,7 @@ func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
 		return nil, nil
 	}
 	addr = d.im.PerfAltAddr(addr)
+	d.im.Debugf("Symbol %s address found : %x", pp.Function, addr)
 	alt, err := d.probePointAt(addr)
 	if alt == nil {
 		return nil, err

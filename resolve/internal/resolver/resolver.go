@@ -48,6 +48,8 @@ type Options struct {
 	Features probedef.Features
 	// Warn receives perf's non-fatal messages, one line or block at a time.
 	Warn func(string)
+	// Debug, when set, receives what perf -v prints of a search.
+	Debug func(string)
 	// SourcePrefix is -s: where source files are looked up (lazy patterns).
 	SourcePrefix string
 	// ReturnInsn resolves FUNC%return into plain probes on each of the
@@ -94,6 +96,7 @@ type Resolver struct {
 	dyn        *dynamic.Kinds
 	exits      *exits.Decoder
 	returnInsn bool
+	opened     bool // -v named the debug information (debugOpened)
 }
 
 // Open opens the target o.Target names and returns its resolver; Close
@@ -145,7 +148,7 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 }
 
 func coreOptions(o Options) core.Options {
-	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
+	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn, Debug: o.Debug,
 		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Blacklist: o.Blacklist, ImageBlacklist: o.ImageBlacklist, KernelText: o.KernelText}
 }
 
@@ -175,6 +178,20 @@ func newResolver(im *core.Image, bt *btfinfo.Spec, returnInsn bool) *Resolver {
 	}
 	r.dyn = &dynamic.Kinds{Im: im, Debug: r.debug, Prototypes: r.prototypes}
 	return r
+}
+
+// debugOpened is perf -v's line for the debug information, printed once,
+// when a search first reads it.
+func (r *Resolver) debugOpened() {
+	if r.opened || r.im.File == nil {
+		return
+	}
+	r.opened = true
+	p := r.im.File.Path
+	if r.t != nil && r.t.DebugPath != "" {
+		p = r.t.DebugPath
+	}
+	r.im.Debugf("Open Debuginfo file: %s", p)
 }
 
 // Target is what the resolver was opened on (nil when it was made from an
@@ -252,9 +269,18 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			if core.NeedDWARF(p) {
 				return nil, r.im.NoDebugInfo()
 			}
+			r.im.Debugf("Could not open debuginfo. Try to use symbols.")
 			useSymbols = true
 		} else {
+			r.debugOpened()
+			r.im.Debugf("Try to find probe point from debuginfo.")
 			tps, err = r.debug.Places(p)
+			if err == nil && len(tps) > 0 {
+				r.im.Debugf("Found %d probe_trace_events.", len(tps))
+			}
+			if err != nil {
+				r.im.Debugf("An error occurred in debuginfo analysis (%d).", -int(core.Errno(err)))
+			}
 			if err == nil {
 				tps = r.im.SkipBlacklisted(tps)
 			}
@@ -264,6 +290,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			case err == nil && len(tps) == 0, errors.Is(err, core.ErrNoModuleSymbol):
 				return nil, core.Errorf(core.ErrNotFound, "Probe point '%s' not found.", pp.String())
 			case err != nil && !core.NeedDWARF(p):
+				r.im.Debugf("Trying to use symbols.")
 				useSymbols = true
 			case err != nil:
 				return nil, err
@@ -487,6 +514,8 @@ func (r *Resolver) availableVars(pp *spec.Point, opts core.VarsOptions) ([]core.
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
+	r.debugOpened()
+	r.im.Debugf("Searching variables at %s", pp.String())
 	return r.debug.Vars(pp, opts)
 }
 
@@ -501,6 +530,7 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
+	r.debugOpened()
 	return r.debug.LineRange(lr)
 }
 
