@@ -500,3 +500,58 @@ func TestNoPermission(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternRepeatedName: a pattern's probes where $vars meets a block
+// variable shadowing a parameter (two variables named n). perf writes the
+// other function's probe, then the kernel refuses the line naming n twice
+// (and perf reads the parameter for both): exit 234, half installed.
+// gprobe writes both, the shadowing n as n_1 read from its own place, and
+// the recorded values are the program's.
+func TestPatternRepeatedName(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	fs := liveFS(t)
+	bin := testenv.BuildC(t, "gcc", "testdata/uprobe/shadow.c", "gshadow", "-O0", "-g")
+	const group = "probe_gshadow"
+	removeGroup(t, fs, group)
+	defer removeGroup(t, fs, group)
+	spec := "sum_*;r+=* $vars"
+	p := perf.Live("-x", bin, "-a", spec)
+	if p.Code != exitEINVAL || !strings.Contains(p.Stderr, "Failed to write event: Invalid argument") {
+		t.Errorf("perf: %s", p)
+	}
+	removeGroup(t, fs, group)
+	g := runGprobe("-x", bin, "-a", spec)
+	if g.Code != 0 || strings.Count(g.Stderr, "two variables are named n; the second is written n_1") != 2 ||
+		!strings.Contains(g.Stderr, "Added new events:\n  "+group+":sum_b") || !strings.Contains(g.Stderr, group+":sum_a") {
+		t.Fatalf("gprobe: %s", g)
+	}
+	lines := installed(t, fs, group)
+	if len(lines) != 4 || !strings.Contains(strings.Join(lines, "\n"), "n_1=-8(%bp):s32") {
+		t.Fatalf("installed: %q", lines)
+	}
+	in, err := fs.NewUniqueInstance("gprobe-shadow-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Remove()
+	for _, ev := range []string{"sum_a", "sum_b"} {
+		if err := in.Enable(group, ev, true); err != nil {
+			t.Fatal(err)
+		}
+		defer in.Enable(group, ev, false)
+	}
+	if out, err := exec.Command(bin, "5").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "358" {
+		t.Fatalf("%s 5: %q %v", bin, out, err)
+	}
+	trace, err := in.ReadFile("trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sum_a(5): r = 10, then the block's n = 13 (r becomes 179); sum_b
+	// alike with m.
+	for _, want := range []string{"sum_a: (0x", ") n=5 r=10 n_1=13\n", "sum_b: (0x", ") n=5 r=10 m=13\n"} {
+		if !strings.Contains(string(trace), want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace)
+		}
+	}
+}

@@ -13,12 +13,14 @@ import (
 )
 
 // expandArgs is perf's expand_probe_args: $vars and $params become the
-// variables (and parameters) that have a location at the address.
-func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
+// variables (and parameters) that have a location at the address, each
+// with its DIE (nil for an argument written out).
+func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, []*dwarf.Entry, error) {
 	var out []spec.Arg
+	var dies []*dwarf.Entry
 	for _, a := range args {
 		if a.Var != "$vars" && a.Var != "$params" {
-			out = append(out, a)
+			out, dies = append(out, a), append(dies, nil)
 			continue
 		}
 		vars := a.Var == "$vars"
@@ -28,7 +30,7 @@ func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 				var re *core.Error
 				switch {
 				case err == nil:
-					out = append(out, spec.Arg{Var: c.name(e), Raw: a.Var})
+					out, dies = append(out, spec.Arg{Var: c.name(e), Raw: a.Var}), append(dies, e)
 				case errors.As(err, &re):
 					// A computed value perf would read as memory: left out.
 					c.Im.Warnf("%s is left out of %s: it is computed at this address.", c.name(e), a.Var)
@@ -42,13 +44,13 @@ func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 			return cbSibling, nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(out) > probedef.MaxTraceArgs {
-		return nil, core.Errorf(core.ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), probedef.MaxTraceArgs)
+		return nil, nil, core.Errorf(core.ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), probedef.MaxTraceArgs)
 	}
-	return out, nil
+	return out, dies, nil
 }
 
 // expanded reports an argument that came from $vars or $params.
@@ -62,8 +64,12 @@ func (c *Scope) typeLabel(vr *dwarf.Entry) string {
 	return "(unknown_type)"
 }
 
-// findVariable is perf's find_variable + convert_variable for one arg.
-func (c *Scope) findVariable(a *spec.Arg, skipEmpty bool) (*core.TraceArg, error) {
+// findVariable is perf's find_variable + convert_variable for one arg. die,
+// when not nil, is the variable $vars or $params named: perf looks the
+// name up again and so reads the first variable of that name, which for
+// a variable shadowing another (a block's n hiding the parameter n, the
+// parameters of nested inline instances) is the wrong one.
+func (c *Scope) findVariable(a *spec.Arg, die *dwarf.Entry, skipEmpty bool) (*core.TraceArg, error) {
 	t := &core.TraceArg{}
 	if !spec.IsCVarname(a.Var) {
 		t.Value, t.Found = a.Var, true
@@ -80,7 +86,10 @@ func (c *Scope) findVariable(a *spec.Arg, skipEmpty bool) (*core.TraceArg, error
 	} else {
 		t.Name = strings.Replace(a.String(), ":", "_", 1)
 	}
-	vr, err := c.findVariableAt(c.Sc.Offset, a.Var, c.Addr)
+	vr, err := die, error(nil)
+	if vr == nil {
+		vr, err = c.findVariableAt(c.Sc.Offset, a.Var, c.Addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +143,13 @@ func (c *Scope) findVariable(a *spec.Arg, skipEmpty bool) (*core.TraceArg, error
 
 // TraceArgs converts the probe's arguments at one address.
 func (c *Scope) TraceArgs(args []spec.Arg, skipEmpty bool) ([]*core.TraceArg, error) {
-	expanded, err := c.expandArgs(args)
+	expanded, dies, err := c.expandArgs(args)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*core.TraceArg, 0, len(expanded))
 	for i := range expanded {
-		t, err := c.findVariable(&expanded[i], skipEmpty)
+		t, err := c.findVariable(&expanded[i], dies[i], skipEmpty)
 		if err != nil {
 			return nil, err
 		}
