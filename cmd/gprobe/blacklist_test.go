@@ -220,6 +220,9 @@ var repeatWarningRE = regexp.MustCompile(`^\$(vars|params) at \S+\+0x[0-9a-f]+: 
 // naming an argument twice (two variables of one name from $vars or
 // $params: the kernel refuses such a line) and gprobe printed the same
 // lines with each repeat renamed NAME_1 (NAME_2, ...), one warning each.
+// A repeat's value may differ from perf's only where perf gave it the
+// first one's value (perf looks the name up again and finds the first
+// variable of that name; gprobe reads the variable itself).
 func renamedRepeats(p, g result) (string, bool) {
 	if p.Code != 0 || g.Code != 0 {
 		return "", false
@@ -237,23 +240,30 @@ func renamedRepeats(p, g result) (string, bool) {
 				used[n] = true
 			}
 		}
-		seen := map[string]bool{}
+		seen := map[string]string{} // name -> perf's first value
+		gw := strings.Fields(gl[i])
+		if len(gw) != len(words) {
+			return "", false
+		}
 		for j := 2; j < len(words); j++ {
 			n, v, ok := strings.Cut(words[j], "=")
 			if !ok {
 				continue
 			}
-			if seen[n] {
+			if first, dup := seen[n]; dup {
 				name := n
 				for k := 1; used[name]; k++ {
 					name = fmt.Sprintf("%s_%d", n, k)
 				}
 				used[name] = true
 				words[j] = name + "=" + v
+				if gn, gv, _ := strings.Cut(gw[j], "="); gn == name && gv != v && v == first {
+					words[j] = gw[j] // perf read the first variable again
+				}
 				renamed++
 				n = name
 			}
-			seen[n] = true
+			seen[n] = v
 		}
 		if strings.Join(words, " ") != gl[i] {
 			return "", false
