@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -52,6 +54,58 @@ type app struct {
 	// noBlacklist: kernel probes are to be checked against the running
 	// kernel's kprobe blacklist, which debugfs does not show (-v says so).
 	noBlacklist bool
+	// args are the command line (negatable reads it).
+	args []string
+	// firstPath is the target an absolute path before the probe
+	// definition names, as perf takes it without -x or -m ("gprobe
+	// /bin/zsh zfree"): a .ko file is a module, anything else a binary
+	// whose path is used as given.
+	firstPath struct{ exec, module string }
+}
+
+// mountNS is the process --target-ns (or --target) names, 0 without one,
+// -1 when the value is not a process id (target.Open refuses it).
+func mountNS(c *cli.Context) int {
+	v := str(c, "target-ns")
+	if v == "" {
+		v = str(c, "target")
+	}
+	if v == "" {
+		return 0
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return -1
+	}
+	return pid
+}
+
+// execPath is the user binary probed: -x, or the path before the
+// definitions.
+func (a *app) execPath(c *cli.Context) string {
+	if x := str(c, "exec"); x != "" {
+		return x
+	}
+	return a.firstPath.exec
+}
+
+// user reports whether a user binary is probed: -x, the path before the
+// definitions, or --target's process's executable (targetExec).
+func (a *app) user(c *cli.Context) bool { return a.execPath(c) != "" || a.targetExec(c) }
+
+// targetExec reports whether the binary probed is the executable of
+// --target's process: --target without -x, -m or -k.
+func (a *app) targetExec(c *cli.Context) bool {
+	return str(c, "target") != "" && a.execPath(c) == "" && a.modulePath(c) == "" && str(c, "vmlinux") == ""
+}
+
+// modulePath is the module probed: -m, or the .ko path before the
+// definitions.
+func (a *app) modulePath(c *cli.Context) string {
+	if m := str(c, "module"); m != "" {
+		return m
+	}
+	return a.firstPath.module
 }
 
 // tune completes the resolve options every command uses: the app's
@@ -95,6 +149,7 @@ func (a *app) main(args []string) int {
 	if done {
 		return st
 	}
+	a.args = args
 	cliApp := a.cliApp()
 	if err := cliApp.Run(interspersed(args)); err != nil {
 		if a.status == exitOK {
@@ -157,6 +212,13 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
+		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
+		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
+		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
+		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
+		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
+		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
 	}
 }
 
@@ -174,7 +236,8 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-	), append(varsFlags(), dynamicFlags()...)...)
+		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
+	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -189,6 +252,8 @@ func (a *app) rootAction(c *cli.Context) error {
 		return a.set(a.usageError("--boot prints definitions: use it with -D"))
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
+		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
 		return a.set(a.showExits(c, a.perf.line))
 	case c.IsSet("line"):
@@ -245,7 +310,10 @@ func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
 // targetOptions are what -k, -x, -m and the debuginfod and cache settings
 // say to open (see openTarget), downloads cancelled with ctx.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
-	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
+		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
+		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
+		Trace:      a.traceFunc(c),
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
@@ -305,7 +373,32 @@ func (a *app) debugFunc(c *cli.Context) func(string) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), Debug: a.debugFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), KernelText: kernelSymbols{}}
+		Warn: a.warnFunc(c), Debug: a.debugFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
+		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
+			Params: boolean(c, "verbose")}, KernelText: kernelSymbols{}}
+}
+
+// negatable is perf's boolean option NAME, which --no-NAME turns off: of
+// the two, the one given last wins; def when neither is given.
+func (a *app) negatable(c *cli.Context, name string, def bool) bool {
+	on, off := setIn(c, name), setIn(c, "no-"+name)
+	switch {
+	case on == nil && off == nil:
+		return def
+	case off == nil:
+		return on.Bool(name)
+	case on == nil:
+		return !off.Bool("no-" + name)
+	}
+	for i := len(a.args) - 1; i > 0; i-- {
+		switch a.args[i] {
+		case "--" + name:
+			return true
+		case "--no-" + name:
+			return false
+		}
+	}
+	return def
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -362,12 +455,42 @@ func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	return d
 }
 
+// traceFunc prints, with -v, what the search for debug information looked
+// at.
+func (a *app) traceFunc(c *cli.Context) func(string) {
+	if !boolean(c, "verbose") || boolean(c, "quiet") {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
+}
+
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
 		if !boolean(c, "quiet") {
 			fmt.Fprintln(a.stderr, s)
 		}
 	}
+}
+
+// parseOptions are the PROBEDEF grammar's options for the target: the
+// variables after FUNC%return are entry values on a kernel, the results
+// and arguments at the return instructions in a Go program; perf refuses
+// them elsewhere.
+func (a *app) parseOptions(c *cli.Context) spec.Options {
+	exec := a.execPath(c)
+	return spec.Options{EntryValues: !a.user(c) || exec != "" && resolve.IsGoProgram(exec)}
+}
+
+// blacklistFor sets the kprobe blacklist kernel probes are checked
+// against (the kernel refuses those it covers): a vmlinux's own for the
+// kernel it is (-k), else the running kernel's.
+func (a *app) blacklistFor(c *cli.Context, o *resolve.Options) {
+	if str(c, "vmlinux") != "" {
+		o.ImageBlacklist = true
+		return
+	}
+	o.Blacklist = runningBlacklist()
+	a.noBlacklist = o.Blacklist == nil && !a.user(c)
 }
 
 // showDefinitions implements -D: resolve every definition first, then
@@ -380,45 +503,53 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+		p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
 		parsed = append(parsed, p)
 	}
 	feat, known := tracefs.RunningFeatures()
-	o := a.resolveOptions(c, true)
-	// What perf 6.1 cannot write (entry values at return) follows the
-	// kernel the vmlinux is.
-	o.Features, o.ImageFeatures = feat, true
-	// The kernel refuses probes its kprobe blacklist covers: a vmlinux's
-	// own for the kernel it is (-k), else the running kernel's.
-	if str(c, "vmlinux") != "" {
-		o.ImageBlacklist = true
-	} else {
-		o.Blacklist = runningBlacklist()
-		a.noBlacklist = o.Blacklist == nil && str(c, "exec") == ""
-	}
-	r, st := a.resolverOr(c, o, trailer)
-	if r == nil {
+	// SDT points come from the marked binaries or perf's probe cache.
+	probes, st := a.sdtProbes(c, parsed, feat, known, trailer)
+	if st != exitOK {
 		return st
 	}
-	defer r.Close()
-	var all []probe.Probe
-	for _, p := range parsed {
-		ps, err := r.Probes(p)
-		if err != nil {
-			return a.resolveFailedOn(c, r, err, trailer)
+	if len(probes) < len(parsed) {
+		o := a.resolveOptions(c, true)
+		// What perf 6.1 cannot write (entry values at return) follows the
+		// kernel the vmlinux is.
+		o.Features, o.ImageFeatures = feat, true
+		a.blacklistFor(c, &o)
+		r, st := a.resolverOr(c, o, trailer)
+		if r == nil {
+			return st
 		}
-		all = append(all, ps...)
+		defer r.Close()
+		var resolved []probe.Probe
+		for i, p := range parsed {
+			if probes[i] != nil {
+				continue
+			}
+			ps, err := r.Probes(p)
+			if err != nil {
+				return a.resolveFailedOn(c, r, err, trailer)
+			}
+			probes[i] = ps
+			resolved = append(resolved, ps...)
+		}
+		// Nothing is printed that the kernel would refuse (perf prints
+		// such lines; the write then fails with EINVAL).
+		for _, p := range resolved {
+			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
+				return exitEINVAL
+			}
+		}
 	}
-	// Nothing is printed that the kernel would refuse (perf prints such
-	// lines; the write then fails with EINVAL).
-	for _, p := range all {
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
-			return exitEINVAL
-		}
+	var all []probe.Probe
+	for i := range parsed {
+		all = append(all, probes[i]...)
 	}
 	if !boolean(c, "boot") {
 		for _, p := range all {
@@ -544,18 +675,24 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintln(a.stderr, err)
 		return exitEINVAL
 	}
-	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")
+	// Without a vmlinux, perf lists the kernel's map loaded from kallsyms.
+	o := a.resolveOptions(c, false)
+	o.Target.Kallsyms = true
+	r, st := a.resolverOr(c, o, "")
 	if r == nil {
 		return st
 	}
 	defer r.Close()
-	names, err := r.Functions(flt)
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	err = r.EachFunction(flt, func(name string) bool {
+		w.WriteString(name)
+		w.WriteByte('\n')
+		return true
+	})
+	w.Flush()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
-	}
-	for _, n := range names {
-		fmt.Fprintln(a.stdout, n)
 	}
 	return exitOK
 }

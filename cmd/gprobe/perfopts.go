@@ -118,6 +118,7 @@ type perfState struct {
 	targets    []string // every -x and -m, as given
 	dynamic    bool     // --fprobe, --tracepoint or --event: -D and -a give no perf PROBEDEF
 	retInsn    bool     // --ret-insn: -L gives FUNC[%return] (showExits reads it)
+	firstPath  bool     // the first operand is the target (an absolute path)
 }
 
 // filter is the filter perf builds from filters (strfilter__or of each),
@@ -366,34 +367,17 @@ func (a *app) perfParse(args []string) (run []string, status int, done bool) {
 			o.WriteUsage("another command except --add is set.\n")
 			return nil, exitUsage, true
 		}
-		// parse_probe_event_argv: the operands are one more definition.
-		def := strings.Join(ops, " ") + " "
-		if st.verbose > 0 {
-			fmt.Fprintf(a.stderr, "probe-definition(%d): %s\n", len(st.events), def)
+		// parse_probe_event_argv: an absolute path first names the target
+		// (set_target), the other operands are one more definition.
+		if st.target == "" && strings.HasPrefix(ops[0], "/") {
+			st.target, st.targetUsed, st.firstPath = ops[0], false, true
+			st.uprobes = !strings.HasSuffix(ops[0], ".ko")
+			ops = ops[1:]
 		}
-		st.events = append(st.events, def)
-		if len(st.events) == maxProbeEvents {
-			if !st.quiet {
-				fmt.Fprintf(a.stderr, "Too many probes (> %d) were specified.  Error: Command Parse Error.\n", maxProbeEvents)
+		if len(ops) > 0 {
+			if status, ok := a.perfOperands(st, ops); !ok {
+				return nil, status, true
 			}
-			return nil, 255, true // perf returns -1
-		}
-		if !st.dynamic {
-			p, err := spec.ParseProbeOpts(def, spec.Options{EntryValues: !st.uprobes})
-			if err != nil {
-				if !st.quiet {
-					fmt.Fprintf(a.stderr, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
-				}
-				return nil, parseStatus(err), true
-			}
-			if st.verbose > 0 {
-				for _, l := range p.DebugLines() {
-					fmt.Fprintln(a.stderr, l)
-				}
-			}
-		}
-		if st.target != "" {
-			st.targetUsed = true
 		}
 		st.command = 'a'
 	}
@@ -430,6 +414,40 @@ func (a *app) perfParse(args []string) (run []string, status int, done bool) {
 		}
 	}
 	return run, 0, false
+}
+
+// perfOperands is parse_probe_event_argv's parse of the operands as one
+// more definition; false with the exit status when it does not parse.
+func (a *app) perfOperands(st *perfState, ops []string) (int, bool) {
+	def := strings.Join(ops, " ") + " "
+	if st.verbose > 0 {
+		fmt.Fprintf(a.stderr, "probe-definition(%d): %s\n", len(st.events), def)
+	}
+	st.events = append(st.events, def)
+	if len(st.events) == maxProbeEvents {
+		if !st.quiet {
+			fmt.Fprintf(a.stderr, "Too many probes (> %d) were specified.  Error: Command Parse Error.\n", maxProbeEvents)
+		}
+		return 255, false // perf returns -1
+	}
+	if !st.dynamic {
+		p, err := spec.ParseProbeOpts(def, spec.Options{EntryValues: !st.uprobes})
+		if err != nil {
+			if !st.quiet {
+				fmt.Fprintf(a.stderr, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
+			}
+			return parseStatus(err), false
+		}
+		if st.verbose > 0 {
+			for _, l := range p.DebugLines() {
+				fmt.Fprintln(a.stderr, l)
+			}
+		}
+	}
+	if st.target != "" {
+		st.targetUsed = true
+	}
+	return 0, true
 }
 
 // gprobeMode reports whether the canonical options ask for something

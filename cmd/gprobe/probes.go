@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"syscall"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -60,11 +63,14 @@ func (a *app) delCommand() *cli.Command {
 		Name:      "del",
 		Usage:     "delete probe events (same as -d); globs like 'probe:*' and 'probe_prog:work*'",
 		ArgsUsage: "[GROUP:]EVENT...",
-		Flags:     append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}),
+		Flags:     append(append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), sdtFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
+			}
+			if boolean(c, "cache") {
+				return a.set(a.delCache(c, c.Args().Slice()))
 			}
 			return a.set(a.delProbes(c, spec.OrFilters(c.Args().Slice())))
 		},
@@ -74,10 +80,17 @@ func (a *app) delCommand() *cli.Command {
 func (a *app) listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list probe events (same as -l)",
+		Usage:     "list probe events (same as -l); --sdt: the SDT markers of -x BINARY or of perf's build-id cache",
 		ArgsUsage: "[[GROUP:]EVENT]",
-		Flags:     targetFlags(),
+		Flags: append(append(targetFlags(), sdtFlags()...),
+			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
+			switch {
+			case boolean(c, "sdt"):
+				return a.set(a.listSDT(c, c.Args().Slice()))
+			case boolean(c, "cache"):
+				return a.set(a.listCache(c, c.Args().Slice()))
+			}
 			pattern := defaultListFilter
 			if c.NArg() > 0 {
 				pattern = spec.OrFilters(c.Args().Slice())
@@ -92,14 +105,28 @@ func (a *app) listCommand() *cli.Command {
 // those of -a).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
+	case c.IsSet("del") && boolean(c, "cache"):
+		return a.delCache(c, []string{a.perf.filter("")})
 	case c.IsSet("del"):
 		return a.delProbes(c, a.perf.filter(""))
+	case c.IsSet("list") && boolean(c, "cache"):
+		return a.listCache(c, []string{a.perf.filter(defaultListFilter)})
 	case c.IsSet("list"):
 		return a.listProbes(c, a.perf.filter(defaultListFilter))
 	}
 	defs := c.StringSlice("add")
-	if c.NArg() > 0 {
-		defs = append(defs, strings.Join(c.Args().Slice(), " "))
+	if args := c.Args().Slice(); len(args) > 0 {
+		if a.perf != nil && a.perf.firstPath {
+			// perf's set_target: an absolute path first names the target
+			// (perfParse checked that a definition follows it).
+			if strings.HasSuffix(args[0], ".ko") {
+				a.firstPath.module = args[0]
+			} else {
+				a.firstPath.exec = args[0]
+			}
+			args = args[1:]
+		}
+		defs = append(defs, strings.Join(args, " "))
 	}
 	option := "-a"
 	if !c.IsSet("add") {
@@ -154,6 +181,22 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields,
 			Warn: a.warnFunc(c)}}
+	if pid := mountNS(c); pid > 0 {
+		// perf writes the definitions from the target's mount namespace,
+		// where the kernel resolves their paths.
+		if same, err := mountns.Same(pid); err != nil {
+			a.errf(c, "--target-ns: %v\n%s\n", err, addTrailer)
+			return exitENOENT
+		} else if !same {
+			fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
+			o.Stat = func(p string) (st iofs.FileInfo, err error) {
+				if derr := mountns.Do(pid, func() error { st, err = os.Stat(p); return nil }); derr != nil {
+					return nil, derr
+				}
+				return st, err
+			}
+		}
+	}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -193,7 +236,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		case dynamicMode(c):
 			dynamic = append(dynamic, d)
 		default:
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 			if err != nil && option == "" {
 				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
 				return nil, nil, nil, exitEINVAL
@@ -246,6 +289,17 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
+	// SDT points come from the marked binaries or perf's probe cache.
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	if st != exitOK {
+		return st
+	}
+	for i, ps := range sdtPs {
+		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+	}
+	if len(sdtPs) == len(specs) {
+		return exitOK
+	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
 	o.Blacklist = runningBlacklist()
@@ -257,6 +311,9 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	}
 	defer r.Close()
 	for i, q := range specs {
+		if sdtPs[i] != nil {
+			continue
+		}
 		ps, err := r.Probes(q)
 		if err != nil {
 			a.unfetched(c, r)
@@ -265,7 +322,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
-		} else if m := str(c, "module"); m != "" {
+		} else if m := a.modulePath(c); m != "" {
 			reqs[i].Module = m
 		}
 	}

@@ -16,12 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -95,6 +96,9 @@ type Options struct {
 	// Warn receives a warning for each trace event left out of a request
 	// that resolved to several (see Plan); nil drops them.
 	Warn func(string)
+	// Stat checks a uprobe's path as the kernel will resolve it; nil is
+	// os.Stat (a path in another mount namespace is stat'ed there).
+	Stat func(path string) (fs.FileInfo, error)
 }
 
 // Plan names every probe of reqs against the installed events, as perf's
@@ -257,7 +261,7 @@ func SharedKallsyms() *Kallsyms { return runningKallsyms() }
 // symbol must exist and be unique), and for an absolute kernel address, its
 // text range. It returns the probe the line defines.
 func Check(line string, opts Options) (*probe.Probe, error) {
-	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields}
+	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields, Stat: opts.Stat}
 	ks := opts.Symbols
 	if ks == nil {
 		ks = runningKallsyms()
@@ -289,8 +293,8 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 // arch, with the features of the kernel here when known (else every
 // feature of Linux 6.1), no symbol or path lookups. It reads exactly the
 // line the kernel would read, so its positions are the kernel's.
-func CheckDefinition(p probe.Probe, arch disasm.Arch, feat probedef.Features, known bool) error {
-	opts := &probedef.Options{Arch: arch, NoStat: true}
+func CheckDefinition(p probe.Probe, isa arch.Arch, feat probedef.Features, known bool) error {
+	opts := &probedef.Options{Arch: isa, NoStat: true}
 	if known {
 		opts.Features = &feat
 	}
@@ -509,7 +513,13 @@ func Added(ev Event, find PointFinder) string {
 	if ev.Req.Raw() {
 		return Describe(&ev.Probe, find)
 	}
-	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, ev.Req.Module, ev.Req.Args)
+	module := ev.Req.Module
+	if ev.Probe.Kind == probe.Uprobe && ev.Probe.Target.Path != "" {
+		// Each probe's own binary: one SDT point may name markers of
+		// several (%gc__* in python3.11 and libjvm.so), as perf reports it.
+		module = ev.Probe.Target.Path
+	}
+	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, module, ev.Req.Args)
 }
 
 // List is perf -l's listing of the installed events that match: a line

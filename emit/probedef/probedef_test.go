@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
@@ -16,7 +16,7 @@ import (
 var testSymbols = map[string]int{"vfs_read": 1, "kernel_clone": 1, "do_exit": 1, "kfree": 1, "name_show": 2}
 
 func testOptions() *Options {
-	return &Options{Arch: disasm.AMD64, Symbols: func(s string) int { return testSymbols[s] }}
+	return &Options{Arch: arch.AMD64, Symbols: func(s string) int { return testSymbols[s] }}
 }
 
 // readmeFeatures are the features of testdata/readme/VERSION.txt, the
@@ -205,14 +205,14 @@ func TestAccepted(t *testing.T) {
 	}
 }
 
-// TestRegisterNames: %REG takes exactly the names disasm.Arch lists for the
+// TestRegisterNames: %REG takes exactly the names arch.Arch lists for the
 // target, and any name on an architecture gprobe does not know.
 func TestRegisterNames(t *testing.T) {
 	line := func(reg string) string { return "p vfs_read a=%" + reg }
 	for _, tc := range []struct {
-		arch  disasm.Arch
-		other disasm.Arch
-	}{{disasm.AMD64, disasm.ARM64}, {disasm.ARM64, disasm.AMD64}} {
+		arch  arch.Arch
+		other arch.Arch
+	}{{arch.AMD64, arch.ARM64}, {arch.ARM64, arch.AMD64}} {
 		o := testOptions()
 		o.Arch = tc.arch
 		own := tc.arch.FetchRegisters()
@@ -231,7 +231,7 @@ func TestRegisterNames(t *testing.T) {
 		}
 	}
 	o := testOptions()
-	o.Arch = disasm.Arch(99)
+	o.Arch = arch.Arch(99)
 	if _, err := Parse(line("anything"), o); err != nil {
 		t.Errorf("unknown arch: %v", err)
 	}
@@ -370,5 +370,33 @@ func TestReadmeFeatures(t *testing.T) {
 	// This machine's 6.18 has uprobes and eprobes only, and the 6.5 parser.
 	if !f618.modern() || f618.Fprobes || f618.Tprobes || f618.BTFArgs || !f618.ReturnArgs || !f618.Eprobes {
 		t.Errorf("6.18: %+v", *f618)
+	}
+}
+
+// TestRefCtrNeedsReadme: a uprobe's reference counter (an SDT marker's
+// semaphore) is read on kernels whose README offers ref_ctr_offset (all
+// three kernels of the tests), and refused, at its brace, on one that
+// does not (Linux before 4.20, which would read the brace as part of the
+// offset).
+func TestRefCtrNeedsReadme(t *testing.T) {
+	const line = "p:sdt_python/gc__start /bin/sh:0x287f3(0x68326e) arg1=+112(%sp):s32"
+	for _, v := range []string{"6.1", "6.12", "6.18"} {
+		f := readmeFeatures(t, v)
+		if !f.RefCtr {
+			t.Errorf("%s: README without ref_ctr_offset", v)
+		}
+		p, err := Parse(line, &Options{Features: f, NoStat: true})
+		if err != nil || !p.Target.HasRefCtr || p.Target.RefCtr != 0x68326e || p.Target.Offset != 0x287f3 || p.String() != line {
+			t.Errorf("%s: %+v %v", v, p, err)
+		}
+	}
+	old := *readmeFeatures(t, "6.1")
+	old.RefCtr = false
+	e, ok := err2Error(Parse(line, &Options{Features: &old, NoStat: true}))
+	if !ok || e.Code != "NO_REF_CTR" || e.Pos != strings.Index(line, "(") || !strings.Contains(e.Error(), "4.20") {
+		t.Errorf("without ref_ctr_offset: %v", e)
+	}
+	if _, err := Parse("p /bin/sh:0x10", &Options{Features: &old, NoStat: true}); err != nil {
+		t.Errorf("a uprobe without a reference counter: %v", err)
 	}
 }

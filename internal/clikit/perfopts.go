@@ -173,6 +173,14 @@ func (p *optParser) short(c byte) *Option {
 // parse_long_opt: an exact name, "no-" negations, unique abbreviations.
 func (p *optParser) long(arg string) {
 	name, val, hasVal := strings.Cut(arg, "=")
+	// An option named exactly wins over another's negation (gprobe's
+	// --no-cache is not perf's negated --cache); perf has no such pair.
+	for i := range p.o.Options {
+		if opt := &p.o.Options[i]; opt.Long != "" && name == opt.Long {
+			p.value(opt, false, false, val, hasVal, arg)
+			return
+		}
+	}
 	var abbrev, ambiguous *Option
 	var abbrevUnset, ambiguousUnset bool
 	for i := range p.o.Options {

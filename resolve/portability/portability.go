@@ -129,6 +129,9 @@ func ReadProbes(r io.Reader, name string) ([]Point, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: %q: %s: %w", name, n, text, msg, ErrBadProbeList)
 		}
+		if p.Point.SDT {
+			return nil, fmt.Errorf("%s:%d: %q: an SDT marker of a user program, not a kernel probe point: %w", name, n, text, ErrBadProbeList)
+		}
 		out = append(out, Point{Text: text, Line: n, probe: p})
 	}
 	if err := sc.Err(); err != nil {

@@ -9,7 +9,7 @@ import (
 // Point is a parsed PROBE POINT (perf's struct perf_probe_point plus the
 // event/group names given in front of it):
 //
-//	[[GROUP:]EVENT=]FUNC[@SRC][:RLN|+OFFS|%return|;PTN]
+//	[[GROUP:]EVENT=]FUNC[@SRC|@*][:RLN|+OFFS|%return|;PTN]
 //	[[GROUP:]EVENT=]SRC:ALN
 //	[[GROUP:]EVENT=]SRC;PTN
 //	0xADDR
@@ -35,12 +35,24 @@ type Point struct {
 	// then still holds the text, as in perf.
 	Abs   uint64
 	IsAbs bool
+
+	// SDT is a point naming SDT markers or cached events:
+	// "%[GROUP:]EVENT[@TARGET]" or "sdt_PROVIDER:EVENT[@TARGET]". Group
+	// and Event are then globs (Group "" for any group), Function is
+	// "%EVENT" (perf's pev->point.function, printed in messages), and
+	// Target, when HasTarget, is the binary after '@' (a path or a prefix
+	// of a cached build-id, escapes removed).
+	SDT       bool
+	Target    string
+	HasTarget bool
 }
 
 // ParsePoint parses a probe point the way perf's parse_perf_probe_point()
-// does. The input is a single word: no white-space splitting is done here
-// (ParseProbe does that). Errors are *SyntaxError (perf's exact message) or,
-// for SDT specs, *SDTError.
+// does, with two forms of newer perf for names that are not C's: quoted
+// parts ("ns::Klass::method", 'Vec<u8>::push') are taken literally, and
+// FUNC@* names a function in any file (perf 6.1 reads "*" as a file name).
+// The input is a single word: no white-space splitting is done here
+// (ParseProbe does that). Errors are *SyntaxError (perf's exact message).
 func ParsePoint(s string) (*Point, error) {
 	p := &Point{}
 	if err := parsePoint(cString(s), p); err != nil {
@@ -60,7 +72,7 @@ func isSDTEvent(s string) bool {
 // The group is checked as a C name before unescaping, the event after.
 // Error messages quote the raw (still escaped) text.
 func parseEventName(s string, sdt bool) (group, event string, err error) {
-	if i := strpbrkEsc(s, ":"); i >= 0 {
+	if i := strpbrkEsq(s, ":"); i >= 0 {
 		raw := s[:i]
 		if !sdt && !IsCFuncName(raw) {
 			return "", "", badEventName(raw)
@@ -68,7 +80,10 @@ func parseEventName(s string, sdt bool) (group, event string, err error) {
 		group = strdupEsc(raw)
 		s = s[i+1:]
 	}
-	event = strdupEsc(s)
+	event, ok := strdupEsq(s)
+	if !ok {
+		return "", "", unclosedQuote(s)
+	}
 	if !sdt && !IsCFuncName(event) {
 		return "", "", badEventName(s)
 	}
@@ -79,31 +94,33 @@ func badEventName(s string) error {
 	return semErr("%s is bad for event name -it must follow C symbol-naming rule.", s)
 }
 
-func parseSDT(spec, arg string) error {
+// parseSDT reads an SDT point as perf does: "[%]" then "[GROUP:]EVENT",
+// then "@TARGET"; any other of ";=@+%" is an error. perf first tries to
+// complete TARGET as a build-id from its cache: the caller does that
+// (Target keeps the text).
+func parseSDT(arg string, p *Point) error {
 	if arg[0] == '%' {
 		arg = arg[1:]
 	}
-	e := &SDTError{Spec: spec}
+	p.SDT = true
 	if i := strpbrkEsc(arg, ";=@+%"); i >= 0 {
 		if arg[i] != '@' {
 			return semErr("%s must be an SDT name.", arg)
 		}
-		// perf first tries to complete a build-id from its cache; gprobe has
-		// no build-id cache, so the target is kept as written.
-		e.Target = strdupEsc(arg[i+1:])
-		e.HasTarget = true
+		p.Target, p.HasTarget = strdupEsc(arg[i+1:]), true
 		arg = arg[:i]
 	}
-	e.Provider, e.Event, _ = parseEventName(arg, true)
-	return e
+	p.Group, p.Event, _ = parseEventName(arg, true)
+	p.Function, p.HasFunction = "%"+p.Event, true
+	return nil
 }
 
 func parsePoint(arg string, p *Point) error {
 	if isSDTEvent(arg) {
-		return parseSDT(arg, arg)
+		return parseSDT(arg, p)
 	}
 
-	if i := strpbrkEsc(arg, ";=@+%"); i >= 0 && arg[i] == '=' {
+	if i := strpbrkEsq(arg, ";=@+%"); i >= 0 && arg[i] == '=' {
 		g, e, err := parseEventName(arg[:i], false)
 		if err != nil {
 			return err
@@ -115,8 +132,8 @@ func parsePoint(arg string, p *Point) error {
 	// File spec iff: no unescaped '+', '@' or '%'; an unescaped ':' or ';';
 	// and a '.' somewhere before it.
 	fileSpec := false
-	if strpbrkEsc(arg, "+@%") < 0 {
-		if i := strpbrkEsc(arg, ";:"); i >= 0 && strings.IndexByte(arg[:i], '.') >= 0 {
+	if strpbrkEsq(arg, "+@%") < 0 {
+		if i := strpbrkEsq(arg, ";:"); i >= 0 && strings.IndexByte(arg[:i], '.') >= 0 {
 			fileSpec = true
 		}
 	}
@@ -124,11 +141,14 @@ func parsePoint(arg string, p *Point) error {
 	const delims = ";:+@%"
 	head, rest, more := arg, "", false
 	var nc byte
-	if i := strpbrkEsc(arg, delims); i >= 0 {
+	if i := strpbrkEsq(arg, delims); i >= 0 {
 		head, nc, rest, more = arg[:i], arg[i], arg[i+1:], true
 	}
 	if head != "" {
-		name := strdupEsc(head)
+		name, ok := strdupEsq(head)
+		if !ok {
+			return unclosedQuote(head)
+		}
 		if fileSpec {
 			p.File, p.HasFile = name, true
 		} else {
@@ -150,7 +170,7 @@ func parsePoint(arg string, p *Point) error {
 			p.Lazy, p.HasLazy = part, true
 			break
 		}
-		if i := strpbrkEsc(part, delims); i >= 0 {
+		if i := strpbrkEsq(part, delims); i >= 0 {
 			part, nc, rest = part[:i], part[i], part[i+1:]
 		} else {
 			more = false
@@ -172,7 +192,16 @@ func parsePoint(arg string, p *Point) error {
 			if p.HasFile {
 				return semErr("SRC@SRC is not allowed.")
 			}
-			p.File, p.HasFile = strdupEsc(part), true
+			if part == "*" {
+				// FUNC@*: FUNC is a function, in any file (newer
+				// perf; perf 6.1 looks for a file named "*").
+				break
+			}
+			f, ok := strdupEsq(part)
+			if !ok {
+				return unclosedQuote(part)
+			}
+			p.File, p.HasFile = f, true
 		case '%':
 			if part != "return" {
 				return &SyntaxError{Perf: semanticPrefix + "%" + part + " is not supported.", Errno: syscall.ENOTSUP}

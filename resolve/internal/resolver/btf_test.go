@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -162,7 +162,7 @@ func TestBTFOnlyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: disasm.AMD64, Features: probedef.Features{HexTypes: true}})
+	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: arch.AMD64, Features: probedef.Features{HexTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestBTFOnlyPattern(t *testing.T) {
 		{spec: "nosuch_*", err: true},
 	} {
 		warnings = nil
-		r, err := testNew(nil, false, testOpts{BTF: bs, Arch: disasm.AMD64, Features: probedef.Features{HexTypes: true},
+		r, err := testNew(nil, false, testOpts{BTF: bs, Arch: arch.AMD64, Features: probedef.Features{HexTypes: true},
 			Blacklist: c.blacklist, Warn: func(s string) { warnings = append(warnings, s) }})
 		if err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ func TestImageBlacklist(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := NewMap(f)
+	m, err := NewMap(f, Naming{})
 	if err != nil {
 		t.Fatal(err)
 	}

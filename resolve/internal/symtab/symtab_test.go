@@ -24,14 +24,14 @@ func TestSymbolMapFind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sorted, err := NewMap(f)
+		sorted, err := NewMap(f, Naming{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, _ := NewMap(f)
+		whole, _ := NewMap(f, Naming{})
 		all := whole.All()
 		// each, on a map not yet made whole, walks the same symbols.
-		fresh, _ := NewMap(f)
+		fresh, _ := NewMap(f, Naming{})
 		k := 0
 		fresh.Each(func(s Symbol) bool {
 			if k >= len(all) || all[k].Start != s.Start || string(all[k].Raw) != string(s.Raw) {
@@ -46,8 +46,8 @@ func TestSymbolMapFind(t *testing.T) {
 		// ByName, which walks without the whole map, finds what a filter
 		// over the whole map finds, ends of zero-sized symbols included.
 		for _, textOnly := range []bool{false, true} {
-			byName, _ := NewMap(f)
-			got := byName.ByName(func([]byte) bool { return true }, true, textOnly)
+			byName, _ := NewMap(f, Naming{})
+			got := byName.ByName(Query{Pattern: "*", TextOnly: textOnly})
 			var want []Symbol
 			for _, s := range all {
 				if !textOnly || s.Exec {
