@@ -17,8 +17,9 @@ import (
 	"github.com/gprobe/gprobe/emit/bootparam"
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
-	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
@@ -50,7 +51,7 @@ type app struct {
 	operand string
 	// perf is what perf probe's parse of the root command's options
 	// recorded (perfopts.go); nil when a command ran without it.
-	perf *perfState
+	perf *perfprobe.State
 	// noBlacklist: kernel probes are to be checked against the running
 	// kernel's kprobe blacklist, which debugfs does not show (-v says so).
 	noBlacklist bool
@@ -144,12 +145,28 @@ func (a *app) isSubcommand(s string) bool {
 	return false
 }
 
+// usageText is perf's usage block without the options.
+var usageText = perfprobe.UsageText()
+
+// perfParser parses the root command's options as perf probe does; then
+// urfave/cli runs the command from their canonical spelling.
+func (a *app) perfParser() *perfprobe.Parser {
+	return &perfprobe.Parser{Flags: a.cliApp().Flags, W: a.stderr, IsCommand: a.isSubcommand,
+		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"}}
+}
+
+// perfOptions is the root command's option table without callbacks,
+// writing perf's usage and option help to w.
+func (a *app) perfOptions(w io.Writer) *clikit.Options {
+	return perfprobe.Options(a.cliApp().Flags, nil, w)
+}
+
 func (a *app) main(args []string) int {
-	args, st, done := a.perfParse(args)
+	args, perf, st, done := a.perfParser().Parse(args)
 	if done {
 		return st
 	}
-	a.args = args
+	a.args, a.perf = args, perf
 	cliApp := a.cliApp()
 	if err := cliApp.Run(interspersed(args)); err != nil {
 		if a.status == exitOK {
@@ -255,22 +272,22 @@ func (a *app) rootAction(c *cli.Context) error {
 	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
 		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
-		return a.set(a.showExits(c, a.perf.line))
+		return a.set(a.showExits(c, a.perf.Line))
 	case c.IsSet("line"):
-		return a.set(a.showLines(c, a.perf.line))
+		return a.set(a.showLines(c, a.perf.Line))
 	case c.IsSet("definition"):
 		return a.set(a.showDefinitions(c, c.StringSlice("definition")))
 	case c.IsSet("vars"):
 		// perf shows the variables of each -V in turn, until one fails.
 		st := exitOK
-		for _, ev := range a.perf.events {
+		for _, ev := range a.perf.Events {
 			if st = a.showVars(c, ev); st != exitOK {
 				break
 			}
 		}
 		return a.set(st)
 	case c.IsSet("funcs"):
-		return a.set(a.showFuncs(c, a.perf.filter(defaultFuncFilter)))
+		return a.set(a.showFuncs(c, a.perf.Filter(perfprobe.DefaultFuncFilter)))
 	case c.IsSet("add") || c.IsSet("del") || c.IsSet("list") || c.NArg() > 0:
 		return a.set(a.rootProbes(c))
 	}
@@ -346,13 +363,13 @@ func (a *app) withReason(c *cli.Context, trailer string, status int) string {
 		return trailer
 	}
 	no := syscall.Errno(256 - status)
-	return fmt.Sprintf("%s Reason: %s (Code: %d)", trailer, strerror(no), -int(no))
+	return fmt.Sprintf("%s Reason: %s (Code: %d)", trailer, perfprobe.Strerror(no), -int(no))
 }
 
 // verbose is how many -v were given (perf's verbose level).
 func (a *app) verbose(c *cli.Context) int {
-	if a.perf != nil && a.perf.verbose > 0 {
-		return a.perf.verbose
+	if a.perf != nil && a.perf.Verbose > 0 {
+		return a.perf.Verbose
 	}
 	if boolean(c, "verbose") {
 		return 1
@@ -375,7 +392,7 @@ func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
 		Warn: a.warnFunc(c), Debug: a.debugFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
 		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
-			Params: boolean(c, "verbose")}, KernelText: kernelSymbols{}}
+			Params: boolean(c, "verbose")}, KernelText: install.RunningSymbols{}}
 }
 
 // negatable is perf's boolean option NAME, which --no-NAME turns off: of
@@ -489,8 +506,44 @@ func (a *app) blacklistFor(c *cli.Context, o *resolve.Options) {
 		o.ImageBlacklist = true
 		return
 	}
-	o.Blacklist = runningBlacklist()
+	o.Blacklist = tracefs.RunningBlacklist()
 	a.noBlacklist = o.Blacklist == nil && !a.user(c)
+}
+
+// resolveDefinitions resolves the definitions parsed whose probes are
+// still nil, into probes, refusing what the kernel would refuse (perf
+// prints such lines; the write then fails with EINVAL).
+func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes map[int][]probe.Probe, trailer string) int {
+	feat, known := tracefs.RunningFeatures()
+	o := a.resolveOptions(c, true)
+	// What perf 6.1 cannot write (entry values at return) follows the
+	// kernel the vmlinux is.
+	o.Features, o.ImageFeatures = feat, true
+	a.blacklistFor(c, &o)
+	r, st := a.resolverOr(c, o, trailer)
+	if r == nil {
+		return st
+	}
+	defer r.Close()
+	var resolved []probe.Probe
+	for i, p := range parsed {
+		if probes[i] != nil {
+			continue
+		}
+		ps, err := r.Probes(p)
+		if err != nil {
+			return a.resolveFailedOn(c, r, err, trailer)
+		}
+		probes[i] = ps
+		resolved = append(resolved, ps...)
+	}
+	for _, p := range resolved {
+		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
+			return exitEINVAL
+		}
+	}
+	return exitOK
 }
 
 // showDefinitions implements -D: resolve every definition first, then
@@ -516,35 +569,8 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		return st
 	}
 	if len(probes) < len(parsed) {
-		o := a.resolveOptions(c, true)
-		// What perf 6.1 cannot write (entry values at return) follows the
-		// kernel the vmlinux is.
-		o.Features, o.ImageFeatures = feat, true
-		a.blacklistFor(c, &o)
-		r, st := a.resolverOr(c, o, trailer)
-		if r == nil {
+		if st := a.resolveDefinitions(c, parsed, probes, trailer); st != exitOK {
 			return st
-		}
-		defer r.Close()
-		var resolved []probe.Probe
-		for i, p := range parsed {
-			if probes[i] != nil {
-				continue
-			}
-			ps, err := r.Probes(p)
-			if err != nil {
-				return a.resolveFailedOn(c, r, err, trailer)
-			}
-			probes[i] = ps
-			resolved = append(resolved, ps...)
-		}
-		// Nothing is printed that the kernel would refuse (perf prints
-		// such lines; the write then fails with EINVAL).
-		for _, p := range resolved {
-			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
-				return exitEINVAL
-			}
 		}
 	}
 	var all []probe.Probe
@@ -569,18 +595,9 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 // parseFailed reports a definition that does not parse as perf's option
 // parser does: the message, the usage and the option's help.
 func (a *app) parseFailed(err error, option string) int {
-	fmt.Fprintln(a.stderr, perfMessage(err))
-	a.perfOptions(nil, a.stderr).UsageFor(true, strings.TrimPrefix(option, "-"), true)
+	fmt.Fprintln(a.stderr, perfprobe.Message(err))
+	a.perfOptions(a.stderr).UsageFor(true, strings.TrimPrefix(option, "-"), true)
 	return exitUsage
-}
-
-// perfMessage is perf's message for a definition that does not parse.
-func perfMessage(err error) string {
-	var se *spec.SyntaxError
-	if errors.As(err, &se) && se.Perf != "" {
-		return se.Perf
-	}
-	return err.Error()
 }
 
 // resolveFailed reports a failed resolution as perf does (see
@@ -668,7 +685,7 @@ func isTerminal(w io.Writer) bool {
 // image's function symbols, sorted.
 func (a *app) showFuncs(c *cli.Context, filter string) int {
 	if filter == "" {
-		filter = defaultFuncFilter
+		filter = perfprobe.DefaultFuncFilter
 	}
 	flt, err := spec.ParseFilter(filter)
 	if err != nil {
@@ -727,15 +744,4 @@ func boolean(c *cli.Context, name string) bool {
 		return x.Bool(name)
 	}
 	return false
-}
-
-// runningBlacklist is the running kernel's kprobe blacklist, nil when
-// debugfs does not show it (perf then checks nothing either).
-func runningBlacklist() *probedef.Blacklist {
-	fs, err := tracefs.Open()
-	if err != nil {
-		return nil
-	}
-	bl, _ := fs.Blacklist()
-	return bl
 }

@@ -68,8 +68,8 @@ func TestVersionBuilt(t *testing.T) {
 // unknown flag gets its usage.
 func TestUnknownOption(t *testing.T) {
 	var all, maxProbes strings.Builder
-	newApp(nil, nil).perfOptions(nil, &all).WriteUsage("")
-	newApp(nil, nil).perfOptions(nil, &maxProbes).UsageFor(true, "max-probes", false)
+	newApp(nil, nil).perfOptions(&all).WriteUsage("")
+	newApp(nil, nil).perfOptions(&maxProbes).UsageFor(true, "max-probes", false)
 	for _, c := range []struct {
 		args []string
 		want string

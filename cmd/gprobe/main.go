@@ -12,33 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/pprof"
 
 	"github.com/gprobe/gprobe/internal/gcpace"
+	"github.com/gprobe/gprobe/internal/selfprofile"
 )
 
 func main() {
 	gcpace.Start()
-	if p := os.Getenv("GPROBE_CPUPROFILE"); p != "" { // for benchmarking gprobe itself
-		if f, err := os.Create(p); err == nil {
-			pprof.StartCPUProfile(f)
-			st := run(os.Args, os.Stdout, os.Stderr)
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(st)
-		}
-	}
-	if p := os.Getenv("GPROBE_MEMPROFILE"); p != "" { // every allocation, live or not
-		runtime.MemProfileRate = 1
-		st := run(os.Args, os.Stdout, os.Stderr)
-		if f, err := os.Create(p); err == nil {
-			pprof.Lookup("allocs").WriteTo(f, 0)
-			f.Close()
-		}
-		os.Exit(st)
-	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	os.Exit(selfprofile.Run(func() int { return run(os.Args, os.Stdout, os.Stderr) }))
 }
 
 // run executes gprobe with args (args[0] is the program name) and returns

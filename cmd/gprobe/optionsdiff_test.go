@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -49,7 +50,7 @@ func usageBlocks(s string) (names, blocks []string) {
 func sameUsage(p, g string) bool {
 	p = strings.ReplaceAll(p, "perf probe", "gprobe")
 	ours := map[string]bool{}
-	for _, o := range newApp(nil, nil).perfOptions(nil, nil).Options {
+	for _, o := range newApp(nil, nil).perfOptions(nil).Options {
 		ours[o.Long] = true
 	}
 	keep := func(s string, have func(string) bool) string {
@@ -65,7 +66,7 @@ func sameUsage(p, g string) bool {
 		}
 		return b.String()
 	}
-	return keep(p, func(n string) bool { return ours[n] }) == keep(g, func(n string) bool { _, ok := perfProbeOptions[n]; return ok })
+	return keep(p, func(n string) bool { return ours[n] }) == keep(g, func(n string) bool { return perfprobe.IsPerfOption(n) })
 }
 
 // TestPerfDiffOptionErrors: every option error and exit status of perf
@@ -79,7 +80,7 @@ func TestPerfDiffOptionErrors(t *testing.T) {
 		args129[3] += fmt.Sprintf(" a%d", i)
 	}
 	many := []string{"-k", fx}
-	for i := 0; i < maxProbeEvents; i++ {
+	for i := 0; i < perfprobe.MaxProbes; i++ {
 		many = append(many, "-D", "vfs_read")
 	}
 	cases := [][]string{

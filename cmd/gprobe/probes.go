@@ -6,12 +6,12 @@ import (
 	iofs "io/fs"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -69,9 +69,6 @@ func (a *app) delCommand() *cli.Command {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
 			}
-			if boolean(c, "cache") {
-				return a.set(a.delCache(c, c.Args().Slice()))
-			}
 			return a.set(a.delProbes(c, spec.OrFilters(c.Args().Slice())))
 		},
 	}
@@ -85,13 +82,10 @@ func (a *app) listCommand() *cli.Command {
 		Flags: append(append(targetFlags(), sdtFlags()...),
 			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
-			switch {
-			case boolean(c, "sdt"):
+			if boolean(c, "sdt") {
 				return a.set(a.listSDT(c, c.Args().Slice()))
-			case boolean(c, "cache"):
-				return a.set(a.listCache(c, c.Args().Slice()))
 			}
-			pattern := defaultListFilter
+			pattern := perfprobe.DefaultListFilter
 			if c.NArg() > 0 {
 				pattern = spec.OrFilters(c.Args().Slice())
 			}
@@ -105,18 +99,14 @@ func (a *app) listCommand() *cli.Command {
 // those of -a).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
-	case c.IsSet("del") && boolean(c, "cache"):
-		return a.delCache(c, []string{a.perf.filter("")})
 	case c.IsSet("del"):
-		return a.delProbes(c, a.perf.filter(""))
-	case c.IsSet("list") && boolean(c, "cache"):
-		return a.listCache(c, []string{a.perf.filter(defaultListFilter)})
+		return a.delProbes(c, a.perf.Filter(""))
 	case c.IsSet("list"):
-		return a.listProbes(c, a.perf.filter(defaultListFilter))
+		return a.listProbes(c, a.perf.Filter(perfprobe.DefaultListFilter))
 	}
 	defs := c.StringSlice("add")
 	if args := c.Args().Slice(); len(args) > 0 {
-		if a.perf != nil && a.perf.firstPath {
+		if a.perf != nil && a.perf.FirstPath {
 			// perf's set_target: an absolute path first names the target
 			// (perfParse checked that a definition follows it).
 			if strings.HasSuffix(args[0], ".ko") {
@@ -143,27 +133,8 @@ func (a *app) errf(c *cli.Context, format string, args ...any) {
 	}
 }
 
-// exitErrno is perf's exit status for -errno.
-func exitErrno(err error) int {
-	var no syscall.Errno
-	if errors.As(err, &no) && no > 0 && no < 256 {
-		return 256 - int(no)
-	}
-	switch {
-	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, install.ErrHiddenAddresses):
-		return 256 - int(syscall.EACCES)
-	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
-		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
-		return exitENOENT
-	case errors.Is(err, tracefs.ErrExist):
-		return 256 - int(syscall.EEXIST)
-	case errors.Is(err, tracefs.ErrBusy):
-		return 256 - int(syscall.EBUSY)
-	case errors.Is(err, install.ErrTooManyNames):
-		return 256 - int(syscall.ERANGE)
-	}
-	return exitEINVAL
-}
+// exitErrno is perf's exit status for -errno (install.Errno).
+func exitErrno(err error) int { return 256 - int(install.Errno(err)) }
 
 // addProbes implements -a, a bare PROBEDEF and `add`: the definitions are
 // read here (perf PROBEDEFs), resolved when install.Add asks, and
@@ -238,7 +209,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		default:
 			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 			if err != nil && option == "" {
-				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
+				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfprobe.Message(err))
 				return nil, nil, nil, exitEINVAL
 			} else if err != nil {
 				return nil, nil, nil, a.parseFailed(err, option)
@@ -302,8 +273,8 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
-	o.Blacklist = runningBlacklist()
-	a.noBlacklist = o.Blacklist == nil && str(c, "exec") == ""
+	o.Blacklist = tracefs.RunningBlacklist()
+	a.noBlacklist = o.Blacklist == nil && !a.user(c)
 	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
@@ -360,6 +331,9 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 // listProbes implements -l [FILTER]: every installed kprobe and uprobe
 // event, as perf lists them (kprobes first, each file sorted by its text).
 func (a *app) listProbes(c *cli.Context, pattern string) int {
+	if boolean(c, "cache") {
+		return a.listCache(c, pattern)
+	}
 	flt, fs, events, st := a.installedEvents(c, pattern, listTrailer)
 	if fs == nil {
 		return st
@@ -393,6 +367,9 @@ func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Fi
 // delProbes implements -d: every event whose name or GROUP:EVENT matches,
 // kprobes first, each sorted; enabled events are disabled first.
 func (a *app) delProbes(c *cli.Context, pattern string) int {
+	if boolean(c, "cache") {
+		return a.delCache(c, pattern)
+	}
 	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
 	if fs == nil {
 		return st
@@ -408,14 +385,7 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	case errors.As(err, &re):
 		// Every other match is deleted; each event left is named, with
 		// what keeps it.
-		for _, k := range re.Kept {
-			reason := ""
-			if k.Reason != "" {
-				reason = "; it is " + k.Reason
-			}
-			a.errf(c, "Failed to delete event %s:%s: %v%s\n", k.Event.Group, k.Event.Name, k.Err, reason)
-		}
-		a.errf(c, "%s\n", a.withReason(c, delTrailer, exitErrno(err)))
+		a.errf(c, "%v\n%s\n", re, a.withReason(c, delTrailer, exitErrno(err)))
 		return exitErrno(err)
 	case err != nil:
 		a.errf(c, "Failed to delete event: %v\n%s\n", err, a.withReason(c, delTrailer, exitErrno(err)))
@@ -433,15 +403,6 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 // through /proc/kallsyms (read when a kernel probe needs it).
 func (a *app) points(c *cli.Context) *resolve.Points {
 	p := resolve.NewPoints(str(c, "vmlinux"))
-	p.Kernel = kernelSymbols{}
+	p.Kernel = install.RunningSymbols{}
 	return p
 }
-
-// kernelSymbols is /proc/kallsyms, read on first use.
-type kernelSymbols struct{}
-
-func (kernelSymbols) Symbolize(sym string, off uint64) (string, uint64, bool) {
-	return install.SharedKallsyms().Symbolize(sym, off)
-}
-
-func (kernelSymbols) InText(sym string) (in, known bool) { return install.SharedKallsyms().InText(sym) }

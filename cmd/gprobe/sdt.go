@@ -91,11 +91,7 @@ func archOf(path string) arch.Arch {
 }
 
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.
-func (a *app) listCache(c *cli.Context, filters []string) int {
-	pattern := "*"
-	if len(filters) > 0 {
-		pattern = strings.Join(filters, " ")
-	}
+func (a *app) listCache(c *cli.Context, pattern string) int {
 	flt, err := spec.ParseFilter(pattern)
 	if err != nil {
 		a.errf(c, "Filter parse error at %s\n%s\n", pattern, listTrailer)
@@ -115,8 +111,7 @@ func (a *app) listCache(c *cli.Context, filters []string) int {
 // delCache implements -d --cache PATTERN: perf's del_perf_probe_caches
 // removes the matching entries (GROUP:EVENT, or the command of an entry
 // without a name) from every binary's probe cache.
-func (a *app) delCache(c *cli.Context, patterns []string) int {
-	pattern := spec.OrFilters(patterns)
+func (a *app) delCache(c *cli.Context, pattern string) int {
 	flt, err := spec.ParseFilter(pattern)
 	if err != nil {
 		a.errf(c, "Filter parse error at %s\n%s\n", pattern, delTrailer)

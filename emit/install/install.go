@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
@@ -251,6 +252,19 @@ func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 }
 
 var runningKallsyms = sync.OnceValue(RunningKallsyms)
+
+// RunningSymbols is the running kernel's /proc/kallsyms (SharedKallsyms)
+// for what maps kernel symbols: resolve.Points' Kernel and
+// resolve.Options' KernelText.
+type RunningSymbols struct{}
+
+// Symbolize is Kallsyms.Symbolize on SharedKallsyms.
+func (RunningSymbols) Symbolize(sym string, off uint64) (string, uint64, bool) {
+	return SharedKallsyms().Symbolize(sym, off)
+}
+
+// InText is Kallsyms.InText on SharedKallsyms.
+func (RunningSymbols) InText(sym string) (in, known bool) { return SharedKallsyms().InText(sym) }
 
 // SharedKallsyms is /proc/kallsyms read once per process (nil when it
 // cannot be read), the one Check uses.
@@ -585,6 +599,30 @@ type Kept struct {
 	Reason string
 }
 
+// Errno is the errno perf returns for err, an error of installing or
+// deleting events (its exit status is 256 - Errno): err's own errno, the
+// one the tracefs and install sentinels stand for, else EINVAL.
+func Errno(err error) syscall.Errno {
+	var no syscall.Errno
+	if errors.As(err, &no) && no > 0 && no < 256 {
+		return no
+	}
+	switch {
+	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, ErrHiddenAddresses):
+		return syscall.EACCES
+	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
+		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
+		return syscall.ENOENT
+	case errors.Is(err, tracefs.ErrExist):
+		return syscall.EEXIST
+	case errors.Is(err, tracefs.ErrBusy):
+		return syscall.EBUSY
+	case errors.Is(err, ErrTooManyNames):
+		return syscall.ERANGE
+	}
+	return syscall.EINVAL
+}
+
 // RemoveError lists the events Remove could not delete; it wraps the first
 // one's error.
 type RemoveError struct{ Kept []Kept }
@@ -595,12 +633,19 @@ func (e *RemoveError) Error() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s:%s was not deleted: %v", k.Event.Group, k.Event.Name, k.Err)
-		if k.Reason != "" {
-			fmt.Fprintf(&b, "; it is %s", k.Reason)
-		}
+		b.WriteString("Failed to delete event " + k.String())
 	}
 	return b.String()
+}
+
+// String is "GROUP:EVENT: ERR", and "; it is REASON" when the reason is
+// known.
+func (k Kept) String() string {
+	s := fmt.Sprintf("%s:%s: %v", k.Event.Group, k.Event.Name, k.Err)
+	if k.Reason != "" {
+		s += "; it is " + k.Reason
+	}
+	return s
 }
 
 func (e *RemoveError) Unwrap() error { return e.Kept[0].Err }

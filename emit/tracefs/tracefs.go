@@ -232,6 +232,17 @@ func (t *FS) EventFields(e probe.EventID) (fields []string, ok bool) {
 	return fields, true
 }
 
+// RunningBlacklist is the running kernel's kprobe blacklist (Blacklist
+// of the tracefs Open finds), nil when it cannot be read.
+func RunningBlacklist() *probedef.Blacklist {
+	fs, err := Open()
+	if err != nil {
+		return nil
+	}
+	bl, _ := fs.Blacklist()
+	return bl
+}
+
 // Blacklist reads the running kernel's kprobe blacklist from debugfs
 // (kprobes/blacklist, as perf's kprobe_blacklist__load): where debugfs is
 // mounted (/proc/mounts), or the directory above this tracefs when it is

@@ -181,54 +181,11 @@ func (p *optParser) long(arg string) {
 			return
 		}
 	}
-	var abbrev, ambiguous *Option
-	var abbrevUnset, ambiguousUnset bool
-	for i := range p.o.Options {
-		opt := &p.o.Options[i]
-		if opt.Long == "" {
-			continue
-		}
-		unset := false
-		if name == opt.Long {
-			p.value(opt, false, false, val, hasVal, arg)
-			return
-		}
-		if l, ok := strings.CutPrefix(opt.Long, "no-"); ok {
-			// --inlines negates --no-inlines
-			if name == l {
-				p.value(opt, false, true, val, hasVal, arg)
-				return
-			}
-			if strings.HasPrefix(l, name) {
-				unset = true
-				goto abbreviated
-			}
-		}
-		if strings.HasPrefix(opt.Long, name) {
-			goto abbreviated
-		}
-		if strings.HasPrefix("no-", name) {
-			unset = true
-			goto abbreviated
-		}
-		if n, ok := strings.CutPrefix(name, "no-"); ok {
-			if n == opt.Long {
-				p.value(opt, false, true, val, hasVal, arg)
-				return
-			}
-			if strings.HasPrefix(opt.Long, n) {
-				unset = true
-				goto abbreviated
-			}
-		}
-		continue
-	abbreviated:
-		if abbrev != nil {
-			ambiguous, ambiguousUnset = abbrev, abbrevUnset
-		}
-		abbrev, abbrevUnset = opt, unset
-	}
-	if ambiguous != nil {
+	m := p.match(name)
+	switch {
+	case m.exact != nil:
+		p.value(m.exact, false, m.exactUnset, val, hasVal, arg)
+	case m.ambiguous != nil:
 		no := func(u bool) string {
 			if u {
 				return "no-"
@@ -236,15 +193,72 @@ func (p *optParser) long(arg string) {
 			return ""
 		}
 		fmt.Fprintf(p.o.W, " Error: Ambiguous option: %s (could be --%s%s or --%s%s)\n", arg,
-			no(ambiguousUnset), ambiguous.Long, no(abbrevUnset), abbrev.Long)
+			no(m.ambiguousUnset), m.ambiguous.Long, no(m.abbrevUnset), m.abbrev.Long)
 		p.usageFor(true, arg, false)
 		p.fail()
+	case m.abbrev != nil:
+		p.value(m.abbrev, false, m.abbrevUnset, val, hasVal && !m.abbrevUnset, arg)
+	default:
+		p.unknown(fmt.Sprintf("unknown option `%s'", arg), name)
 	}
-	if abbrev != nil {
-		p.value(abbrev, false, abbrevUnset, val, hasVal && !abbrevUnset, arg)
-		return
+}
+
+// longMatch is what a long name given matches: an option named exactly
+// (negated or not), else the last two options it abbreviates.
+type longMatch struct {
+	exact, abbrev, ambiguous                *Option
+	exactUnset, abbrevUnset, ambiguousUnset bool
+}
+
+// match looks name up as parse_long_opt does, in the table's order.
+func (p *optParser) match(name string) (m longMatch) {
+	for i := range p.o.Options {
+		opt := &p.o.Options[i]
+		if opt.Long == "" {
+			continue
+		}
+		exact, abbrev, unset := matchLong(opt.Long, name)
+		if exact {
+			m.exact, m.exactUnset = opt, unset
+			return m
+		}
+		if abbrev {
+			if m.abbrev != nil {
+				m.ambiguous, m.ambiguousUnset = m.abbrev, m.abbrevUnset
+			}
+			m.abbrev, m.abbrevUnset = opt, unset
+		}
 	}
-	p.unknown(fmt.Sprintf("unknown option `%s'", arg), name)
+	return m
+}
+
+// matchLong compares name with the option long: the option itself or its
+// negation (exact), or an abbreviation of either; unset for a negation.
+func matchLong(long, name string) (exact, abbrev, unset bool) {
+	if l, ok := strings.CutPrefix(long, "no-"); ok {
+		// --inlines negates --no-inlines
+		if name == l {
+			return true, false, true
+		}
+		if strings.HasPrefix(l, name) {
+			return false, true, true
+		}
+	}
+	if strings.HasPrefix(long, name) {
+		return false, true, false
+	}
+	if strings.HasPrefix("no-", name) {
+		return false, true, true
+	}
+	if n, ok := strings.CutPrefix(name, "no-"); ok {
+		if n == long {
+			return true, false, true
+		}
+		if strings.HasPrefix(long, n) {
+			return false, true, true
+		}
+	}
+	return false, false, false
 }
 
 // unknown reports an unknown option: perf's message, the option meant
@@ -293,42 +307,14 @@ func (p *optParser) value(opt *Option, short, unset bool, val string, hasVal boo
 		failOpt()
 	}
 	if opt.Exclusive {
-		if p.excl != nil && p.excl != opt {
-			reason := "cannot be used with " + p.excl.Long
-			if short && p.excl.Short != 0 || p.excl.Long == "" {
-				reason = fmt.Sprintf("cannot be used with switch `%c'", p.excl.Short)
-			}
-			p.optError(opt, short, false, reason)
-			p.usageFor(true, optstr, short)
-			if short && p.excl.Short != 0 || p.excl.Long == "" {
-				p.usageFor(false, string(p.excl.Short), true)
-			} else {
-				p.usageFor(false, p.excl.Long, false)
-			}
-			p.fail()
-		}
-		p.excl = opt
+		p.exclusive(opt, short, optstr)
 	}
 	if !short && hasVal && opt.Arg == NoArg {
 		p.optError(opt, short, unset, "takes no value")
 		failOpt()
 	}
-	canon := "--" + opt.Long
-	switch {
-	case unset:
-		if opt.Arg == NoArg {
-			canon += "=false"
-		}
-		val = ""
-	case opt.Arg == NoArg:
-		val = ""
-	case hasVal:
-	case opt.Arg == LastDefault && (p.i+1 == len(p.args) || strings.HasPrefix(p.args[p.i+1], "-")):
-		val = opt.Default
-	case p.i+1 < len(p.args):
-		p.i++
-		val = p.args[p.i]
-	default:
+	val, ok := p.take(opt, unset, val, hasVal)
+	if !ok {
 		p.optError(opt, short, unset, "requires a value")
 		failOpt()
 	}
@@ -339,12 +325,57 @@ func (p *optParser) value(opt *Option, short, unset bool, val string, hasVal boo
 	if opt.Set != nil && !opt.Set(val, unset) {
 		failOpt()
 	}
-	if (opt.Arg == Value || opt.Arg == Integer) && !unset {
+	canon := "--" + opt.Long
+	switch {
+	case unset && opt.Arg == NoArg:
+		canon += "=false"
+	case (opt.Arg == Value || opt.Arg == Integer) && !unset:
 		canon += "=" + val
 	}
 	if opt.Long != "" {
 		p.out.Canonical = append(p.out.Canonical, canon)
 	}
+}
+
+// exclusive fails the parse when opt, an exclusive option, follows
+// another (PARSE_OPT_EXCLUSIVE), with perf's message and both options'
+// help.
+func (p *optParser) exclusive(opt *Option, short bool, optstr string) {
+	if p.excl == nil || p.excl == opt {
+		p.excl = opt
+		return
+	}
+	byShort := short && p.excl.Short != 0 || p.excl.Long == ""
+	reason := "cannot be used with " + p.excl.Long
+	if byShort {
+		reason = fmt.Sprintf("cannot be used with switch `%c'", p.excl.Short)
+	}
+	p.optError(opt, short, false, reason)
+	p.usageFor(true, optstr, short)
+	if byShort {
+		p.usageFor(false, string(p.excl.Short), true)
+	} else {
+		p.usageFor(false, p.excl.Long, false)
+	}
+	p.fail()
+}
+
+// take is opt's value: none for a switch or a negation, the attached one,
+// a LastDefault option's default, or the next argument (consumed); false
+// when a value is required and there is none.
+func (p *optParser) take(opt *Option, unset bool, val string, hasVal bool) (string, bool) {
+	switch {
+	case unset, opt.Arg == NoArg:
+		return "", true
+	case hasVal:
+		return val, true
+	case opt.Arg == LastDefault && (p.i+1 == len(p.args) || strings.HasPrefix(p.args[p.i+1], "-")):
+		return opt.Default, true
+	case p.i+1 < len(p.args):
+		p.i++
+		return p.args[p.i], true
+	}
+	return "", false
 }
 
 // isInteger is what strtol(s, &end, 10) reads whole: optional space and

@@ -97,3 +97,16 @@ func TestPerfParse(t *testing.T) {
 		t.Errorf("WriteUsage:\n%s", w.String())
 	}
 }
+
+// TestPerfParseExactName: an option named exactly "no-X" is taken over the
+// negation of an earlier option X (perf has no such pair; gprobe's
+// --no-cache is not perf's negated --cache); a negation without such an
+// option still negates.
+func TestPerfParseExactName(t *testing.T) {
+	var w strings.Builder
+	o := &Options{W: &w, Options: []Option{{Long: "cache"}, {Long: "no-cache"}, {Long: "demangle"}}}
+	p, ok := o.Parse([]string{"--no-cache", "--no-demangle", "--cache"})
+	if got := strings.Join(p.Canonical, " "); !ok || got != "--no-cache --demangle=false --cache" {
+		t.Errorf("ok %v, canonical %q, printed %q", ok, got, w.String())
+	}
+}
