@@ -209,7 +209,7 @@ func TestPerfDiffVersionedSymbols(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5`},
-		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5+4`},
+		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5+3`}, // an instruction's start (+4 is inside one: gprobe refuses it)
 		{"-x", libc, "-D", `memcpy\@GLIBC_2.2.5%return`},
 		{"-x", libc, "-V", `memcpy\@GLIBC_2.2.5`},
 		{"-x", libc, "-D", `memmove\@GLIBC_2.2.5`},
@@ -223,6 +223,10 @@ func TestPerfDiffVersionedSymbols(t *testing.T) {
 		if p, g := perf.Probe(args...), runGprobe(args...); p != g {
 			t.Errorf("%q:\nperf:   %s\ngprobe: %s", args, p, g)
 		}
+	}
+	// perf writes a probe inside an instruction; gprobe refuses it.
+	if g := runGprobe("-x", libc, "-D", `memcpy\@GLIBC_2.2.5+4`); g.Code != exitEINVAL || !strings.Contains(g.Stderr, "is not an instruction boundary") {
+		t.Errorf("+4, inside an instruction: %s", g)
 	}
 }
 
