@@ -152,7 +152,8 @@ var usageText = perfprobe.UsageText()
 // urfave/cli runs the command from their canonical spelling.
 func (a *app) perfParser() *perfprobe.Parser {
 	return &perfprobe.Parser{Flags: a.cliApp().Flags, W: a.stderr, IsCommand: a.isSubcommand,
-		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"}}
+		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"},
+		Raw: install.IsDefinition}
 }
 
 // perfOptions is the root command's option table without callbacks,

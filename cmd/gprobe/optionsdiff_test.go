@@ -147,6 +147,8 @@ func TestPerfDiffOptionErrors(t *testing.T) {
 		args129,
 		many,
 		{"-k", fx, "-D", "vfs_read", "--", "vfs_write"},
+		{bin},                      // set_target: the path names the target, no definition follows
+		{"-k", fx, "-D", "x", bin}, // another command except --add
 	}
 	same := 0
 	for _, args := range cases {

@@ -34,6 +34,9 @@ type Parser struct {
 	// LineFunc are the options (long names) after which -L takes
 	// FUNC[%return], not a LINEDESC.
 	LineFunc []string
+	// Raw reports whether a definition is one of the command's own (a
+	// kprobe_events line), not parsed as a PROBEDEF.
+	Raw func(string) bool
 	// Modes are the options (long names) that are a mode of their own,
 	// without one of perf's.
 	Modes []string
@@ -55,7 +58,7 @@ func (p *Parser) Parse(args []string) (run []string, st *State, status int, done
 			break
 		}
 	}
-	st = &State{w: p.W}
+	st = &State{w: p.W, raw: p.Raw}
 	// The modes that change what -D, -a and -L take may follow them: a
 	// first pass finds them.
 	if pre, ok := Options(p.Flags, nil, io.Discard).Parse(args[1:]); ok {
@@ -122,7 +125,7 @@ func (p *Parser) operands(o *clikit.Options, st *State, ops []string) (int, bool
 		}
 		return 255, false // perf returns -1
 	}
-	if !st.dynamic {
+	if !st.own(strings.Join(ops, " ")) {
 		d, err := spec.ParseProbeOpts(def, spec.Options{EntryValues: !st.uprobes})
 		if err != nil {
 			if !st.quiet {

@@ -57,9 +57,12 @@ func TestParse(t *testing.T) {
 		{[]string{}, "\n Usage: gprobe [<options>] 'PROBEDEF'", StatusUsage, nil},
 		{[]string{"f%foo"}, "", 256 - 95, nil}, // ENOTSUP
 		{[]string{"-x", "/bin/true", "-D", "f"}, "--exec=/bin/true --definition=f", 0, nil},
+		{[]string{"-a", "p:g/e /bin/sh:0x10 x=%ax"}, "--add=p:g/e /bin/sh:0x10 x=%ax", 0, nil}, // the command's own (Raw)
+		{[]string{"p:g/e", "/bin/sh:0x10"}, "p:g/e /bin/sh:0x10", 0, nil},
 	} {
 		var w strings.Builder
-		p := &Parser{Flags: testFlags(), W: &w, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn"}}
+		p := &Parser{Flags: testFlags(), W: &w, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn"},
+			Raw: func(d string) bool { return strings.HasPrefix(d, "p:") }}
 		run, st, status, done := p.Parse(append([]string{"gprobe"}, c.args...))
 		if c.status == 0 {
 			if done || strings.Join(run[1:], " ") != c.run || (c.check != nil && !c.check(st)) {

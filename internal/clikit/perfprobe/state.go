@@ -28,14 +28,15 @@ type State struct {
 
 	w          io.Writer
 	quiet      bool
-	command    byte     // the mode: 'a', 'D', 'd', 'l', 'L', 'V', 'F', or 0
-	filters    []string // -l, -d and -F (their values or defaults) and --filter, in order
-	target     string   // -x or -m, as given
-	uprobes    bool     // the target is -x
-	targetUsed bool     // a definition followed the target
-	targets    []string // every -x and -m, as given
-	dynamic    bool     // -D and -a give no perf PROBEDEF (Parser.Dynamic)
-	lineFunc   bool     // -L gives FUNC[%return] (Parser.LineFunc)
+	command    byte              // the mode: 'a', 'D', 'd', 'l', 'L', 'V', 'F', or 0
+	filters    []string          // -l, -d and -F (their values or defaults) and --filter, in order
+	target     string            // -x or -m, as given
+	uprobes    bool              // the target is -x
+	targetUsed bool              // a definition followed the target
+	targets    []string          // every -x and -m, as given
+	dynamic    bool              // -D and -a give no perf PROBEDEF (Parser.Dynamic)
+	raw        func(string) bool // Parser.Raw
+	lineFunc   bool              // -L gives FUNC[%return] (Parser.LineFunc)
 }
 
 // Filter is the filter perf builds from the filters given (strfilter__or
@@ -155,7 +156,7 @@ func (st *State) event(def string) *spec.Probe {
 	if st.target != "" {
 		st.targetUsed = true
 	}
-	if st.dynamic {
+	if st.own(def) {
 		return &spec.Probe{}
 	}
 	p, err := spec.ParseProbeOpts(def, spec.Options{EntryValues: !st.uprobes})
@@ -166,6 +167,9 @@ func (st *State) event(def string) *spec.Probe {
 	st.debugLines(p)
 	return p
 }
+
+// own reports whether def is the command's own, not a PROBEDEF.
+func (st *State) own(def string) bool { return st.dynamic || st.raw != nil && st.raw(def) }
 
 // debugLines prints, with -v, what perf prints of a parsed definition.
 func (st *State) debugLines(p *spec.Probe) {
