@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -254,6 +255,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
+		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the bootconfig lines (ftrace.event.kprobes.EVENT.probes) that define the probes at boot"},
 		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
 	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
@@ -578,18 +580,12 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	for i := range parsed {
 		all = append(all, probes[i]...)
 	}
-	if !boolean(c, "boot") {
-		for _, p := range all {
-			fmt.Fprintln(a.stdout, p.String())
-		}
-		return exitOK
-	}
-	param, err := bootparam.CommandLine(all)
+	text, err := bootparam.Text(all, boolean(c, "boot"), boolean(c, "bootconfig"))
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, trailer)
 		return exitEINVAL
 	}
-	fmt.Fprintln(a.stdout, param)
+	fmt.Fprint(a.stdout, text)
 	return exitOK
 }
 
@@ -685,10 +681,7 @@ func isTerminal(w io.Writer) bool {
 // showFuncs implements -F [FILTER] (perf's default "!_* & !*@plt"): the
 // image's function symbols, sorted.
 func (a *app) showFuncs(c *cli.Context, filter string) int {
-	if filter == "" {
-		filter = perfprobe.DefaultFuncFilter
-	}
-	flt, err := spec.ParseFilter(filter)
+	flt, err := spec.ParseFilter(cmp.Or(filter, perfprobe.DefaultFuncFilter))
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitEINVAL

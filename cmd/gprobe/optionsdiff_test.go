@@ -147,6 +147,7 @@ func TestPerfDiffOptionErrors(t *testing.T) {
 		args129,
 		many,
 		{"-k", fx, "-D", "vfs_read", "--", "vfs_write"},
+		{"-x", bin, "--bootconfig", "-D", "main"},
 		{bin},                      // set_target: the path names the target, no definition follows
 		{"-k", fx, "-D", "x", bin}, // another command except --add
 	}
@@ -282,6 +283,47 @@ func TestPerfDiffVerbose(t *testing.T) {
 			if !strings.Contains(g.Stderr, m+"\n") {
 				t.Errorf("%q: gprobe -v does not print %q:\n%s", c.args, m, g.Stderr)
 			}
+		}
+	}
+}
+
+// TestPerfDiffBootconfig: --bootconfig prints perf's lines as the kernel
+// reads them: the key .probes where perf writes .probe (which the kernel
+// ignores), and a return probe's place with the %return perf drops (the
+// event would be an entry probe). Nothing else differs.
+func TestPerfDiffBootconfig(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	fx := fixture
+	for _, defs := range [][]string{
+		{"-D", "vfs_read count", "-D", "vfs_write%return $retval", "-D", "ev2=vfs_read+5 file"},
+		{"-D", "vfs_*"},
+		{"-D", "vfs_read%return", "-D", "vfs_read:0 count"},
+		{"-D", "nosuch"},
+	} {
+		args := append([]string{"-k", fx, "--bootconfig"}, defs...)
+		p, g := perf.Probe(args...), runGprobe(args...)
+		plain := runGprobe(append([]string{"-k", fx}, defs...)...)
+		ret := map[string]bool{}
+		for _, l := range strings.Split(plain.Stdout, "\n") {
+			if head, _, ok := strings.Cut(l, " "); ok && strings.HasPrefix(head, "r:") {
+				ret[head[strings.LastIndexByte(head, '/')+1:]] = true
+			}
+		}
+		var want []string
+		for _, l := range strings.Split(p.Stdout, "\n") {
+			key, vals, ok := strings.Cut(l, ".probe = ")
+			if !ok {
+				want = append(want, l)
+				continue
+			}
+			if ret[strings.TrimPrefix(key, "ftrace.event.kprobes.")] {
+				vals = regexp.MustCompile(`'([^ ']+)`).ReplaceAllString(vals, "'$1%return")
+			}
+			want = append(want, key+".probes = "+vals)
+		}
+		p.Stdout = strings.Join(want, "\n")
+		if p != g {
+			t.Errorf("%q:\nperf, as the kernel reads it: %s\ngprobe: %s", args, p, g)
 		}
 	}
 }

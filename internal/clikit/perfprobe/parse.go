@@ -158,6 +158,10 @@ func (p *Parser) check(o *clikit.Options, st *State, canonical []string) (int, b
 			return StatusEINVAL, false
 		}
 	case 'a', 'D':
+		if st.command == 'D' && st.uprobes && slices.Contains(canonical, "--bootconfig") {
+			fmt.Fprint(p.W, "  Error: --bootconfig doesn't support uprobes.\n")
+			return StatusEINVAL, false
+		}
 		if st.target != "" && !st.targetUsed {
 			fmt.Fprint(p.W, "  Error: -x/-m must follow the probe definitions.\n")
 			o.UsageFor(true, "m", true)

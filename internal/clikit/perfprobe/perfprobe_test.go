@@ -25,6 +25,7 @@ func testFlags() []cli.Flag {
 		&cli.StringFlag{Name: "line", Aliases: []string{"L"}},
 		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}},
 		&cli.BoolFlag{Name: "ret-insn"},
+		&cli.BoolFlag{Name: "bootconfig"},
 	}
 }
 
@@ -50,6 +51,7 @@ func TestParse(t *testing.T) {
 		{[]string{"-q", "-v", "-D", "f"}, "  Error: -v and -q are exclusive.", StatusEINVAL, nil},
 		{[]string{"-l", "-x", "/bin/true"}, "  Error: Don't use --list with --exec.", StatusEINVAL, nil},
 		{[]string{"-D", "f", "-x", "/bin/true"}, "  Error: -x/-m must follow the probe definitions.", StatusEINVAL, nil},
+		{[]string{"-x", "/bin/true", "--bootconfig", "-D", "f"}, "  Error: --bootconfig doesn't support uprobes.", StatusEINVAL, nil},
 		{[]string{"/bin/true"}, "  Error: -x/-m must follow the probe definitions.", StatusEINVAL, nil},
 		{[]string{"-k", "/nonexist", "-D", "f"}, "Invalid file: /nonexist", StatusEINVAL, nil},
 		{[]string{"-x", "no-such-binary-here", "-D", "f"}, "Failed to get the absolute path of no-such-binary-here: No such file or directory", StatusUsage, nil},
