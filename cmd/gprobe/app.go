@@ -154,7 +154,7 @@ var usageText = perfprobe.UsageText()
 func (a *app) perfParser() *perfprobe.Parser {
 	return &perfprobe.Parser{Flags: a.cliApp().Flags, W: a.stderr, IsCommand: a.isSubcommand,
 		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"},
-		Raw: install.IsDefinition}
+		Raw: install.IsDefinition, Namespace: []string{"target-ns", "target"}}
 }
 
 // perfOptions is the root command's option table without callbacks,

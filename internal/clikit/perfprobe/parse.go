@@ -34,6 +34,10 @@ type Parser struct {
 	// LineFunc are the options (long names) after which -L takes
 	// FUNC[%return], not a LINEDESC.
 	LineFunc []string
+	// Namespace are the options (long names) whose value names a process
+	// whose mount namespace -x's path is in, wherever they come: the path
+	// is not checked here.
+	Namespace []string
 	// Raw reports whether a definition is one of the command's own (a
 	// kprobe_events line), not parsed as a PROBEDEF.
 	Raw func(string) bool
@@ -66,6 +70,7 @@ func (p *Parser) Parse(args []string) (run []string, st *State, status int, done
 			name, _, _ := strings.Cut(strings.TrimPrefix(c, "--"), "=")
 			st.dynamic = st.dynamic || slices.Contains(p.Dynamic, name)
 			st.lineFunc = st.lineFunc || slices.Contains(p.LineFunc, name)
+			st.otherNS = st.otherNS || slices.Contains(p.Namespace, name) && !strings.HasSuffix(c, "=")
 		}
 	}
 	o := Options(p.Flags, st, p.W)

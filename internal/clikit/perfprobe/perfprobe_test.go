@@ -26,6 +26,7 @@ func testFlags() []cli.Flag {
 		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}},
 		&cli.BoolFlag{Name: "ret-insn"},
 		&cli.BoolFlag{Name: "bootconfig"},
+		&cli.StringFlag{Name: "target-ns"},
 	}
 }
 
@@ -59,12 +60,14 @@ func TestParse(t *testing.T) {
 		{[]string{}, "\n Usage: gprobe [<options>] 'PROBEDEF'", StatusUsage, nil},
 		{[]string{"f%foo"}, "", 256 - 95, nil}, // ENOTSUP
 		{[]string{"-x", "/bin/true", "-D", "f"}, "--exec=/bin/true --definition=f", 0, nil},
+		{[]string{"--target-ns", "1", "-x", "/in/its/namespace", "-D", "f"}, "--target-ns=1 --exec=/in/its/namespace --definition=f", 0, nil},
+		{[]string{"-x", "/in/its/namespace", "-D", "f", "--target-ns", "1"}, "--exec=/in/its/namespace --definition=f --target-ns=1", 0, nil},
 		{[]string{"-a", "p:g/e /bin/sh:0x10 x=%ax"}, "--add=p:g/e /bin/sh:0x10 x=%ax", 0, nil}, // the command's own (Raw)
 		{[]string{"p:g/e", "/bin/sh:0x10"}, "p:g/e /bin/sh:0x10", 0, nil},
 	} {
 		var w strings.Builder
 		p := &Parser{Flags: testFlags(), W: &w, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn"},
-			Raw: func(d string) bool { return strings.HasPrefix(d, "p:") }}
+			Raw: func(d string) bool { return strings.HasPrefix(d, "p:") }, Namespace: []string{"target-ns"}}
 		run, st, status, done := p.Parse(append([]string{"gprobe"}, c.args...))
 		if c.status == 0 {
 			if done || strings.Join(run[1:], " ") != c.run || (c.check != nil && !c.check(st)) {

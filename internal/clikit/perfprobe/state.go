@@ -36,6 +36,7 @@ type State struct {
 	targets    []string          // every -x and -m, as given
 	dynamic    bool              // -D and -a give no perf PROBEDEF (Parser.Dynamic)
 	raw        func(string) bool // Parser.Raw
+	otherNS    bool              // paths are another mount namespace's (Parser.Namespace)
 	lineFunc   bool              // -L gives FUNC[%return] (Parser.LineFunc)
 }
 
@@ -130,7 +131,10 @@ func (st *State) setTarget(exec bool, v string, unset bool) bool {
 		return false // -ENOENT
 	}
 	st.uprobes = exec
-	if exec || strings.Contains(v, "/") {
+	// In another mount namespace the path is checked where it is, when
+	// the target is opened (perf's nsinfo__realpath, which perf uses only
+	// when --target-ns comes first).
+	if (exec || strings.Contains(v, "/")) && !st.otherNS {
 		if _, err := realpath(v); err != nil {
 			fmt.Fprintf(st.w, "Failed to get the absolute path of %s: %s\n", v, err)
 			return false
