@@ -12,23 +12,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
 	"github.com/gprobe/gprobe/internal/gcpace"
+	"github.com/gprobe/gprobe/internal/selfprofile"
+	"github.com/gprobe/gprobe/internal/termsafe"
 )
 
 func main() {
 	gcpace.Start()
-	if p := os.Getenv("GPROBE_CPUPROFILE"); p != "" { // for benchmarking gprobe itself
-		if f, err := os.Create(p); err == nil {
-			pprof.StartCPUProfile(f)
-			st := run(os.Args, os.Stdout, os.Stderr)
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(st)
-		}
-	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	os.Exit(selfprofile.Run(func() int { return run(os.Args, os.Stdout, os.Stderr) }))
 }
 
 // run executes gprobe with args (args[0] is the program name) and returns
@@ -36,7 +28,13 @@ func main() {
 // errors, 234 (-EINVAL) parse errors of positional definitions, 254
 // (-ENOENT) probe points or lines not found.
 func run(args []string, stdout, stderr io.Writer) int {
-	return newApp(stdout, stderr).run(args)
+	// On a terminal, control characters in what is printed (names and
+	// lines from files gprobe does not control) are shown escaped.
+	out, flushOut := termsafe.Guard(stdout)
+	errw, flushErr := termsafe.Guard(stderr)
+	defer flushErr()
+	defer flushOut()
+	return newApp(out, errw).run(args)
 }
 
 // run is main for a, with a panic reported as an internal error, and a
