@@ -11,7 +11,12 @@
 # gprobe/perf (below 1.00 means gprobe is faster or smaller; the goal is
 # at most 0.50 for time and 1.00 for memory).
 #
+# With FIRST=1 every gprobe run starts from an empty index cache (a
+# fresh XDG_CACHE_HOME), so each -F demangles the whole library, as a
+# library's first -F does.
+#
 #   scripts/bench-names.sh [REPEAT]     (default 7)
+#   FIRST=1 scripts/bench-names.sh [REPEAT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${1:-7}
@@ -42,7 +47,7 @@ run() {
 	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b-a}') $(tail -n 1 "$TMP/t")"
 }
 
-echo "$(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "$(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)${FIRST:+, index cache empty at each gprobe run}"
 printf "%-44s %8s %8s %6s   %8s %8s %6s\n" case "perf s" "gprobe s" ratio "perf MiB" "gprobe MiB" ratio
 worst_t=0 worst_m=0
 for c in "${cases[@]}"; do
@@ -59,6 +64,10 @@ for c in "${cases[@]}"; do
 				read -r s m < <(run perf probe -x "$lib" "${args[@]}")
 				pt+=("$s"); [ "$m" -gt "$pm" ] && pm=$m
 			else
+				if [ "${FIRST:-}" = 1 ]; then
+					rm -rf "$TMP/xdg"
+					export XDG_CACHE_HOME="$TMP/xdg"
+				fi
 				read -r s m < <(run "$TMP/gprobe" -x "$lib" "${args[@]}")
 				gt+=("$s"); [ "$m" -gt "$gm" ] && gm=$m
 			fi
