@@ -3,6 +3,7 @@ package dwarfinfo
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"syscall"
 
@@ -65,6 +66,12 @@ func (f *File) KeepsDerived() bool { return f.cache != nil }
 // StoreDerived keeps data under name for the image (nothing without a
 // cache). A failed write only means the next run computes it again.
 func (f *File) StoreDerived(name string, data []byte) {
+	f.StoreDerivedFrom(name, func(w io.Writer) (int, error) { return w.Write(data) })
+}
+
+// StoreDerivedFrom is StoreDerived of the bytes write writes to w (and
+// counts), for data too large to build whole in memory first.
+func (f *File) StoreDerivedFrom(name string, write func(w io.Writer) (int, error)) {
 	if f.cache == nil {
 		return
 	}
@@ -73,11 +80,12 @@ func (f *File) StoreDerived(name string, data []byte) {
 		return
 	}
 	defer w.File().Close()
-	if _, err := w.Write(data); err != nil {
+	n, err := write(w)
+	if err != nil {
 		w.Abort()
 		return
 	}
-	_ = w.Commit(uint64(len(data)))
+	_ = w.Commit(uint64(n))
 }
 
 // unmapDerived unmaps what LoadDerived mapped.

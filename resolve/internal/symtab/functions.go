@@ -3,6 +3,7 @@ package symtab
 import (
 	"debug/elf"
 	"fmt"
+	"io"
 	"strings"
 	"unsafe"
 
@@ -92,7 +93,7 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 	f.ReleaseSymbolPages(false)
 	names := n.List(raws, func(string) bool { return true }, func() { f.ReleaseSymbolPages(true) })
 	if n.Demangle && f.KeepsDerived() {
-		f.StoreDerived(cached, EncodeListing(names))
+		f.StoreDerivedFrom(cached, func(w io.Writer) (int, error) { return WriteListing(w, names) })
 	}
 	for _, name := range names {
 		if match(name) && !fn(name) {

@@ -1,9 +1,11 @@
 package symtab
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"unsafe"
 )
 
@@ -27,46 +29,51 @@ var listingMagic = [8]byte{'g', 'p', 'f', 'n', 's', 0, 0, 2}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// EncodeListing encodes names (in their order; sorted names share the
-// most).
-func EncodeListing(names []string) []byte {
-	// Sized first: grown by appending, a listing of libjvm's 58,000
-	// names would leave its outgrown copies behind.
-	size := 16
-	prev := ""
-	for _, n := range names {
-		shared := sharedPrefix(prev, n)
-		size += uvarintLen(uint64(shared)) + uvarintLen(uint64(len(n)-shared)) + len(n) - shared
-		prev = n
+// WriteListing writes names (in their order; sorted names share the
+// most) to w in the Listing format, a buffer at a time rather than whole
+// in memory (libjvm's listing is 0.9 MB), and returns its size. The
+// entries are encoded twice: first for the header's checksum.
+func WriteListing(w io.Writer, names []string) (int, error) {
+	var e []byte
+	each := func(fn func([]byte)) {
+		prev := ""
+		for _, n := range names {
+			e = appendEntry(e[:0], prev, n)
+			fn(e)
+			prev = n
+		}
 	}
-	b := make([]byte, 16, size)
-	copy(b, listingMagic[:])
-	binary.LittleEndian.PutUint32(b[8:], uint32(len(names)))
-	prev = ""
-	for _, n := range names {
-		shared := sharedPrefix(prev, n)
-		b = binary.AppendUvarint(b, uint64(shared))
-		b = binary.AppendUvarint(b, uint64(len(n)-shared))
-		b = append(b, n[shared:]...)
-		prev = n
+	crc, size := uint32(0), 16
+	each(func(b []byte) {
+		crc = crc32.Update(crc, castagnoli, b)
+		size += len(b)
+	})
+	var hdr [16]byte
+	copy(hdr[:], listingMagic[:])
+	binary.LittleEndian.PutUint32(hdr[8:], uint32(len(names)))
+	binary.LittleEndian.PutUint32(hdr[12:], crc)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.Write(hdr[:])
+	each(func(b []byte) { bw.Write(b) })
+	if err := bw.Flush(); err != nil {
+		return 0, err
 	}
-	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[16:], castagnoli))
-	return b
+	return size, nil
+}
+
+// appendEntry appends n's entry after prev: the length of the prefix
+// they share, the length of the rest, the rest.
+func appendEntry(b []byte, prev, n string) []byte {
+	shared := sharedPrefix(prev, n)
+	b = binary.AppendUvarint(b, uint64(shared))
+	b = binary.AppendUvarint(b, uint64(len(n)-shared))
+	return append(b, n[shared:]...)
 }
 
 // sharedPrefix is the length of the prefix a and b share.
 func sharedPrefix(a, b string) int {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
-
-// uvarintLen is the length of v in binary.AppendUvarint's encoding.
-func uvarintLen(v uint64) int {
-	n := 1
-	for ; v >= 0x80; v >>= 7 {
 		n++
 	}
 	return n
