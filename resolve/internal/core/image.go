@@ -58,6 +58,7 @@ type Image struct {
 
 	syms    *symtab.Map
 	modSyms *symtab.Tree
+	userMap *symtab.Map // a user binary's NameSymbols, made once
 
 	blOnce bool
 	bl     *probedef.Blacklist
@@ -185,6 +186,17 @@ func (im *Image) moduleTree() (*symtab.Tree, error) {
 func (im *Image) NameSymbols() (*symtab.Map, error) {
 	if im.Module == nil && !im.User {
 		return im.Symbols()
+	}
+	if im.Module == nil {
+		// A user binary's tree would serve this map alone.
+		if im.userMap == nil {
+			m, err := symtab.NameMap(im.File, im.Naming())
+			if err != nil {
+				return nil, err
+			}
+			im.userMap = m
+		}
+		return im.userMap, nil
 	}
 	t, err := im.moduleTree()
 	if err != nil {

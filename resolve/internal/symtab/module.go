@@ -1,7 +1,10 @@
 package symtab
 
 import (
+	"cmp"
 	"debug/elf"
+	"iter"
+	"slices"
 
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
@@ -34,7 +37,38 @@ func NewTree(f *dwarfinfo.File, fileOffsets bool) (*Tree, error) {
 	// Sized once: grown by appending, libjvm's 58,000 nodes would leave
 	// their outgrown copies behind (7 MB).
 	t := &Tree{root: rbNil, nodes: make([]rbNode, 0, f.SymbolCount())}
-	err := f.Symbols(func(s dwarfinfo.Symbol) {
+	if err := moduleSymbols(f, fileOffsets, t.insert); err != nil {
+		return nil, err
+	}
+	t.fixupEnd()
+	return t, nil
+}
+
+// NameMap is NewTree(f, false).Map(n) without the tree: the symbols in
+// table order, sorted by start keeping that order among equal starts (the
+// tree's in-order walk: an equal start goes right of those before it),
+// their ends fixed up as the tree's are. A user binary's lookup by name
+// needs no more, and libjvm's tree is 3.7 MB.
+func NameMap(f *dwarfinfo.File, n Naming) (*Map, error) {
+	syms := make([]Symbol, 0, f.SymbolCount())
+	if err := moduleSymbols(f, false, func(s Symbol) { syms = append(syms, s) }); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(a.Start, b.Start) })
+	fixupEnds(func(yield func(*Symbol) bool) {
+		for i := range syms {
+			if !yield(&syms[i]) {
+				return
+			}
+		}
+	})
+	return &Map{syms: syms, naming: n}, nil
+}
+
+// moduleSymbols calls fn with the symbols of f's map (InModuleMap), in
+// table order, placed as NewTree says.
+func moduleSymbols(f *dwarfinfo.File, fileOffsets bool, fn func(Symbol)) error {
+	return f.Symbols(func(s dwarfinfo.Symbol) {
 		sec, ok := InModuleMap(f, s)
 		if !ok {
 			return
@@ -44,14 +78,9 @@ func NewTree(f *dwarfinfo.File, fileOffsets bool) (*Tree, error) {
 			base, _ := f.SectionAddr(sec.Name)
 			start = start - base + sec.Offset
 		}
-		t.insert(Symbol{Raw: s.RawName, Start: start, End: start + s.Size, Type: s.Type, Bind: s.Bind,
+		fn(Symbol{Raw: s.RawName, Start: start, End: start + s.Size, Type: s.Type, Bind: s.Bind,
 			Exec: sec.Flags&elf.SHF_EXECINSTR != 0})
 	})
-	if err != nil {
-		return nil, err
-	}
-	t.fixupEnd()
-	return t, nil
 }
 
 // Find is perf's symbols__find.
@@ -71,23 +100,26 @@ func (t *Tree) Find(addr uint64) (Symbol, bool) {
 	return Symbol{}, false
 }
 
-// fixupEnd is perf's symbols__fixup_end: zero-sized symbols end where the
-// next one (in tree order) starts; a last zero-sized one at the next page.
+// fixupEnd is perf's symbols__fixup_end over the tree (fixupEnds).
 func (t *Tree) fixupEnd() {
-	var prev int32 = rbNil
-	t.inorder(t.root, func(i int32) {
-		if prev != rbNil {
-			p := &t.nodes[prev].sym
-			if p.End == p.Start {
-				p.End = t.nodes[i].sym.Start
-			}
-		}
-		prev = i
+	fixupEnds(func(yield func(*Symbol) bool) {
+		t.inorder(t.root, func(i int32) { yield(&t.nodes[i].sym) })
 	})
-	if prev != rbNil {
-		if c := &t.nodes[prev].sym; c.End == c.Start {
-			c.End = (c.Start+4095)&^4095 + 4096
+}
+
+// fixupEnds is perf's symbols__fixup_end over symbols in address order:
+// zero-sized symbols end where the next one starts; a last zero-sized one
+// at the next page.
+func fixupEnds(syms iter.Seq[*Symbol]) {
+	var prev *Symbol
+	for s := range syms {
+		if prev != nil && prev.End == prev.Start {
+			prev.End = s.Start
 		}
+		prev = s
+	}
+	if prev != nil && prev.End == prev.Start {
+		prev.End = (prev.Start+4095)&^4095 + 4096
 	}
 }
 

@@ -90,3 +90,44 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestNameMap: NameMap holds what the tree's Map holds, in the same order
+// with the same ends, on the fixtures, a user binary, a shared library
+// and, where installed, libstdc++ and libjvm (many aliases and zero-sized
+// symbols).
+func TestNameMap(t *testing.T) {
+	imgs, _ := filepath.Glob("../../../testdata/vmlinux-fixtures/*.elf")
+	imgs = append(imgs, testenv.BuildC(t, "gcc", "../../../cmd/gprobe/testdata/uprobe/prog.c", "prog", "-O2", "-g"),
+		testenv.BuildC(t, "gcc", "../../../cmd/gprobe/testdata/uprobe/prog.c", "prog-O2-shared", "-O2", "-g", "-shared", "-fPIC"))
+	for _, lib := range []string{"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", "/usr/lib/x86_64-linux-gnu/libc.so.6"} {
+		if !testing.Short() && fileExists(lib) {
+			imgs = append(imgs, lib)
+		}
+	}
+	for _, img := range imgs {
+		f, err := dwarfinfo.Open(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := NewTree(f, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tree.Map(Naming{}).All()
+		m, err := NameMap(f, Naming{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := m.All()
+		if len(got) != len(want) || len(got) == 0 {
+			t.Fatalf("%s: %d symbols, the tree's map %d", img, len(got), len(want))
+		}
+		for i := range got {
+			if string(got[i].Raw) != string(want[i].Raw) || got[i].Start != want[i].Start || got[i].End != want[i].End {
+				t.Fatalf("%s: symbol %d is %q %#x-%#x, the tree's %q %#x-%#x", img, i,
+					got[i].Raw, got[i].Start, got[i].End, want[i].Raw, want[i].Start, want[i].End)
+			}
+		}
+		f.Close()
+	}
+}
