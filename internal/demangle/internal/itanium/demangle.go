@@ -2,14 +2,12 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-// Package demangle defines functions that demangle GCC/LLVM
-// C++ and Rust symbol names.
-// This package recognizes names that were mangled according to the C++ ABI
-// defined at http://codesourcery.com/cxx-abi/ and the Rust ABI
-// defined at
-// https://rust-lang.github.io/rfcs/2603-rust-symbol-name-mangling-v0.html
-//
-// Most programs will want to call Filter or ToString.
+// The library's package comment: "Package demangle defines functions
+// that demangle GCC/LLVM C++ and Rust symbol names. This package
+// recognizes names that were mangled according to the C++ ABI defined at
+// http://codesourcery.com/cxx-abi/ [...]" (this copy: C++ only, see
+// doc.go).
+
 package itanium
 
 import (
@@ -93,9 +91,10 @@ func maxLength(opt Option) int {
 	return 1 << ((opt & maxLengthMask) >> maxLengthShift)
 }
 
-// Filter demangles a C++ or Rust symbol name,
-// returning the human-readable C++ or Rust name.
-// If any error occurs during demangling, the input string is returned.
+// Filter demangles a C++ symbol name, returning the human-readable
+// name. If any error occurs during demangling, the input string is
+// returned. (This copy leaves out the library's Rust demanglers:
+// internal/demangle has libiberty's.)
 func Filter(name string, options ...Option) string {
 	ret, err := ToString(name, options...)
 	if err != nil {
@@ -104,41 +103,10 @@ func Filter(name string, options ...Option) string {
 	return ret
 }
 
-// ToString demangles a C++ or Rust symbol name,
-// returning a human-readable C++ or Rust name or an error.
-// If the name does not appear to be a C++ or Rust symbol name at all,
-// the error will be ErrNotMangledName.
+// ToString demangles a C++ symbol name, returning a human-readable name
+// or an error. If the name does not appear to be a C++ symbol name at
+// all, the error will be ErrNotMangledName.
 func ToString(name string, options ...Option) (string, error) {
-	if strings.HasPrefix(name, "_R") {
-		return rustToString(name, options)
-	}
-
-	// Check for an old-style Rust mangled name.
-	// It starts with _ZN and ends with "17h" followed by 16 hex digits
-	// followed by "E" followed by an optional suffix starting with "."
-	// (which we ignore).
-	if strings.HasPrefix(name, "_ZN") {
-		rname := name
-		if pos := strings.LastIndex(rname, "E."); pos > 0 {
-			rname = rname[:pos+1]
-		}
-		if strings.HasSuffix(rname, "E") && len(rname) > 23 && rname[len(rname)-20:len(rname)-17] == "17h" {
-			noRust := false
-			for _, o := range options {
-				if o == NoRust {
-					noRust = true
-					break
-				}
-			}
-			if !noRust {
-				s, ok := oldRustToString(rname, options)
-				if ok {
-					return s, nil
-				}
-			}
-		}
-	}
-
 	a, err := ToAST(name, options...)
 	if err != nil {
 		return "", err

@@ -10,7 +10,9 @@
 // (demangler.go), and the parser skips the walks that cannot change
 // anything (state.simplifiable); about 20 bytes a name are left.
 //
-// Changes from the library: demangler.go; the state's reused tables,
+// Changes from the library: its Rust demanglers (rust.go) are left out
+// (ToString and Filter are C++ only; internal/demangle has libiberty's
+// Rust demanglers); demangler.go; the state's reused tables,
 // node blocks, nodeSet and simplifiable flag, the switch and table for
 // qualifier and builtin-type codes, the gathering of template arguments
 // (demangle.go); the printer's []byte buffer and printState.run (ast.go).
