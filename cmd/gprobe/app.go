@@ -243,6 +243,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
+		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the Extra Boot Config (bootconfig -a) that defines and enables the probes at boot"},
 	), append(varsFlags(), dynamicFlags()...)...)
 }
 
@@ -261,6 +262,14 @@ func (a *app) rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("boot") && !c.IsSet("definition"):
 		return a.set(a.usageError("--boot prints definitions: use it with -D"))
+	case c.Bool("bootconfig") && !c.IsSet("definition"):
+		return a.set(a.usageError("--bootconfig prints definitions: use it with -D"))
+	case c.Bool("bootconfig") && c.Bool("boot"):
+		return a.set(a.usageError("--boot and --bootconfig: choose one"))
+	case c.Bool("bootconfig") && str(c, "exec") != "":
+		// perf probe refuses it before resolving anything.
+		fmt.Fprintf(a.stderr, "  Error: %v\n", bootparam.ErrUprobe)
+		return a.set(exitEINVAL)
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
@@ -388,6 +397,9 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 			}
 			return exitEINVAL
 		}
+	}
+	if boolean(c, "bootconfig") {
+		return a.printBootconfig(c, all)
 	}
 	if boolean(c, "boot") {
 		param, err := bootparam.CommandLine(all)
@@ -587,4 +599,20 @@ func boolean(c *cli.Context, name string) bool {
 		return x.Bool(name)
 	}
 	return false
+}
+
+// printBootconfig prints probes as the Extra Boot Config that defines and
+// enables them at boot (emit/bootparam).
+func (a *app) printBootconfig(c *cli.Context, probes []probe.Probe) int {
+	cfg, err := bootparam.Bootconfig(probes)
+	var text string
+	if err == nil {
+		text, err = cfg.Render()
+	}
+	if err != nil {
+		a.errf(c, "%v\n  Error: Failed to add events.\n", err)
+		return exitEINVAL
+	}
+	fmt.Fprint(a.stdout, text)
+	return exitOK
 }

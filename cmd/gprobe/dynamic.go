@@ -135,6 +135,13 @@ func (a *app) showDynamic(c *cli.Context, defs []string) int {
 	if st != exitOK {
 		return st
 	}
+	if boolean(c, "bootconfig") {
+		var all []probe.Probe
+		for _, r := range reqs {
+			all = append(all, r.Probes...)
+		}
+		return a.printBootconfig(c, all)
+	}
 	for _, r := range reqs {
 		for _, p := range r.Probes {
 			fmt.Fprintln(a.stdout, p.String())

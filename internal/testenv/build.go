@@ -84,7 +84,11 @@ func Gprobe(tb testing.TB) string {
 // the host and in the qemu guests), once per source tree: every package's
 // tests, and every later run with the same sources, use the same file
 // under CacheDir()/test/gprobe.
-func BuildGprobe() (string, error) {
+func BuildGprobe() (string, error) { return BuildGprobeFor(runtime.GOARCH) }
+
+// BuildGprobeFor is BuildGprobe for the architecture goarch ("arm64" for
+// the arm64 guests), cross-compiled.
+func BuildGprobeFor(goarch string) (string, error) {
 	repo, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -92,6 +96,9 @@ func BuildGprobe() (string, error) {
 	key, err := sourceKey(repo, false)
 	if err != nil {
 		return "", fmt.Errorf("hashing gprobe's sources: %w", err)
+	}
+	if goarch != runtime.GOARCH {
+		key = hashStrings(key, "GOARCH="+goarch)
 	}
 	gprobeMu.Lock()
 	defer gprobeMu.Unlock()
@@ -113,7 +120,7 @@ func BuildGprobe() (string, error) {
 		// The flags of scripts/build.sh: what is released is what is tested.
 		cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", tmp, "./cmd/gprobe")
 		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.Remove(tmp)
 			return "", fmt.Errorf("building gprobe: %v\n%s", err, out)
@@ -159,6 +166,47 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
 		tb.Fatalf("building the static test binary of %s: %v\n%s", pkg, err, out)
+	}
+	if err := CheckStatic(tmp); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		tb.Fatal(err)
+	}
+	return bin
+}
+
+// BuildGo builds the main package pkg (an import path of this module, or
+// a directory relative to the test's) statically for goarch, for running
+// in a qemu guest, and returns the binary's path. Like StaticTestBinary,
+// it is built once per source tree and architecture.
+func BuildGo(tb testing.TB, pkg, goarch string) string {
+	tb.Helper()
+	Heavy(tb, "programs run inside a qemu guest")
+	repo := Repo(tb)
+	key, err := sourceKey(repo, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	key = hashStrings(key, pkg, wd, goarch)
+	root := Scratch("gobin")
+	if root == "" {
+		root = tb.TempDir()
+	}
+	bin := filepath.Join(root, key[:32], filepath.Base(pkg))
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
+	cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		tb.Fatalf("building %s for %s: %v\n%s", pkg, goarch, err, out)
 	}
 	if err := CheckStatic(tmp); err != nil {
 		tb.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Kernel is one of the real Debian kernels the tests use. scripts/provision.sh
+// Kernel is one of the real kernels the tests use. scripts/provision.sh
 // caches, under CacheDir()/RELEASE, its bootable vmlinuz, the matching -dbg
 // vmlinux (DWARF 5), a source subset and the virtio modules the qemu guests
 // load.
@@ -18,15 +18,44 @@ type Kernel struct {
 	Release string
 	// Version is the kernel version its tracefs features follow ("6.1").
 	Version string
+	// Arch is the kernel's architecture as Go names it: "amd64" (the
+	// zero value) or "arm64".
+	Arch string
+	// Built is set for the kernel scripts/build-kernel.sh builds from
+	// source (Extra Boot Config, boot-time tracing, user_events): its
+	// directory also holds the bootconfig tool.
+	Built bool
 }
 
 var (
 	// Linux61 is Debian bookworm's linux-image-6.1.0-56-cloud-amd64: kprobes, kretprobes.
-	Linux61 = &Kernel{Release: "6.1.0-56-cloud-amd64", Version: "6.1"}
+	Linux61 = &Kernel{Release: "6.1.0-56-cloud-amd64", Version: "6.1", Arch: "amd64"}
 	// Linux612 is linux-image-6.12.117+deb12-cloud-amd64-unsigned: fprobe,
 	// tracepoint and event probes, BTF arguments, hist triggers.
-	Linux612 = &Kernel{Release: "6.12.117+deb12-cloud-amd64", Version: "6.12"}
+	Linux612 = &Kernel{Release: "6.12.117+deb12-cloud-amd64", Version: "6.12", Arch: "amd64"}
+	// Linux61Arm64 is linux-image-6.1.0-56-cloud-arm64-unsigned: ARMv8
+	// kprobes (pointer authentication, BTI), booted under
+	// qemu-system-aarch64 -M virt.
+	Linux61Arm64 = &Kernel{Release: "6.1.0-56-cloud-arm64", Version: "6.1", Arch: "arm64"}
+	// Linux612Arm64 is linux-image-6.12.117+deb12-cloud-arm64-unsigned:
+	// fprobes and BTF arguments on arm64.
+	Linux612Arm64 = &Kernel{Release: "6.12.117+deb12-cloud-arm64", Version: "6.12", Arch: "arm64"}
+	// LinuxBuilt is Linux 6.12 built by scripts/build-kernel.sh from
+	// Debian's linux-source-6.12 (tinyconfig plus
+	// scripts/kernel/gprobe.config): what Debian's kernels lack, Extra
+	// Boot Config, boot-time tracing and user_events, with kprobes,
+	// uprobes, fprobes, hist triggers, DWARF 5 and BTF; x86-64.
+	LinuxBuilt = &Kernel{Release: "6.12.117-gprobe", Version: "6.12", Arch: "amd64", Built: true}
 )
+
+// Bootconfig is the bootconfig tool built from the kernel's own source
+// (tools/bootconfig), for a Built kernel; "" otherwise.
+func (k *Kernel) Bootconfig() string {
+	if !k.Built {
+		return ""
+	}
+	return filepath.Join(k.Dir(), "bootconfig")
+}
 
 // Dir is where scripts/provision.sh puts the kernel's artifacts.
 func (k *Kernel) Dir() string { return filepath.Join(CacheDir(), k.Release) }
