@@ -8,9 +8,9 @@
 #   scripts/build-kernel.sh          # called by scripts/provision.sh kernel
 #
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe)/built/RELEASE-KEY, KEY
-# hashing the source package's version, the configuration fragment, this
-# script and the compiler and pahole versions; $CACHE/RELEASE links to the
-# current one. It holds vmlinuz (bzImage), vmlinux (DWARF 5 and .BTF),
+# hashing the source package's version, the configuration fragment, REV
+# (raise it when a change here changes what is built) and the compiler and
+# pahole versions; $CACHE/RELEASE links to the current one. It holds vmlinuz (bzImage), vmlinux (DWARF 5 and .BTF),
 # config, bootconfig (the tool), virtio/order (empty: virtio is built in)
 # and build-seconds, the wall time the build took.
 set -euo pipefail
@@ -19,6 +19,7 @@ CACHE=${GPROBE_CACHE:-/var/cache/gprobe}
 HERE=$(cd "$(dirname "$0")" && pwd)
 FRAGMENT=$HERE/kernel/gprobe.config
 LOCALVERSION=-gprobe
+REV=1
 JOBS=${GPROBE_KERNEL_JOBS:-$(nproc)}
 
 srcdeb=$(ls "$CACHE"/debs/linux-source-6.12_*.deb 2>/dev/null | head -n 1)
@@ -27,7 +28,7 @@ if [ -z "$srcdeb" ]; then
 	exit 1
 fi
 srcver=$(dpkg-deb -f "$srcdeb" Version)
-key=$( { echo "$srcver"; cat "$FRAGMENT" "$0"; gcc --version | head -n 1; pahole --version; } | sha256sum | cut -c1-12)
+key=$( { echo "$srcver $REV"; cat "$FRAGMENT"; gcc --version | head -n 1; pahole --version; } | sha256sum | cut -c1-12)
 # SUBLEVEL of the upstream version the package carries: 6.12.117-1~deb12u1 -> 6.12.117
 release=${srcver%%-*}$LOCALVERSION
 out=$CACHE/built/$release-$key
@@ -45,8 +46,10 @@ tmp=$(mktemp -d "$CACHE/built/.build-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 dpkg-deb --fsys-tarfile "$srcdeb" | tar -xO ./usr/src/linux-source-6.12.tar.xz | tar -xJ -C "$tmp" --strip-components=1
 cd "$tmp"
+# A fixed build date (the epoch): the same bytes every time.
+stamp=@0
 mk=(make -s ARCH=x86_64 LOCALVERSION="$LOCALVERSION" KBUILD_BUILD_USER=gprobe KBUILD_BUILD_HOST=gprobe
-	KBUILD_BUILD_TIMESTAMP="$srcver")
+	KBUILD_BUILD_TIMESTAMP="$stamp")
 "${mk[@]}" tinyconfig >/dev/null
 grep -v '^#' "$FRAGMENT" | grep . >> .config
 "${mk[@]}" olddefconfig >/dev/null

@@ -41,6 +41,8 @@ func (a *app) latencyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "count every process, not only CMD and its children (without CMD: until Ctrl-C)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
+			&cli.BoolFlag{Name: "bootconfig", Usage: "print the Extra Boot Config (bootconfig -a) measuring FUNC from boot instead of measuring now"},
+			&cli.BoolFlag{Name: "boot-report", Usage: "print what a --bootconfig measurement counted since boot"},
 		),
 		Action: func(c *cli.Context) error { return a.set(a.latency(c)) },
 	}
@@ -108,6 +110,9 @@ func (a *app) latency(c *cli.Context) int {
 		return a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
 	}
 	fn, command := args[0], args[1:]
+	if c.Bool("bootconfig") || c.Bool("boot-report") {
+		return a.latencyBoot(c, fn, command)
+	}
 	if len(command) > 0 {
 		if command[0] != "--" {
 			return a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
@@ -185,7 +190,11 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry,
 		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
 	}
 	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: true, MaxProbes: 1, Features: fs.Features(), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
+	feat, _ := tracefs.RunningFeatures()
+	if fs != nil {
+		feat = fs.Features()
+	}
+	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: true, MaxProbes: 1, Features: feat, Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
 	if err != nil {
 		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
 	}
@@ -226,4 +235,49 @@ func (a *app) printLatency(c *cli.Context, fn string, res *khist.Result, unit re
 		return report.JSON(a.stdout, rep)
 	}
 	return report.Text(a.stdout, rep, unit, 0)
+}
+
+// latencyBoot is latency --bootconfig (print the boot-time setup measuring
+// fn) and --boot-report (read what it counted): record/khist.
+func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
+	switch {
+	case c.Bool("bootconfig") && c.Bool("boot-report"):
+		return a.latencyFail(errors.New("--bootconfig prints a setup, --boot-report reads it: choose one"), exitUsage)
+	case len(command) > 0 || c.Bool("all"):
+		return a.latencyFail(errors.New("a boot-time measurement counts every task from boot: no command or -a"), exitUsage)
+	}
+	by := c.String("by")
+	if c.Bool("bootconfig") {
+		entry, ret, st := a.resolveFunction(c, fn, nil)
+		if st != exitOK {
+			return st
+		}
+		cfg, err := khist.BootConfig(entry, ret, by)
+		var text string
+		if err == nil {
+			text, err = cfg.Render()
+		}
+		if err != nil {
+			return a.latencyFail(err, exitEINVAL)
+		}
+		fmt.Fprint(a.stdout, text)
+		return exitOK
+	}
+	unit, err := report.ParseUnit(c.String("unit"))
+	if err != nil {
+		return a.latencyFail(err, exitEINVAL)
+	}
+	fs, err := tracefs.Open()
+	if err != nil {
+		return a.latencyFail(err, exitErrno(err))
+	}
+	name, _, _ := strings.Cut(fn, "@")
+	res, err := khist.BootReport(fs, name, by)
+	if err != nil {
+		return a.latencyFail(err, exitENOENT)
+	}
+	if err := a.printLatency(c, fn, res, unit); err != nil {
+		return a.latencyFail(err, exitErrno(err))
+	}
+	return exitOK
 }

@@ -310,9 +310,12 @@ func (s *session) setup(entry, ret probe.Probe) error {
 	return nil
 }
 
+// synthFields are the synthetic event's fields.
+var synthFields = []string{"u64 ns_plus1", "int pid", "char comm[]"}
+
 // synthDefinition is the synthetic event's line in synthetic_events.
 func synthDefinition(name string) string {
-	return name + " u64 ns_plus1; int pid; char comm[]"
+	return name + " " + strings.Join(synthFields, "; ")
 }
 
 // Table sizes: threads that call the function (entry and return tables),
@@ -332,18 +335,25 @@ const (
 // kernel refuses to remove a trigger whose variable is referenced, or a
 // synthetic event in use.
 func (s *session) triggerSpecs() []trigger {
+	return triggerSpecs(s.cfg.By, Group, s.entry.Event, s.ret.Event, s.synth)
+}
+
+// triggerSpecs are the triggers of a measurement keyed by by, of the
+// probes group/entry and group/ret and the synthetic event synth, in the
+// order they are attached (see session.triggerSpecs).
+func triggerSpecs(by, group, entry, ret, synth string) []trigger {
 	key, size := "", bucketsSize
-	if s.cfg.By != "" {
-		key, size = s.cfg.By+",", groupsSize
+	if by != "" {
+		key, size = by+",", groupsSize
 	}
-	synth := eventFile("synthetic", s.synth)
+	synthFile := eventFile("synthetic", synth)
 	return []trigger{
-		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", key, size)},
-		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", key, size)},
-		{eventFile(Group, s.entry.Event), fmt.Sprintf("hist:keys=common_pid.execname:ts0=common_timestamp:size=%d", threadsSize)},
-		{eventFile(Group, s.ret.Event), fmt.Sprintf("hist:keys=common_pid.execname:size=%d", threadsSize)},
-		{eventFile(Group, s.ret.Event), fmt.Sprintf("hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
-			Group, s.entry.Event, s.synth, threadsSize)},
+		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", key, size)},
+		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", key, size)},
+		{eventFile(group, entry), fmt.Sprintf("hist:keys=common_pid.execname:ts0=common_timestamp:size=%d", threadsSize)},
+		{eventFile(group, ret), fmt.Sprintf("hist:keys=common_pid.execname:size=%d", threadsSize)},
+		{eventFile(group, ret), fmt.Sprintf("hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
+			group, entry, synth, threadsSize)},
 	}
 }
 
