@@ -6,6 +6,8 @@
 #   scripts/provision.sh packages   # Debian packages only
 #   scripts/provision.sh kernel     # kernel artifacts (and modules, arm64, the built kernel) only
 #   scripts/provision.sh modules    # the module (.ko) subset only
+#   scripts/provision.sh arm64      # the arm64 kernels and busybox only
+#   scripts/provision.sh built      # the kernel built from source only
 #   scripts/provision.sh debs       # the -dbg packages debuginfod serves in tests
 #
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe). For each of the Debian
@@ -234,7 +236,9 @@ case "${1:-all}" in
 	packages) packages ;;
 	kernel) kernel; modules ;;
 	modules) modules ;;
+	arm64) arm64 ;;
+	built) "$(dirname "$0")/build-kernel.sh" ;;
 	debs) debs ;;
 	all) packages; kernel; modules; debs ;;
-	*) echo "usage: $0 [packages|kernel|modules|debs|all]" >&2; exit 2 ;;
+	*) echo "usage: $0 [packages|kernel|modules|arm64|built|debs|all]" >&2; exit 2 ;;
 esac
