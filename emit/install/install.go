@@ -379,6 +379,9 @@ func Describe(p *probe.Probe, find PointFinder) string {
 	for i := range p.Args {
 		args = append(args, p.ArgName(i))
 	}
+	for _, f := range p.Fields {
+		args = append(args, f.Name)
+	}
 	return Line(p.GroupOrDefault(), p.Event, Point(p, find), module, args)
 }
 
@@ -396,6 +399,8 @@ func Point(p *probe.Probe, find PointFinder) string {
 		return "tracepoint " + p.Target.Symbol
 	case probe.Eprobe:
 		return "event " + p.Target.Event.System + "/" + p.Target.Event.Name
+	case probe.UserEvent:
+		return "user event"
 	}
 	return find(p)
 }
