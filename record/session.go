@@ -92,7 +92,7 @@ func Run(cfg Config) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	events, err := selectEvents(root, cfg.Events)
+	events, watches, err := selectEvents(root, cfg.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func Run(cfg Config) (res *Result, err error) {
 		return nil, fmt.Errorf("%w: output directory %s does not exist", ErrConfig, outDir)
 	}
 
-	s := &session{cfg: cfg, root: root, events: events, tmpDir: outDir}
+	s := &session{cfg: cfg, root: root, events: events, watches: watches, tmpDir: outDir}
 	defer func() {
 		if cerr := s.cleanup(); cerr != nil && err == nil {
 			err = cerr
@@ -154,6 +154,10 @@ type session struct {
 	inst    *tracefs.Instance
 	events  []event
 	enabled []event
+	// watches match user events while recording (selectEvents);
+	// watched holds the SYSTEM:EVENT of those found.
+	watches []watch
+	watched map[string]bool
 	layout  ringbuf.Layout
 	cpus    []int // CPU numbers with a per_cpu directory
 	readers []*cpuReader
@@ -273,11 +277,21 @@ func (s *session) run(cmdPath string) error {
 		}
 	}
 
-	var tick <-chan time.Time
+	var tick, watchTick <-chan time.Time
 	if s.cfg.Progress != nil {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		tick = t.C
+	}
+	if len(s.watches) > 0 {
+		// A program that registered a user event waits for the kernel
+		// to flip its enable bit: enable what appeared, often.
+		if err := s.watchUserEvents(); err != nil {
+			return err
+		}
+		t := time.NewTicker(userEventPoll)
+		defer t.Stop()
+		watchTick = t.C
 	}
 	for {
 		select {
@@ -302,8 +316,42 @@ func (s *session) run(cmdPath string) error {
 			return nil
 		case <-tick:
 			s.progress()
+		case <-watchTick:
+			if err := s.watchUserEvents(); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// userEventPoll is how often a recording looks for new user events.
+const userEventPoll = 2 * time.Millisecond
+
+// watchUserEvents enables the user events that appeared since it last
+// looked and match a watch. Tracing is on already: a program writes its
+// event as soon as the kernel sets the event's enable bit, which the
+// enabling does. Each event's format was read before it was enabled (a
+// non-persistent event vanishes when its program exits once it is
+// disabled).
+func (s *session) watchUserEvents() error {
+	if s.watched == nil {
+		s.watched = map[string]bool{}
+		for _, e := range s.events {
+			s.watched[e.String()] = true
+		}
+	}
+	for _, e := range newUserEvents(s.root, s.watches, s.watched) {
+		s.watched[e.String()] = true
+		if err := s.inst.Enable(e.System, e.Name, true); err != nil {
+			if errors.Is(err, tracefs.ErrNotFound) {
+				continue // unregistered meanwhile
+			}
+			return err
+		}
+		s.events = append(s.events, e)
+		s.enabled = append(s.enabled, e)
+	}
+	return nil
 }
 
 // startCommand runs the command under the instance's pid filter from its
@@ -529,9 +577,12 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	}
 	bySystem := map[string]int{}
 	for _, e := range s.events {
-		b, err := s.root.EventFormat(e.System, e.Name)
-		if err != nil {
-			return 0, err
+		b := e.Format
+		if b == nil {
+			var err error
+			if b, err = s.root.EventFormat(e.System, e.Name); err != nil {
+				return 0, err
+			}
 		}
 		i, ok := bySystem[e.System]
 		if !ok {
@@ -599,7 +650,11 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 func (s *session) disableEvents() error {
 	var first error
 	for _, e := range s.enabled {
-		if err := s.inst.Enable(e.System, e.Name, false); err != nil && first == nil {
+		err := s.inst.Enable(e.System, e.Name, false)
+		if err != nil && isUserSystem(e.System) && errors.Is(err, tracefs.ErrNotFound) {
+			continue // its program deleted it
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
