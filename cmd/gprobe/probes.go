@@ -119,11 +119,12 @@ func (a *app) rootProbes(c *cli.Context) int {
 
 // rawDef tells a definition line ("p:GRP/EV PLACE ...", "r:EV PLACE",
 // "r16:...", "f:EV FUNC", "f8:EV FUNC%return", "t:EV TRACEPOINT",
-// "e:EV SYSTEM.EVENT") from a perf PROBEDEF. A PROBEDEF's first word never
-// looks like that unless it names a function "p", "r", "f", "t" or "e" with
-// a line number ("p:10"), which stays a PROBEDEF.
-var rawDef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([prf][0-9]*|[te]):[^=\s]*\s`) })
-var funcLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[prfte]:[0-9]+\s`) })
+// "e:EV SYSTEM.EVENT", a user event's "u:NAME FIELDS") from a perf
+// PROBEDEF. A PROBEDEF's first word never looks like that unless it names
+// a function "p", "r", "f", "t", "e" or "u" with a line number ("p:10"),
+// which stays a PROBEDEF.
+var rawDef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([prf][0-9]*|[teu]):[^=\s]*\s`) })
+var funcLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[prfteu]:[0-9]+\s`) })
 
 func isRawDef(s string) bool {
 	s = strings.TrimSpace(s) + " "
