@@ -67,7 +67,7 @@ done < "$FRAGMENT"
 [ $bad = 0 ] || exit 1
 "${mk[@]}" -j"$JOBS" bzImage
 kernel_done=$(date +%s)
-make -s -C tools/bootconfig >/dev/null
+make -s -C tools/bootconfig bootconfig >/dev/null
 mkdir -p "$tmp/out/virtio" "$tmp/out/src/Documentation"
 cp arch/x86/boot/bzImage "$tmp/out/vmlinuz"
 cp vmlinux "$tmp/out/vmlinux"

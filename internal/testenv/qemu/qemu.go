@@ -93,6 +93,11 @@ type machine struct {
 	// bootModules: the virtio modules are loaded before anything else
 	// (the channel needs them), not only to collect files.
 	bootModules bool
+	// holdChannel: the channel stays open on fd 3 from stty to poweroff.
+	// A virtio console resets its settings (raw, no echo) at its last
+	// close (TTY_DRIVER_RESET_TERMIOS), and would then turn each "\n"
+	// into "\r\n"; its last close waits until the host has everything.
+	holdChannel bool
 	// native: the host runs this architecture, so KVM may serve.
 	native bool
 }
@@ -114,6 +119,7 @@ func machineOf(k *Kernel) machine {
 				return []string{"-drive", "file=" + disk + ",format=raw,if=none,id=gprobe-disk", "-device", "virtio-blk-pci,drive=gprobe-disk"}
 			},
 			bootModules: true,
+			holdChannel: true,
 			native:      runtime.GOARCH == "arm64",
 		}
 	}
@@ -408,6 +414,10 @@ func writeInitramfs(out string, o Options, mark string) error {
 func initScript(m machine, mark string, collect, modules []string) string {
 	var b strings.Builder
 	ch := m.channel
+	out := ch // where the blocks write
+	if m.holdChannel {
+		out = "&3"
+	}
 	fmt.Fprintf(&b, `#!/bin/sh
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
@@ -421,6 +431,9 @@ mount -t tracefs tracefs /sys/kernel/tracing
 i=0
 while [ ! -c %[2]s ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 `, strings.Join(modules, " "), ch)
+	}
+	if m.holdChannel {
+		fmt.Fprintf(&b, "exec 3>%s\n", ch)
 	}
 	fmt.Fprintf(&b, `stty -F %[1]s raw -echo
 `, ch)
@@ -436,7 +449,7 @@ dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 	echo
 	echo "%[1]s end status=$rc@@"
 } >%[2]s
-`, mark, ch)
+`, mark, out)
 	if len(collect) > 0 {
 		b.WriteString("{\n\tmkdir /gprobe-qemu/out\n")
 		for i, p := range collect {
@@ -453,9 +466,13 @@ dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 	if [ -e "$1" ]; then tar -cf /dev/vda "$@"; st=$?; sync; fi
 	echo "%[1]s files status=$st@@"
 } >%[2]s 2>&1
-`, mark, ch)
+`, mark, out)
 	}
-	fmt.Fprintf(&b, "echo \"%s done@@\" >%s\npoweroff -f\n", mark, ch)
+	fmt.Fprintf(&b, "echo \"%s done@@\" >%s\n", mark, out)
+	if m.holdChannel {
+		b.WriteString("exec 3>&-\n")
+	}
+	b.WriteString("poweroff -f\n")
 	return b.String()
 }
 
