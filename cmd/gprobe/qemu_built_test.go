@@ -158,6 +158,8 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		}
 		// The kernel's own opens, before init: the console, then /init.
 		bt := string(res.Files["/tmp/trace.boot"])
+		t.Logf("the trace at the first shell (head):\n%s", head(bt, 16))
+		t.Logf("pid 1's opens:\n%s", strings.Join(regexp.MustCompile(`(?m)^\s+\S+-1\s.*$`).FindAllString(bt, 12), "\n"))
 		checkBufferComplete(t, bt)
 		for _, file := range []string{"/dev/console", "/init"} {
 			re := `(?m)^\s+\S+-1\s+\[\d+\] \S+\s+[\d.]+: do_filp_open: \(do_filp_open\+0x[0-9a-f]+/0x[0-9a-f]+\) dfd=-100 name="` + regexp.QuoteMeta(file) + `"$`
