@@ -153,19 +153,28 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 		root = tb.TempDir()
 	}
 	bin := filepath.Join(root, key[:32], strings.ReplaceAll(pkg, "/", "_")+".test")
+	buildStatic(tb, bin, repo, runtime.GOARCH, "test", "-c", pkg)
+	return bin
+}
+
+// buildStatic runs go ARGS... -o bin (in dir, "" for the working
+// directory) with CGO_ENABLED=0 for goarch, unless bin exists: built
+// beside it and renamed, never half-written.
+func buildStatic(tb testing.TB, bin, dir, goarch string, args ...string) {
+	tb.Helper()
 	if _, err := os.Stat(bin); err == nil {
-		return bin
+		return
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := exec.Command("go", "test", "-c", "-o", tmp, pkg)
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd := exec.Command("go", append(append(args[:1:1], "-o", tmp), args[1:]...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
-		tb.Fatalf("building the static test binary of %s: %v\n%s", pkg, err, out)
+		tb.Fatalf("go %s for %s: %v\n%s", strings.Join(args, " "), goarch, err, out)
 	}
 	if err := CheckStatic(tmp); err != nil {
 		tb.Fatal(err)
@@ -173,7 +182,6 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 	if err := os.Rename(tmp, bin); err != nil {
 		tb.Fatal(err)
 	}
-	return bin
 }
 
 // BuildGo builds the main package pkg (an import path of this module, or
@@ -195,25 +203,7 @@ func BuildGo(tb testing.TB, pkg, goarch string) string {
 		root = tb.TempDir()
 	}
 	bin := filepath.Join(root, key[:32], filepath.Base(pkg))
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.Remove(tmp)
-		tb.Fatalf("building %s for %s: %v\n%s", pkg, goarch, err, out)
-	}
-	if err := CheckStatic(tmp); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		tb.Fatal(err)
-	}
+	buildStatic(tb, bin, "", goarch, "build", "-trimpath", pkg)
 	return bin
 }
 
