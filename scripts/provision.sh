@@ -36,7 +36,7 @@ packages() {
 	# qemu-system-arm: the arm64 guests; flex, bison, libelf-dev: building
 	# the kernel (scripts/build-kernel.sh).
 	local want=(linux-perf trace-cmd qemu-system-x86 qemu-system-arm busybox-static
-		flex bison libelf-dev
+		flex bison libelf-dev make
 		gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
 		dwarves cpio xz-utils zstd file kmod time bc
 		gcc libc6-dev clang
