@@ -65,7 +65,8 @@ fetch() {
 		[ "$p" = "$spec" ] || v=${spec#*=}
 		v=${v//:/%3a}
 		case "$p" in *:*) a=${p#*:} p=${p%%:*} ;; esac
-		ls "$p"_"${v:-*}"_$a.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$spec"; }
+		# Unquoted: the version and architecture may be globs.
+		ls ${p}_${v:-*}_${a}.deb >/dev/null 2>&1 || { $SUDO apt-get update -qq; apt-get download -qq "$spec"; }
 	  done )
 }
 
