@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -50,5 +51,19 @@ func TestUserEventWatch(t *testing.T) {
 	_, w2, _ := selectEvents(root, []string{"user_events*:request_*"})
 	if got := newUserEvents(root, w2, map[string]bool{}); len(got) != 2 {
 		t.Errorf("user_events*:request_*: %v", got)
+	}
+}
+
+// TestUnmatchedWatches: a user-event pattern that matched nothing while
+// recording is named in the summary.
+func TestUnmatchedWatches(t *testing.T) {
+	s := &session{watches: []watch{{"user_events", "*"}, {"user_events", "req*"}},
+		events: []event{{System: "user_events", Name: "other"}}}
+	if got := s.unmatchedWatches(); len(got) != 1 || got[0] != "user_events:req*" {
+		t.Errorf("got %q", got)
+	}
+	r := &Result{Output: "t.out", Unmatched: []string{"user_events:req*"}}
+	if sum := r.Summary(); !strings.HasSuffix(sum, "no events lost; no user event matched user_events:req*") {
+		t.Errorf("summary %q", sum)
 	}
 }

@@ -71,6 +71,9 @@ type Result struct {
 	// Drain is the time from tracing off to the file written: emptying
 	// the ring buffers, collecting metadata, writing trace.dat.
 	Drain time.Duration
+	// Unmatched are the -e patterns on user events that no event matched
+	// while recording (its program may not have registered it).
+	Unmatched []string
 }
 
 const clock = "mono"
@@ -543,6 +546,7 @@ func (s *session) finish() (*Result, error) {
 		return nil, err
 	}
 	res.Output, res.Bytes, res.Meta, res.ExitCode = s.cfg.Output, n, *m, m.ExitCode
+	res.Unmatched = s.unmatchedWatches()
 	res.Drain = time.Since(drainStart)
 	return &res, nil
 }
@@ -681,4 +685,25 @@ func (s *session) cleanup() error {
 		first = err
 	}
 	return first
+}
+
+// unmatchedWatches are the watches no recorded event matched, as -e wrote
+// them (SYSTEM:EVENT).
+func (s *session) unmatchedWatches() []string {
+	var out []string
+	for _, w := range s.watches {
+		found := false
+		for _, e := range s.events {
+			okSys, _ := path.Match(w.sys, e.System)
+			okName, _ := path.Match(w.name, e.Name)
+			if okSys && okName && isUserSystem(e.System) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, w.sys+":"+w.name)
+		}
+	}
+	return out
 }
