@@ -18,8 +18,9 @@ type Config struct {
 	// MaxListed bounds each list of objects and sites in the refcount
 	// report (default 100); counts are always exact.
 	MaxListed int
-	// OnCall, when set, sees every matched call (timeline export).
-	OnCall func(latency.Call)
+	// Exporters see every matched call, and in a pass over files (File,
+	// RunFiles) every event (see Exporter).
+	Exporters []Exporter
 }
 
 // Analysis is the finished analysis of one recording. Its report streams
@@ -47,7 +48,7 @@ func Analyze(src trace.Source, cfg Config) (*Analysis, error) {
 	// before the events: trace.dat metadata precedes the data.
 	cfg.Latency.Definitions = append(cfg.Latency.Definitions[:len(cfg.Latency.Definitions):len(cfg.Latency.Definitions)], src.Info().Probes...)
 	a := &Analysis{cfg: cfg, lat: latency.New(cfg.Latency)}
-	a.lat.OnCall = cfg.OnCall
+	a.lat.OnCall = onCall(cfg.Exporters)
 	if cfg.Refcount != nil {
 		info := src.Info()
 		a.rc = refcount.New(*cfg.Refcount, refcount.Options{MaxListed: cfg.MaxListed, Symbols: symbolize.New(info.Probes, info.Kallsyms)})

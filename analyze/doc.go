@@ -8,7 +8,9 @@
 // internal/tracefmt's, shared with record. Sub-packages, one job each:
 // ftracetext (the kernel's text output), trace (the event model), latency
 // (entry/return pairing and statistics), refcount (objects by key),
-// report (text and JSON), timeline (Chrome trace-event export), folded
-// (self-time stacks for flame graphs), objtrace (one object's events, the
-// busiest objects), symbolize (callers named by kallsyms, ELF and DWARF).
+// report (text and JSON), objtrace (one object's events, the busiest
+// objects), symbolize (callers named by kallsyms, ELF and DWARF), and the
+// output formats of other tools, each an Exporter a pass feeds: timeline
+// (Chrome trace-event JSON), perfetto (Perfetto's protobuf trace), folded
+// (self-time stacks for flame graphs), parquet (one row per event).
 package analyze

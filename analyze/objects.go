@@ -2,10 +2,33 @@ package analyze
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/gprobe/gprobe/analyze/objtrace"
+	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/analyze/trace"
 )
+
+// ReportObject writes to w every event of the recordings whose arguments
+// carry addr, then the object's life (gprobe analyze --object), as text
+// or with asJSON as JSON.
+func ReportObject(w io.Writer, paths []string, addr objtrace.Addr, asJSON bool, unit report.Unit) error {
+	t := objtrace.NewTracer(addr)
+	ot := report.NewObjectTrace(w, addr, asJSON, unit)
+	if err := TraceObject(paths, t, ot.Hit); err != nil {
+		return err
+	}
+	return ot.Close(t.Summary())
+}
+
+// ReportRanking feeds the recordings to r and writes its ranking to w
+// (gprobe analyze --objects), as text or with asJSON as JSON.
+func ReportRanking(w io.Writer, paths []string, r *objtrace.Ranker, asJSON bool, unit report.Unit) error {
+	if err := RankObjects(paths, r); err != nil {
+		return err
+	}
+	return report.Ranking(w, r.Ranking(), asJSON, unit)
+}
 
 // TraceObject reads the recordings one after the other and calls each
 // with every event of t's object, in time order within each recording;

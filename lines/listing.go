@@ -230,8 +230,9 @@ func (s *sourceReader) readChunk() (string, error) {
 }
 
 // MatchLazy returns the numbers of the lines of the file at path that match
-// a lazy pattern (perf's find_lazy_match_lines).
-func MatchLazy(path, pat string) ([]int, error) {
+// a lazy pattern (perf's find_lazy_match_lines), as match decides
+// (spec.LazyMatch with the pattern); a line is given without its newline.
+func MatchLazy(path string, match func(line string) bool) ([]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -247,7 +248,7 @@ func MatchLazy(path, pat string) ([]int, error) {
 			}
 			return nil, err
 		}
-		if LazyMatch(strings.TrimSuffix(line, "\n"), pat) {
+		if match(strings.TrimSuffix(line, "\n")) {
 			out = append(out, n)
 		}
 	}

@@ -2,9 +2,9 @@
 // (6.1, on elfutils libdw) does, and renders perf's `-L` listing.
 //
 // The package works on a [Unit]: one compile unit's line table and its tree of
-// function scopes, filled in by a debug-info back end (resolve/dwarfinfo). It
-// never parses DWARF DIEs itself; it only reads line programs (table.go),
-// with internal/dwbuf's byte-level readers.
+// function scopes, filled in by a debug-info back end
+// (resolve/internal/dwarfinfo). It never parses DWARF DIEs itself; it only
+// reads line programs (table.go), with internal/dwbuf's byte-level readers.
 //
 // The walkers reproduce libdw/perf semantics that decide perf's output:
 // die_walk_lines (which (file, line, address) tuples exist), cu_find_lineinfo

@@ -9,6 +9,17 @@
 # calls and whose package initialisation would run at every start. A plain
 # `go build ./cmd/gprobe` gives the same program, starting a few
 # milliseconds slower.
+#
+# `gprobe --version` prints the git revision Go stamps into the build; Go
+# does not stamp it in a git worktree or with -buildvcs=false, so the
+# revision and whether the tree had changes are also given to the linker
+# (Go's own stamp wins where there is one).
 set -eu
 cd "$(dirname "$0")/.."
-CGO_ENABLED=0 exec go build -trimpath -tags urfave_cli_no_docs -o "${1:-gprobe}" ./cmd/gprobe
+rev=$(git rev-parse HEAD 2>/dev/null || true)
+mod=false
+if [ -n "$rev" ] && [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+	mod=true
+fi
+CGO_ENABLED=0 exec go build -trimpath -tags urfave_cli_no_docs \
+	-ldflags "-X main.revision=$rev -X main.modified=$mod" -o "${1:-gprobe}" ./cmd/gprobe

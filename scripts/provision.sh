@@ -42,7 +42,10 @@ packages() {
 		gcc libc6-dev clang
 		debuginfod elfutils libarchive-tools
 		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go)
-		g++)
+		g++
+		# SDT markers: <sys/sdt.h> for the test programs, and the shipped
+		# binaries with markers (python3.11, libstdc++, libjvm.so)
+		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless)
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

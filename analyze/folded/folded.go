@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // maxPending bounds the completed calls a thread keeps waiting for a
@@ -132,3 +133,19 @@ func (b *Builder) Write(w io.Writer) error {
 	}
 	return bw.Flush()
 }
+
+// Writer is a Builder that writes its stacks to a writer when closed (an
+// analyze.Exporter).
+type Writer struct {
+	*Builder
+	w io.Writer
+}
+
+// NewWriter returns an empty Builder that Close writes to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{New(), w} }
+
+// Source returns src: stacks are made of calls only.
+func (f *Writer) Source(_ string, src trace.Source) trace.Source { return src }
+
+// Close writes the folded stacks (Builder.Write).
+func (f *Writer) Close() error { return f.Write(f.w) }

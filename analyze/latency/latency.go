@@ -6,9 +6,11 @@
 // return event's name ("FUNC__return" for FUNC, perf's convention; "r_X"
 // for "p_X", the kernel's automatic names; "FUNC__retinsn" and
 // "FUNC__tailcall", gprobe's plain probes on a function's return
-// instructions and tail calls, as emit/probe names them), a probe
-// definition naming the same target, or else the return's __probe_func
-// equal to an entry's __probe_ip in the same process. Each thread keeps a stack per function,
+// instructions and tail calls, as emit/probe names them; in an SDT
+// marker's group sdt_PROVIDER, "X__done", "X__end" and "X__return" for
+// "X__start", "X__begin" and "X__entry", the markers' own convention), a
+// probe definition naming the same target, or else the return's
+// __probe_func equal to an entry's __probe_ip in the same process. Each thread keeps a stack per function,
 // so recursion pairs each return with the innermost open call.
 //
 // User events (systems user_events and user_events_multi, which an
@@ -189,6 +191,9 @@ func isReturn(e *trace.Event) bool {
 	if userEvent(e) && strings.HasSuffix(e.Name, userEnd) {
 		return true
 	}
+	if _, ok := sdtEntry(e.System, e.Name); ok {
+		return true
+	}
 	return strings.HasSuffix(e.Name, "__return") || e.Has("__probe_func")
 }
 
@@ -198,6 +203,25 @@ const userBegin, userEnd = "_begin", "_end"
 // userEvent tells an event an application defined (user_events).
 func userEvent(e *trace.Event) bool {
 	return e.System == "user_events" || e.System == "user_events_multi"
+}
+
+// sdtPairs are the names SDT markers open and close an operation with:
+// python's gc__start/gc__done, the JVM's method__compile__begin/__end,
+// its JNI's GetVersion__entry/__return.
+var sdtPairs = [...][2]string{{"__start", "__done"}, {"__begin", "__end"}, {"__entry", "__return"}}
+
+// sdtEntry is the entry marker a marker of group system closes, when the
+// group is an SDT group (sdt_PROVIDER) and the name one of sdtPairs'.
+func sdtEntry(system, name string) (string, bool) {
+	if !strings.HasPrefix(system, "sdt_") {
+		return "", false
+	}
+	for _, p := range sdtPairs {
+		if base, ok := strings.CutSuffix(name, p[1]); ok && base != "" {
+			return base + p[0], true
+		}
+	}
+	return "", false
 }
 
 func (a *Analyzer) classOf(e *trace.Event) *class { return a.classes.Get(e, a.derive) }
@@ -359,6 +383,9 @@ func (a *Analyzer) partner(e *trace.Event, full string) string {
 	}
 	if exit, base := probe.EventExit(e.Name); exit != probe.NoExit {
 		cands = append(cands, base)
+	}
+	if entry, ok := sdtEntry(e.System, e.Name); ok {
+		cands = append(cands, entry)
 	}
 	if t, ok := a.defs[e.Name]; ok && a.defRet[e.Name] {
 		for ev, t2 := range a.defs {

@@ -353,3 +353,42 @@ func TestUserEvents(t *testing.T) {
 		t.Errorf("flush %+v", f)
 	}
 }
+
+// TestSDTPairs: SDT markers that open and close an operation pair up in
+// their sdt_ group (all are plain probes: each has __probe_ip); outside an
+// SDT group the names mean nothing.
+func TestSDTPairs(t *testing.T) {
+	marker := func(group, name string, ts uint64) *trace.Event {
+		return &trace.Event{System: group, Name: name, PID: 1, TS: ts, Comm: "python3.11", Fields: []trace.KV{{Key: "__probe_ip", Val: "0x4287f3"}}}
+	}
+	a := New(Options{})
+	for _, e := range []*trace.Event{
+		marker("sdt_python", "gc__start", 100),
+		marker("sdt_python", "gc__done", 130),
+		marker("sdt_python", "function__entry", 200),
+		marker("sdt_python", "function__entry", 210),
+		marker("sdt_python", "function__return", 215),
+		marker("sdt_python", "function__return", 260),
+		marker("sdt_hotspot", "method__compile__begin", 300),
+		marker("sdt_hotspot", "method__compile__end", 390),
+		marker("probe_x", "a__start", 400),
+		marker("probe_x", "a__done", 410),
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	if r := one(t, rs, "gc__start"); r.Count != 1 || r.MinNs != 30 || r.ReturnEvent != "sdt_python:gc__done" {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "function__entry"); r.Count != 2 || r.MinNs != 5 || r.MaxNs != 60 {
+		t.Errorf("%+v", r)
+	}
+	if r := one(t, rs, "method__compile__begin"); r.Count != 1 || r.MinNs != 90 {
+		t.Errorf("%+v", r)
+	}
+	for _, r := range rs {
+		if r.Function == "a__start" {
+			t.Errorf("paired outside an SDT group: %+v", r)
+		}
+	}
+}

@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/gprobe/gprobe/analyze"
+	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
@@ -71,9 +71,23 @@ type Summary struct {
 	Recordings []Recording
 }
 
-// Export writes the events of every recording in files to out as one
-// Parquet file.
-func Export(out io.Writer, files []string, opts Options) (*Summary, error) {
+// Writer writes one Parquet file from a pass over recordings (it is an
+// analyze.Exporter): New reads the recordings once for the schema, the
+// pass then reads each through Source, which writes its events as rows,
+// and Close writes the last row group and the footer.
+type Writer struct {
+	opts  Options
+	files []string
+	next  int // files[next] is the recording Source expects
+	sum   Summary
+	out   *bufio.Writer
+	sink  *sink
+	batch *batch
+}
+
+// New reads the recordings in files for the schema and starts the Parquet
+// file on out. The pass must then read exactly these files, in this order.
+func New(out io.Writer, files []string, opts Options) (*Writer, error) {
 	if len(files) == 0 {
 		return nil, ErrNoInput
 	}
@@ -89,99 +103,115 @@ func Export(out io.Writer, files []string, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
-	sum := &Summary{Columns: sb.columns()}
-	sink := newSink(out, sum.Columns)
-	b := newBatch(sum.Columns, opts.RowGroupRows)
-	for _, f := range files {
-		rw := newRowWriter(b, sum.Columns, opts.Host, f)
-		var rec Recording
-		err := eachInfo(f, func(e *trace.Event) error {
-			if e.Kind != trace.Data {
-				return nil
-			}
-			rw.row(e)
-			if b.n == opts.RowGroupRows {
-				sum.Rows += int64(b.n)
-				sum.RowGroups++
-				err := sink.writeRowGroup(b)
-				b.reset()
-				return err
-			}
-			return nil
-		}, func(info trace.Info) {
-			rec = Recording{File: f, Host: opts.Host, Format: info.Format, Events: info.Events,
-				LostEvents: info.Lost, LostUnknown: info.LostUnknown, KernelStatsLost: info.StatsLost,
-				Truncated: info.Truncated, Probes: info.Probes}
-		})
-		if err != nil {
-			return nil, err
-		}
-		sum.Recordings = append(sum.Recordings, rec)
-	}
-	if b.n > 0 {
-		sum.Rows += int64(b.n)
-		sum.RowGroups++
-		if err := sink.writeRowGroup(b); err != nil {
-			return nil, err
-		}
-	}
-	meta, err := metadata(sum)
-	if err != nil {
-		return nil, err
-	}
-	if err := sink.close(meta); err != nil {
-		return nil, err
-	}
-	return sum, nil
+	w := &Writer{opts: opts, files: files, sum: Summary{Columns: sb.columns()}, out: bufio.NewWriterSize(out, 1<<20)}
+	w.sink = newSink(w.out, w.sum.Columns)
+	w.batch = newBatch(w.sum.Columns, opts.RowGroupRows)
+	return w, nil
 }
 
-// ExportFile writes the Parquet file at path: into a temporary file
-// beside it, renamed once complete, so that a failed export leaves no
-// partial file.
-func ExportFile(path string, files []string, opts Options) (*Summary, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// Source returns the recording src, read from path, with each of its
+// data events written as a row as it is read, and the recording's counts
+// kept for the metadata once it has been read.
+func (w *Writer) Source(path string, src trace.Source) trace.Source {
+	return &rows{Source: src, w: w, path: path}
+}
+
+type rows struct {
+	trace.Source
+	w    *Writer
+	path string
+}
+
+func (r *rows) Run(fn func(*trace.Event) error) error {
+	w := r.w
+	if w.next >= len(w.files) || w.files[w.next] != r.path {
+		return fmt.Errorf("parquet: %s is not the next of the recordings the schema was read from", r.path)
+	}
+	w.next++
+	rw := newRowWriter(w.batch, w.sum.Columns, w.opts.Host, r.path)
+	err := r.Source.Run(func(e *trace.Event) error {
+		if e.Kind == trace.Data {
+			rw.row(e)
+			if w.batch.n == w.opts.RowGroupRows {
+				if err := w.flush(); err != nil {
+					return err
+				}
+			}
+		}
+		return fn(e)
+	})
+	if err != nil {
+		return err
+	}
+	info := r.Source.Info()
+	w.sum.Recordings = append(w.sum.Recordings, Recording{File: r.path, Host: w.opts.Host, Format: info.Format, Events: info.Events,
+		LostEvents: info.Lost, LostUnknown: info.LostUnknown, KernelStatsLost: info.StatsLost,
+		Truncated: info.Truncated, Probes: info.Probes})
+	return nil
+}
+
+// flush writes the batch as a row group.
+func (w *Writer) flush() error {
+	w.sum.Rows += int64(w.batch.n)
+	w.sum.RowGroups++
+	err := w.sink.writeRowGroup(w.batch)
+	w.batch.reset()
+	return err
+}
+
+// Call does nothing: rows are events.
+func (w *Writer) Call(latency.Call) {}
+
+// Close writes the last row group, the metadata and the footer, once
+// every recording has been read.
+func (w *Writer) Close() error {
+	if w.next != len(w.files) {
+		return fmt.Errorf("parquet: %d of %d recordings read", w.next, len(w.files))
+	}
+	if w.batch.n > 0 {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	meta, err := metadata(&w.sum)
+	if err != nil {
+		return err
+	}
+	if err := w.sink.close(meta); err != nil {
+		return err
+	}
+	return w.out.Flush()
+}
+
+// Summary is what was written.
+func (w *Writer) Summary() *Summary { return &w.sum }
+
+// Export writes the events of every recording in files to out as one
+// Parquet file (a pass of analyze.RunFiles with a Writer).
+func Export(out io.Writer, files []string, opts Options) (*Summary, error) {
+	w, err := New(out, files, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	sum, err := Export(bw, files, opts)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if _, err := analyze.RunFiles(files, analyze.Config{Exporters: []analyze.Exporter{w}}, nil); err != nil {
 		return nil, err
 	}
-	return sum, nil
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return w.Summary(), nil
 }
 
 // each runs fn over the events of the recording at path.
 func each(path string, fn func(*trace.Event)) error {
-	return eachInfo(path, func(e *trace.Event) error { fn(e); return nil }, func(trace.Info) {})
-}
-
-// eachInfo runs fn over the events of the recording at path, then hands
-// the reader's Info to done. A recording is opened afresh for each pass:
-// a source's counters are those of one Run.
-func eachInfo(path string, fn func(*trace.Event) error, done func(trace.Info)) error {
 	rec, err := analyze.Open(path)
 	if err != nil {
 		return err
 	}
 	defer rec.Close()
-	if err := rec.Run(fn); err != nil {
+	if err := rec.Run(func(e *trace.Event) error { fn(e); return nil }); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	done(rec.Info())
 	return nil
 }
 

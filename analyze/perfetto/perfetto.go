@@ -108,9 +108,10 @@ func New(w io.Writer, opts Options) *Writer {
 	return t
 }
 
-// Source returns src with every event also counted for the live-objects
-// counter; without Options.Refcount it returns src.
-func (t *Writer) Source(src trace.Source) trace.Source {
+// Source returns the recording src (read from path) with every event also
+// counted for the live-objects counter; without Options.Refcount it
+// returns src. Writer is an analyze.Exporter of one recording.
+func (t *Writer) Source(_ string, src trace.Source) trace.Source {
 	if t.live == nil {
 		return src
 	}

@@ -174,11 +174,6 @@ type exported struct {
 // --export-perfetto` does.
 func export(t *testing.T, path string) exported {
 	t.Helper()
-	rec, err := analyze.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
 	spec, err := refcount.ParseSpec(golden.RefSpec)
 	if err != nil {
 		t.Fatal(err)
@@ -186,11 +181,12 @@ func export(t *testing.T, path string) exported {
 	var pb, tb bytes.Buffer
 	pf := perfetto.New(&pb, perfetto.Options{Refcount: &spec, RefSpec: golden.RefSpec})
 	tl := timeline.New(&tb)
-	cfg := analyze.Config{Refcount: &spec, RefSpec: golden.RefSpec, OnCall: func(c latency.Call) {
-		pf.Call(c)
-		tl.Call(c)
-	}}
-	rep, err := analyze.Run(pf.Source(rec), cfg)
+	cfg := analyze.Config{Refcount: &spec, RefSpec: golden.RefSpec, Exporters: []analyze.Exporter{pf, tl}}
+	var rep *report.Report
+	err = analyze.File(path, cfg, func(a *analyze.Analysis) error {
+		rep = a.Report()
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,18 @@ const (
 	OutputJSONLines
 )
 
+// Write writes the report of one recording in out's format: Text, JSON,
+// or JSONLines (the objects, then a "report" line).
+func Write(w io.Writer, r *Report, out Output, unit Unit, maxObjects int) error {
+	switch out {
+	case OutputJSON:
+		return JSON(w, r)
+	case OutputJSONLines:
+		return JSONLines(w, r, "report")
+	}
+	return Text(w, r, unit, maxObjects)
+}
+
 // Many writes the reports of several recordings, or of the hosts that
 // made them, then their total: text sections; one JSON document
 // {"files" (or "hosts"): [...], "total": {...}}; or JSON lines, where

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // Writer streams slices. Call Close to finish the document.
@@ -44,6 +45,10 @@ func pad3(v uint64) string {
 	}
 	return s
 }
+
+// Source returns src: the timeline is made of calls only (Writer is an
+// analyze.Exporter).
+func (t *Writer) Source(_ string, src trace.Source) trace.Source { return src }
 
 // Call writes one slice.
 func (t *Writer) Call(c latency.Call) {

@@ -16,6 +16,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
@@ -36,18 +37,23 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 	status         int
-	// perfModuleAltBug is resolve.Options.PerfModuleAltBug, set only by the
-	// tests that reproduce perf's module mistakes.
-	perfModuleAltBug bool
+	// ctx is the context every resolver is opened in (nil: Background);
+	// the tests that reproduce perf's mistakes put them in it
+	// (internal/perfbug).
+	ctx context.Context
 	// cli is the command tree, built once (it holds every flag of every
 	// command: building it is a noticeable part of a short run).
 	cli *cli.App
+	// operand is the root command's first operand (firstuse.go).
+	operand string
 }
 
-// tune completes the resolve options every command uses.
-func (a *app) tune(o resolve.Options) resolve.Options {
-	o.PerfModuleAltBug = a.perfModuleAltBug
-	return o
+// base is the app's context.
+func (a *app) base() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
 }
 
 func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
@@ -83,68 +89,15 @@ const usageText = ` Usage: gprobe [<options>] 'PROBEDEF' ['PROBEDEF' ...]
 `
 
 // checkSwitches reproduces perf's parse-options checks that urfave/cli does
-// not make: a value switch given without a value, and two mutually
-// exclusive mode switches ("switch `D' cannot be used with switch `L'").
+// not make (clikit.Switches): a value switch given without a value, and two
+// mutually exclusive mode switches.
 func (a *app) checkSwitches(args []string) (int, bool) {
-	seen := ""
-	for i := 1; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
-			if a.isSubcommand(arg) {
-				return 0, true
-			}
-			continue
-		}
-		var names []string
-		hasValue := false
-		if strings.HasPrefix(arg, "--") {
-			name, _, eq := strings.Cut(arg[2:], "=")
-			names, hasValue = []string{name}, eq
-		} else {
-			// A cluster of short flags; a value flag takes the rest.
-			for j := 1; j < len(arg); j++ {
-				n := string(arg[j])
-				names = append(names, n)
-				if valueFlags[n] {
-					hasValue = j+1 < len(arg)
-					break
-				}
-			}
-		}
-		for k, n := range names {
-			last := k == len(names)-1
-			if valueFlags[n] && last && !hasValue {
-				if i+1 >= len(args) {
-					return a.usageError("switch `%s' requires a value", shortName(n)), false
-				}
-				i++
-			}
-			if s, ok := exclusive[n]; ok {
-				if seen != "" && seen != s {
-					return a.usageError("switch `%s' cannot be used with switch `%s'", s, seen), false
-				}
-				seen = s
-			}
-		}
+	sw := clikit.Switches{Value: valueFlags, Exclusive: exclusive, Command: a.isSubcommand,
+		Short: map[string]string{"vmlinux": "k", "source": "s", "exec": "x", "module": "m"}}
+	if msg := sw.Check(args); msg != "" {
+		return a.usageError("%s", msg), false
 	}
 	return 0, true
-}
-
-func shortName(n string) string {
-	if s, ok := exclusive[n]; ok {
-		return s
-	}
-	switch n {
-	case "vmlinux":
-		return "k"
-	case "source":
-		return "s"
-	case "exec":
-		return "x"
-	case "module":
-		return "m"
-	}
-	return n
 }
 
 // isSubcommand says whether s names one of the app's commands (or help).
@@ -177,7 +130,7 @@ func (a *app) main(args []string) int {
 
 func (a *app) cliApp() *cli.App {
 	if a.cli == nil {
-		a.cli = withFixedNames(a.newCLIApp())
+		a.cli = a.finishCLI(a.newCLIApp())
 	}
 	return a.cli
 }
@@ -244,18 +197,13 @@ func rootFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
 		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the Extra Boot Config (bootconfig -a) that defines and enables the probes at boot"},
-	), append(varsFlags(), dynamicFlags()...)...)
+	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
 func (a *app) set(status int) error {
 	a.status = status
 	return nil
-}
-
-func (a *app) notYet(what string) int {
-	fmt.Fprintf(a.stderr, "gprobe: %s is not implemented yet\n", what)
-	return exitUsage
 }
 
 func (a *app) rootAction(c *cli.Context) error {
@@ -272,6 +220,8 @@ func (a *app) rootAction(c *cli.Context) error {
 		return a.set(exitEINVAL)
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
+	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
+		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
 		return a.set(a.showExits(c, c.String("line")))
 	case c.IsSet("line"):
@@ -289,26 +239,65 @@ func (a *app) rootAction(c *cli.Context) error {
 	return a.set(exitUsage)
 }
 
-// openTarget opens -x, -m or -k (or the running kernel's debuginfo where
-// distributions put it), fetching missing debug information from the
-// debuginfod servers of DEBUGINFOD_URLS. With btf, the commands that can
-// work from BTF alone (-D, add, -V) get the running kernel's
-// /sys/kernel/btf/vmlinux when no vmlinux is found.
-func (a *app) openTarget(c *cli.Context, btf bool) (*target.Target, error) {
-	ctx, stop := interruptible()
+// targetOptions are what -k, -x, -m and the debuginfod and cache settings
+// say to open: the image (or the running kernel's debuginfo where
+// distributions put it), missing debug information fetched from the
+// debuginfod servers of DEBUGINFOD_URLS, downloads cancelled with ctx.
+// With btf, the commands that can work from BTF alone (-D, add, -V, latency)
+// get the running kernel's /sys/kernel/btf/vmlinux when no vmlinux is found.
+func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
+}
+
+// verboseTarget says, with -v, when BTF stands in for a missing vmlinux.
+func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
+	if t.NoDebuginfo != nil && boolean(c, "verbose") {
+		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
+	}
+}
+
+// resolveOptions are the resolve options the flags give, the same for
+// every command; a command adds what only it sets (Features,
+// ImageFeatures, KernelBTFArgs).
+func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
+	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn")}
+}
+
+// open opens the target o names and its resolver (resolve.Open), in the
+// app's context; SIGINT or SIGTERM during a download end it with
+// errInterrupted.
+func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error) {
+	ctx, stop := a.interruptible()
 	defer stop()
-	t, err := target.Open(target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
-		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)})
+	o.Target.Context = ctx
+	r, err := resolve.Open(o)
 	if ctx.Err() != nil {
 		if err == nil {
-			t.Close()
+			r.Close()
 		}
 		return nil, errInterrupted
 	}
-	if err == nil && t.NoDebuginfo != nil && boolean(c, "verbose") {
-		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
+	if err == nil {
+		a.verboseTarget(c, r.Target())
 	}
-	return t, err
+	return r, err
+}
+
+// resolverOr is open, the failure printed as perf prints it (with the
+// trailer unless it is "") and its exit status returned with a nil
+// resolver.
+func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*resolve.Resolver, int) {
+	r, err := a.open(c, o)
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		if trailer != "" {
+			fmt.Fprintln(a.stderr, trailer)
+		}
+		return nil, exitENOENT
+	}
+	return r, exitOK
 }
 
 // errInterrupted ends a command whose download was interrupted.
@@ -316,8 +305,8 @@ var errInterrupted = errors.New("Interrupted.")
 
 // interruptible is a context for a debuginfod download: SIGINT or SIGTERM
 // cancel it (the partial file is removed) instead of ending gprobe at once.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func (a *app) interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(a.base(), os.Interrupt, syscall.SIGTERM)
 }
 
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without
@@ -339,11 +328,13 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 }
 
 // showDefinitions implements -D: resolve every definition first, then
-// print them all (perf prints nothing if one fails).
+// print them all (perf prints nothing if one fails), or with --boot the
+// kernel command line that defines them.
 func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	if dynamicMode(c) {
 		return a.showDynamic(c, defs)
 	}
+	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
 		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
@@ -352,67 +343,71 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		}
 		parsed = append(parsed, p)
 	}
-	t, err := a.openTarget(c, true)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-		return exitENOENT
-	}
-	defer t.Close()
 	feat, known := tracefs.RunningFeatures()
-	opts := resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    c.Int("max-probes"),
-		Features:     feat,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-		ReturnInsn:   boolean(c, "ret-insn"),
+	// SDT points come from the marked binaries or perf's probe cache.
+	probes, st := a.sdtProbes(c, parsed, feat, known, trailer)
+	if st != exitOK {
+		return st
 	}
-	if tf, ok := t.Features(); ok {
+	if len(probes) < len(parsed) {
+		o := a.resolveOptions(c, true)
 		// What perf 6.1 cannot write (entry values at return) follows the
 		// kernel the vmlinux is.
-		opts.TargetFeatures = &tf
-	}
-	r, err := t.Resolver(a.tune(opts))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-		return exitENOENT
+		o.Features, o.ImageFeatures = feat, true
+		r, st := a.resolverOr(c, o, trailer)
+		if r == nil {
+			return st
+		}
+		defer r.Close()
+		var resolved []probe.Probe
+		for i, p := range parsed {
+			if probes[i] != nil {
+				continue
+			}
+			ps, err := r.Probes(p)
+			if err != nil {
+				return a.resolveFailedOn(c, r, err, trailer)
+			}
+			probes[i] = ps
+			resolved = append(resolved, ps...)
+		}
+		// Nothing is printed that the kernel would refuse (perf prints
+		// such lines; the write then fails with EINVAL).
+		for _, p := range resolved {
+			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
+				return exitEINVAL
+			}
+		}
 	}
 	var all []probe.Probe
-	for _, p := range parsed {
-		ps, err := r.Probes(p)
-		if err != nil {
-			return a.resolveFailedOn(c, t, err, "  Error: Failed to add events.")
+	for i := range parsed {
+		all = append(all, probes[i]...)
+	}
+	return a.printProbes(c, all, trailer)
+}
+
+// printProbes prints resolved probes as -D does: their definitions, or
+// with --boot or --bootconfig what defines them at boot (emit/bootparam).
+func (a *app) printProbes(c *cli.Context, probes []probe.Probe, trailer string) int {
+	var text string
+	var err error
+	switch {
+	case boolean(c, "bootconfig"):
+		text, err = bootparam.BootconfigText(probes)
+	case boolean(c, "boot"):
+		text, err = bootparam.CommandLine(probes)
+		text += "\n"
+	default:
+		for _, p := range probes {
+			text += p.String() + "\n"
 		}
-		all = append(all, ps...)
 	}
-	// Nothing is printed that the kernel would refuse (perf prints such
-	// lines; the write then fails with EINVAL).
-	for _, p := range all {
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			if !boolean(c, "quiet") {
-				fmt.Fprintf(a.stderr, "The kernel would refuse this definition: %v\n", err)
-				fmt.Fprintln(a.stderr, "  Error: Failed to add events.")
-			}
-			return exitEINVAL
-		}
+	if err != nil {
+		a.errf(c, "%v\n%s\n", err, trailer)
+		return exitEINVAL
 	}
-	if boolean(c, "bootconfig") {
-		return a.printBootconfig(c, all)
-	}
-	if boolean(c, "boot") {
-		param, err := bootparam.CommandLine(all)
-		if err != nil {
-			a.errf(c, "%v\n  Error: Failed to add events.\n", err)
-			return exitEINVAL
-		}
-		fmt.Fprintln(a.stdout, param)
-		return exitOK
-	}
-	for _, p := range all {
-		fmt.Fprintln(a.stdout, p.String())
-	}
+	fmt.Fprint(a.stdout, text)
 	return exitOK
 }
 
@@ -425,29 +420,35 @@ var optionHelp = map[string]string{
 		"                          Show source code lines.\n",
 }
 
+// parseFailed reports a definition that does not parse as perf's option
+// parser does: the message, the usage and the option's help.
 func (a *app) parseFailed(err error, option string) int {
-	var se *spec.SyntaxError
-	if errors.As(err, &se) && se.Perf != "" {
-		fmt.Fprintln(a.stderr, se.Perf)
-	} else {
-		fmt.Fprintln(a.stderr, err)
-	}
-	fmt.Fprintln(a.stderr)
-	fmt.Fprint(a.stderr, usageText)
+	fmt.Fprintf(a.stderr, "%s\n\n%s", perfMessage(err), usageText)
 	if h, ok := optionHelp[option]; ok {
 		fmt.Fprint(a.stderr, "\n"+h)
 	}
 	return exitUsage
 }
 
+// perfMessage is perf's message for a definition that does not parse.
+func perfMessage(err error) string {
+	var se *spec.SyntaxError
+	if errors.As(err, &se) && se.Perf != "" {
+		return se.Perf
+	}
+	return err.Error()
+}
+
+// resolveFailed reports a failed resolution as perf does (see
+// resolveFailedOn) and returns perf's exit status.
 func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
 	return a.resolveFailedOn(c, nil, err, trailer)
 }
 
 // unfetched says, before a failed resolution's message, what each
 // debuginfod server answered when asked in vain for t's debug information.
-func (a *app) unfetched(c *cli.Context, t *target.Target) {
-	if t != nil && t.FetchErr != nil && !boolean(c, "quiet") {
+func (a *app) unfetched(c *cli.Context, r *resolve.Resolver) {
+	if t := r.Target(); t.FetchErr != nil && !boolean(c, "quiet") {
 		fmt.Fprintln(a.stderr, t.FetchErr)
 	}
 }
@@ -455,11 +456,13 @@ func (a *app) unfetched(c *cli.Context, t *target.Target) {
 // resolveFailedOn is resolveFailed for a target: when BTF stood in for a
 // missing vmlinux and the spec needs DWARF, it also says where the vmlinux
 // was looked for (see also unfetched).
-func (a *app) resolveFailedOn(c *cli.Context, t *target.Target, err error, trailer string) int {
-	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
-		fmt.Fprintln(a.stderr, t.NoDebuginfo)
+func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, trailer string) int {
+	if r != nil {
+		if t := r.Target(); t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
+			fmt.Fprintln(a.stderr, t.NoDebuginfo)
+		}
+		a.unfetched(c, r)
 	}
-	a.unfetched(c, t)
 	// -q silences perf's error lines too (pr_err), not only warnings.
 	if !boolean(c, "quiet") {
 		var re *resolve.Error
@@ -493,35 +496,24 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		return a.parseFailed(err, "-L")
 	}
 	const trailer = "  Error: Failed to show lines."
-	t, err := a.openTarget(c, false)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), trailer)
+	if r == nil {
+		return st
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: boolean(c, "no-inlines"), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	l, err := r.LineRange(lr)
 	if err != nil {
-		a.unfetched(c, t)
+		a.unfetched(c, r)
 		return a.resolveFailed(c, err, trailer)
 	}
-	ctx, stop := interruptible()
-	path, err := t.SourcePath(ctx, l, str(c, "source"))
+	ctx, stop := a.interruptible()
+	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))
 	stop()
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	if err == nil {
+		err = lines.Render(a.stdout, l, path, isTerminal(a.stdout))
 	}
-	if err := lines.Render(a.stdout, l, path, isTerminal(a.stdout)); err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%v\n%s\n", err, trailer)
 		return exitENOENT
 	}
 	return exitOK
@@ -542,22 +534,16 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 	if filter == "" {
 		filter = "!_* & !*@plt"
 	}
-	flt, err := resolve.ParseFilter(filter)
+	flt, err := spec.ParseFilter(filter)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c, false)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")
+	if r == nil {
+		return st
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		return exitENOENT
-	}
+	defer r.Close()
 	names, err := r.Functions(flt)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
@@ -599,20 +585,4 @@ func boolean(c *cli.Context, name string) bool {
 		return x.Bool(name)
 	}
 	return false
-}
-
-// printBootconfig prints probes as the Extra Boot Config that defines and
-// enables them at boot (emit/bootparam).
-func (a *app) printBootconfig(c *cli.Context, probes []probe.Probe) int {
-	cfg, err := bootparam.Bootconfig(probes)
-	var text string
-	if err == nil {
-		text, err = cfg.Render()
-	}
-	if err != nil {
-		a.errf(c, "%v\n  Error: Failed to add events.\n", err)
-		return exitEINVAL
-	}
-	fmt.Fprint(a.stdout, text)
-	return exitOK
 }

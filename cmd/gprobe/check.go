@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,7 +40,10 @@ func (a *app) check(c *cli.Context) int {
 		fmt.Fprintln(a.stderr, "gprobe check: give the KERNEL files to check the probe list against")
 		return exitUsage
 	}
-	points, err := a.readProbeList(c.String("probes"))
+	points, err := portability.ReadProbesFile(c.String("probes"))
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
+		err = fmt.Errorf("--probes: %w", err)
+	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
 		if errors.Is(err, portability.ErrBadProbeList) {
@@ -72,10 +73,7 @@ func (a *app) check(c *cli.Context) int {
 		}
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(rep)
+		err = rep.WriteJSON(a.stdout)
 	} else {
 		err = rep.WriteText(a.stdout)
 	}
@@ -90,19 +88,4 @@ func (a *app) check(c *cli.Context) int {
 		return exitUnresolved
 	}
 	return exitOK
-}
-
-// readProbeList reads --probes (a path, or - for stdin).
-func (a *app) readProbeList(path string) ([]portability.Point, error) {
-	var r io.Reader = os.Stdin
-	name := "stdin"
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("--probes: %w", err)
-		}
-		defer f.Close()
-		r, name = f, path
-	}
-	return portability.ReadProbes(r, name)
 }

@@ -33,121 +33,99 @@ func dynamicMode(c *cli.Context) bool {
 }
 
 // resolveDynamic resolves defs in the mode c selects, each a PROBEDEF
-// (--fprobe, --tracepoint) or an eprobe's ARGS (--event), into one request
-// each, checked with the features of the kernel they are for (a vmlinux's
-// own README, else the running kernel's). It prints the failure and
-// returns its exit status.
-func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string) ([]*install.Request, int) {
+// (--fprobe, --tracepoint) or an eprobe's ARGS (--event), into reqs (one
+// each), checked with the features of the kernel they are for (a
+// vmlinux's own README, else the running kernel's). It prints the failure
+// and returns its exit status.
+func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs []*install.Request) int {
 	if str(c, "exec") != "" || str(c, "module") != "" {
 		a.errf(c, "--fprobe, --tracepoint and --event probe the kernel (vmlinux), not -x or -m targets.\n%s\n", trailer)
-		return nil, exitUsage
+		return exitUsage
 	}
-	var specs []*spec.Probe
-	var ev probe.EventID
-	format := ""
-	if e := str(c, "event"); e != "" {
-		sys, name, ok := strings.Cut(e, "/")
-		if !ok {
-			sys, name, ok = strings.Cut(e, ":")
-		}
-		if !ok || sys == "" || name == "" || strings.ContainsAny(e, " \t") {
-			a.errf(c, "--event %q: want SYSTEM/EVENT (sched/sched_switch).\n%s\n", e, trailer)
-			return nil, exitUsage
-		}
-		ev = probe.EventID{System: sys, Name: name}
-		var err error
-		if format, err = eventFormat(c, ev); err != nil {
-			a.errf(c, "%v\n%s\n", err, trailer)
-			return nil, exitENOENT
-		}
-	} else {
-		for _, d := range defs {
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: true})
-			if err != nil {
-				return nil, a.parseFailed(err, "-D")
-			}
-			specs = append(specs, p)
-		}
+	resolveOne, st := a.dynamicResolver(c, defs, trailer)
+	if st != exitOK {
+		return st
 	}
-	t, err := a.openTarget(c, true)
+	host, hostKnown := tracefs.RunningFeatures()
+	o := a.resolveOptions(c, true)
+	o.Features, o.ImageFeatures, o.KernelBTFArgs = host, true, boolean(c, "kernel-btf-args")
+	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, trailer)
-		return nil, exitENOENT
+		return exitENOENT
 	}
-	defer t.Close()
-	host, hostKnown := tracefs.RunningFeatures()
-	feat, known := t.Features()
+	defer r.Close()
+	feat, known := r.Target().Features()
 	if !known {
 		feat, known = host, hostKnown
 	}
-	r, err := t.Resolver(a.tune(resolve.Options{
-		MaxProbes:      maxProbes(c),
-		Features:       host,
-		TargetFeatures: &feat,
-		KernelBTFArgs:  boolean(c, "kernel-btf-args"),
-		Warn:           a.warnFunc(c),
-		SourcePrefix:   str(c, "source"),
-	}))
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, trailer)
-		return nil, exitENOENT
-	}
-	var reqs []*install.Request
-	for i, d := range defs {
-		var p probe.Probe
-		req := &install.Request{}
-		switch {
-		case ev.System != "":
-			p, err = r.Eprobe(ev, format, strings.Fields(d))
-			req.Point, req.Args = "event "+ev.System+"/"+ev.Name, strings.Fields(d)
-		case boolean(c, "tracepoint"):
-			p, err = r.Tprobe(specs[i])
-			req.Point, req.Args = "tracepoint "+specs[i].Point.String(), argsAsWritten(specs[i])
-		default:
-			p, err = r.Fprobe(specs[i])
-			req.Point, req.Args = specs[i].Point.String(), argsAsWritten(specs[i])
-		}
+	for i := range defs {
+		p, err := resolveOne(r, i, reqs[i])
 		if err != nil {
-			return nil, a.resolveFailedOn(c, t, err, trailer)
+			return a.resolveFailedOn(c, r, err, trailer)
 		}
 		// Nothing is printed or written that the kernel would refuse.
 		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
 			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-			return nil, exitEINVAL
+			return exitEINVAL
 		}
-		req.Probes = []probe.Probe{p}
-		reqs = append(reqs, req)
+		reqs[i].Probes = []probe.Probe{p}
 	}
-	return reqs, exitOK
+	return exitOK
 }
 
-func argsAsWritten(p *spec.Probe) []string {
-	var out []string
-	for _, x := range p.Args {
-		out = append(out, x.String())
+// dynamicResolver reads defs for the mode c selects (the --event's format,
+// or the PROBEDEFs) and returns how the i-th is resolved into a probe and
+// described in req.
+func (a *app) dynamicResolver(c *cli.Context, defs []string, trailer string) (func(r *resolve.Resolver, i int, req *install.Request) (probe.Probe, error), int) {
+	if e := str(c, "event"); e != "" {
+		ev, ok := probe.ParseEventID(e)
+		if !ok {
+			a.errf(c, "--event %q: want SYSTEM/EVENT (sched/sched_switch).\n%s\n", e, trailer)
+			return nil, exitUsage
+		}
+		format, err := eventFormat(c, ev)
+		if err != nil {
+			a.errf(c, "%v\n%s\n", err, trailer)
+			return nil, exitENOENT
+		}
+		return func(r *resolve.Resolver, i int, req *install.Request) (probe.Probe, error) {
+			req.Point, req.Args = "event "+ev.System+"/"+ev.Name, strings.Fields(defs[i])
+			return r.Eprobe(ev, format, strings.Fields(defs[i]))
+		}, exitOK
 	}
-	return out
+	var specs []*spec.Probe
+	for _, d := range defs {
+		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: true})
+		if err != nil {
+			return nil, a.parseFailed(err, "-D")
+		}
+		specs = append(specs, p)
+	}
+	return func(r *resolve.Resolver, i int, req *install.Request) (probe.Probe, error) {
+		req.Point, req.Args = specs[i].Point.String(), specs[i].ArgStrings()
+		if boolean(c, "tracepoint") {
+			req.Point = "tracepoint " + req.Point
+			return r.Tprobe(specs[i])
+		}
+		return r.Fprobe(specs[i])
+	}, exitOK
 }
 
 // showDynamic is -D in the dynamic modes.
 func (a *app) showDynamic(c *cli.Context, defs []string) int {
-	reqs, st := a.resolveDynamic(c, defs, "  Error: Failed to add events.")
-	if st != exitOK {
+	reqs := make([]*install.Request, len(defs))
+	for i := range reqs {
+		reqs[i] = &install.Request{}
+	}
+	if st := a.resolveDynamic(c, defs, "  Error: Failed to add events.", reqs); st != exitOK {
 		return st
 	}
-	if boolean(c, "bootconfig") {
-		var all []probe.Probe
-		for _, r := range reqs {
-			all = append(all, r.Probes...)
-		}
-		return a.printBootconfig(c, all)
-	}
+	var all []probe.Probe
 	for _, r := range reqs {
-		for _, p := range r.Probes {
-			fmt.Fprintln(a.stdout, p.String())
-		}
+		all = append(all, r.Probes...)
 	}
-	return exitOK
+	return a.printProbes(c, all, "  Error: Failed to add events.")
 }
 
 // eventFormat reads the --event's format: --format FILE, else the running

@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
@@ -17,19 +16,11 @@ func (a *app) showExits(c *cli.Context, desc string) int {
 	if err != nil {
 		return a.parseFailed(err, "-L")
 	}
-	t, err := a.openTarget(c, false)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	r, st := a.resolverOr(c, a.resolveOptions(c, false), trailer)
+	if r == nil {
+		return st
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{MaxProbes: c.Int("max-probes"), Warn: a.warnFunc(c)}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	funcs, err := r.Exits(&p.Point)
 	if err != nil {
 		return a.resolveFailed(c, err, trailer)

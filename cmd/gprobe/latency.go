@@ -11,10 +11,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit"
 	"github.com/gprobe/gprobe/record/khist"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -48,43 +48,10 @@ func (a *app) latencyCommand() *cli.Command {
 	}
 }
 
-// interspersed moves the latency command's positional arguments (FUNC)
-// after its flags, so that flags may follow FUNC as they may in perf;
-// what follows "--" (the command) is left as it is.
+// interspersed lets the latency command's flags follow FUNC, as they may
+// in perf.
 func interspersed(args []string) []string {
-	at := -1
-	for i, arg := range args[1:] {
-		if arg == "latency" {
-			at = i + 1
-			break
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "--" {
-			return args
-		}
-	}
-	if at < 0 {
-		return args
-	}
-	out := append([]string{}, args[:at+1]...)
-	var pos []string
-	rest := args[at+1:]
-	for i := 0; i < len(rest); i++ {
-		arg := rest[i]
-		if arg == "--" {
-			return append(append(out, pos...), rest[i:]...)
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			pos = append(pos, arg)
-			continue
-		}
-		out = append(out, arg)
-		name := strings.TrimLeft(arg, "-")
-		if latencyValueFlags[name] && !strings.Contains(arg, "=") && i+1 < len(rest) {
-			i++
-			out = append(out, rest[i])
-		}
-	}
-	return append(out, pos...)
+	return clikit.Interspersed(args, "latency", latencyValueFlags)
 }
 
 // latencyTargetFlags are the target flags but --no-inlines: latency always
@@ -104,20 +71,28 @@ func (a *app) latencyFail(err error, status int) int {
 	return status
 }
 
-func (a *app) latency(c *cli.Context) int {
+// latencyOperands are FUNC and the command after --.
+func (a *app) latencyOperands(c *cli.Context) (fn string, command []string, status int) {
 	args := c.Args().Slice()
 	if len(args) == 0 {
-		return a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
+		return "", nil, a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
 	}
-	fn, command := args[0], args[1:]
+	if len(args) > 1 && args[1] != "--" {
+		return "", nil, a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
+	}
+	if len(args) > 1 {
+		command = args[2:]
+	}
+	return args[0], command, exitOK
+}
+
+func (a *app) latency(c *cli.Context) int {
+	fn, command, st := a.latencyOperands(c)
+	if st != exitOK {
+		return st
+	}
 	if c.Bool("bootconfig") || c.Bool("boot-report") {
 		return a.latencyBoot(c, fn, command)
-	}
-	if len(command) > 0 {
-		if command[0] != "--" {
-			return a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
-		}
-		command = command[1:]
 	}
 	unit, err := report.ParseUnit(c.String("unit"))
 	if err != nil {
@@ -151,10 +126,27 @@ func (a *app) latency(c *cli.Context) int {
 		Signals: sigs, Stdout: a.stdout, Stderr: a.stderr,
 	})
 	if res != nil {
-		if perr := a.printLatency(c, fn, res, unit); perr != nil && err == nil {
+		if perr := a.printLatency(c, res, unit); perr != nil && err == nil {
 			err = perr
 		}
 	}
+	return a.latencyStatus(res, err)
+}
+
+// printLatency prints the histograms as analyze prints a recording's
+// latency.
+func (a *app) printLatency(c *cli.Context, res *khist.Result, unit report.Unit) error {
+	rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2())
+	out := report.OutputText
+	if c.Bool("json") {
+		out = report.OutputJSON
+	}
+	return report.Write(a.stdout, rep, out, unit, 0)
+}
+
+// latencyStatus is the status of a measurement: the command's, or the
+// error's.
+func (a *app) latencyStatus(res *khist.Result, err error) int {
 	switch {
 	case err == nil:
 		return res.ExitCode
@@ -173,33 +165,24 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry,
 	fail := func(err error) (probe.Probe, probe.Probe, int) {
 		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitEINVAL)
 	}
-	var specs [2]*spec.Probe
-	for i, def := range []string{fn, fn + "%return"} {
-		p, err := spec.ParseProbe(def)
-		if err != nil {
-			return fail(fmt.Errorf("%q: %v", fn, err))
-		}
-		pt := p.Point
-		if !pt.HasFunction || pt.IsAbs || pt.Line != 0 || pt.Offset != 0 || pt.HasLazy || len(p.Args) > 0 || pt.Event != "" {
-			return fail(fmt.Errorf("%q: want a function name (FUNC or FUNC@SRC)", fn))
-		}
-		specs[i] = p
-	}
-	t, err := a.openTarget(c, true)
+	entrySpec, retSpec, err := spec.ParseFunction(fn)
 	if err != nil {
-		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
+		return fail(err)
 	}
-	defer t.Close()
-	feat, _ := tracefs.RunningFeatures()
+	o := a.resolveOptions(c, true)
+	o.NoInlines, o.MaxProbes = true, 1
 	if fs != nil {
-		feat = fs.Features()
+		o.Features = fs.Features()
+	} else {
+		o.Features, _ = tracefs.RunningFeatures()
 	}
-	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: true, MaxProbes: 1, Features: feat, Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
+	r, err := a.open(c, o)
 	if err != nil {
 		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
 	}
+	defer r.Close()
 	var got [2]probe.Probe
-	for i, sp := range specs {
+	for i, sp := range []*spec.Probe{entrySpec, retSpec} {
 		ps, err := r.Probes(sp)
 		if err != nil {
 			msg := err.Error()
@@ -216,25 +199,6 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry,
 		got[i] = ps[0]
 	}
 	return got[0], got[1], exitOK
-}
-
-// printLatency prints the histograms as analyze prints a recording's
-// latency.
-func (a *app) printLatency(c *cli.Context, fn string, res *khist.Result, unit report.Unit) error {
-	var ls []latency.Log2
-	for _, r := range res.Rows {
-		l := latency.Log2{Function: fn, Group: r.Group, EntryEvent: res.EntryEvent, ReturnEvent: res.ReturnEvent,
-			Entries: r.Entries, Returns: r.Returns, Uncertain: res.Lost > 0}
-		for i, b := range r.Buckets {
-			l.Buckets[i] = latency.Log2Bucket(b)
-		}
-		ls = append(ls, l)
-	}
-	rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), ls)
-	if c.Bool("json") {
-		return report.JSON(a.stdout, rep)
-	}
-	return report.Text(a.stdout, rep, unit, 0)
 }
 
 // latencyBoot is latency --bootconfig (print the boot-time setup measuring
@@ -276,7 +240,7 @@ func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
 	if err != nil {
 		return a.latencyFail(err, exitENOENT)
 	}
-	if err := a.printLatency(c, fn, res, unit); err != nil {
+	if err := a.printLatency(c, res, unit); err != nil {
 		return a.latencyFail(err, exitErrno(err))
 	}
 	return exitOK

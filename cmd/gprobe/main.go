@@ -12,14 +12,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
-	"sync/atomic"
+
+	"github.com/gprobe/gprobe/internal/gcpace"
 )
 
 func main() {
-	tuneGC()
+	gcpace.Start()
 	if p := os.Getenv("GPROBE_CPUPROFILE"); p != "" { // for benchmarking gprobe itself
 		if f, err := os.Create(p); err == nil {
 			pprof.StartCPUProfile(f)
@@ -40,7 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return newApp(stdout, stderr).run(args)
 }
 
-// run is main for a, with a panic reported as an internal error.
+// run is main for a, with a panic reported as an internal error, and a
+// failure whose first operand is a mistyped command answered with the
+// command (see suggestCommand).
 func (a *app) run(args []string) (status int) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -48,36 +49,9 @@ func (a *app) run(args []string) (status int) {
 			status = exitInternal
 		}
 	}()
-	return a.main(args)
-}
-
-// gcSwitchAt is the live heap above which tuneGC collects at 40%.
-var gcSwitchAt atomic.Uint64
-
-func init() { gcSwitchAt.Store(32 << 20) }
-
-// tuneGC keeps Go's default pacing while the live heap is small, and
-// collects at 40% once it passes gcSwitchAt (32 MiB unless a command
-// lowers it). A warm run answers from the index in tens of milliseconds,
-// where early collections would be most of its cost; a cold run's heap is
-// mostly short-lived unit decodes, and collecting earlier keeps its peak
-// memory well below perf's. The check runs after each collection (a
-// finalizer re-armed every cycle) until it switches. It reads the heap
-// with ReadMemStats, once per cycle, rather than through runtime/metrics,
-// whose initialisation would cost every start.
-func tuneGC() {
-	type sentinel struct{ _ [16]byte }
-	var arm func()
-	arm = func() {
-		runtime.SetFinalizer(new(sentinel), func(*sentinel) {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > gcSwitchAt.Load() {
-				debug.SetGCPercent(40)
-				return
-			}
-			arm()
-		})
+	status = a.main(args)
+	if status != exitOK {
+		a.suggestCommand()
 	}
-	arm()
+	return status
 }

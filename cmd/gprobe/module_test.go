@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/internal/perfbug"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -35,13 +37,13 @@ func moduleCache(t *testing.T) (dbg, tree, src string) {
 }
 
 // explainAltBug accounts for a disagreement that is perf 6.1's misplaced
-// alternative lookup in modules (see resolve.Options.PerfModuleAltBug): gprobe,
+// alternative lookup in modules (see perfbug.ModuleAlt): gprobe,
 // made to repeat that one mistake, must then answer exactly as perf did,
 // and differently from its own answer.
 func explainAltBug(args []string, p, g result) (string, bool) {
 	var out, errb bytes.Buffer
 	a := newApp(&out, &errb)
-	a.perfModuleAltBug = true
+	a.ctx = perfbug.With(context.Background(), perfbug.ModuleAlt)
 	code := a.run(append([]string{"gprobe"}, args...))
 	g2 := result{Stdout: out.String(), Stderr: errb.String(), Code: code}
 	if same(p, g2) && !same(g, g2) {

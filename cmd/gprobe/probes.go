@@ -3,16 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/install"
-	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -80,11 +76,14 @@ func (a *app) delCommand() *cli.Command {
 		Name:      "del",
 		Usage:     "delete probe events (same as -d); globs like 'probe:*' and 'probe_prog:work*'",
 		ArgsUsage: "[GROUP:]EVENT...",
-		Flags:     append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}),
+		Flags:     append(append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), sdtFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
+			}
+			if boolean(c, "cache") {
+				return a.set(a.delCache(c, c.Args().Slice()))
 			}
 			return a.set(a.delProbes(c, c.Args().Slice()))
 		},
@@ -94,10 +93,17 @@ func (a *app) delCommand() *cli.Command {
 func (a *app) listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list probe events (same as -l)",
+		Usage:     "list probe events (same as -l); --sdt: the SDT markers of -x BINARY or of perf's build-id cache",
 		ArgsUsage: "[[GROUP:]EVENT]",
-		Flags:     targetFlags(),
+		Flags: append(append(targetFlags(), sdtFlags()...),
+			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
+			switch {
+			case boolean(c, "sdt"):
+				return a.set(a.listSDT(c, c.Args().Slice()))
+			case boolean(c, "cache"):
+				return a.set(a.listCache(c, c.Args().Slice()))
+			}
 			return a.set(a.listProbes(c, c.Args().Slice()))
 		},
 	}
@@ -107,28 +113,18 @@ func (a *app) listCommand() *cli.Command {
 // remaining arguments joined into one definition, as perf does).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
+	case c.IsSet("del") && boolean(c, "cache"):
+		return a.delCache(c, c.StringSlice("del"))
 	case c.IsSet("del"):
 		return a.delProbes(c, c.StringSlice("del"))
+	case c.IsSet("list") && boolean(c, "cache"):
+		return a.listCache(c, c.Args().Slice())
 	case c.IsSet("list"):
 		return a.listProbes(c, c.Args().Slice())
 	case c.IsSet("add"):
 		return a.addProbes(c, c.StringSlice("add"), "", "-a")
 	}
 	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
-}
-
-// rawDef tells a definition line ("p:GRP/EV PLACE ...", "r:EV PLACE",
-// "r16:...", "f:EV FUNC", "f8:EV FUNC%return", "t:EV TRACEPOINT",
-// "e:EV SYSTEM.EVENT", a user event's "u:NAME FIELDS") from a perf
-// PROBEDEF. A PROBEDEF's first word never looks like that unless it names
-// a function "p", "r", "f", "t", "e" or "u" with a line number ("p:10"),
-// which stays a PROBEDEF.
-var rawDef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([prf][0-9]*|[teu]):[^=\s]*\s`) })
-var funcLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[prfteu]:[0-9]+\s`) })
-
-func isRawDef(s string) bool {
-	s = strings.TrimSpace(s) + " "
-	return rawDef().MatchString(s) && !funcLine().MatchString(s)
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -161,170 +157,143 @@ func exitErrno(err error) int {
 	return exitEINVAL
 }
 
-// addProbes implements -a, a bare PROBEDEF and `add`: resolve the
-// PROBEDEFs, read the raw lines, then let emit/install name, check and
-// write them all or none, and print perf's report.
+// addProbes implements -a, a bare PROBEDEF and `add`: the definitions are
+// read here (perf PROBEDEFs), resolved when install.Add asks, and
+// installed by it, all or none; then perf's report.
 func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int {
-	type item struct {
-		spec *spec.Probe // nil: raw lines
-		raw  []string
-	}
-	var items []item
-	var dynamic []string // --fprobe, --tracepoint, --event definitions
-	for _, d := range defs {
-		if isRawDef(d) {
-			items = append(items, item{raw: []string{d}})
-			continue
-		}
-		if dynamicMode(c) {
-			dynamic = append(dynamic, d)
-			continue
-		}
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
-		if err != nil {
-			if option == "" { // bare PROBEDEF: perf's "Command Parse Error"
-				var se *spec.SyntaxError
-				if errors.As(err, &se) && se.Perf != "" {
-					a.errf(c, "%s\n", se.Perf)
-				} else {
-					a.errf(c, "%v\n", err)
-				}
-				a.errf(c, "  Error: Command Parse Error.\n")
-				return exitEINVAL
-			}
-			return a.parseFailed(err, option)
-		}
-		items = append(items, item{spec: p})
+	items, specs, dynamic, st := a.addDefs(c, defs, from, option)
+	if st != exitOK {
+		return st
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
 		return exitErrno(err)
 	}
-	feat := fs.Features()
-	installed, err := fs.List()
-	if err != nil {
-		a.errf(c, "%v\n", err)
-		return exitErrno(err)
-	}
-	if from != "" {
-		lines, err := install.ReadDefinitions(from)
-		if err != nil {
-			a.errf(c, "%v\n%s\n", err, addTrailer)
-			return exitErrno(err)
-		}
-		items = append(items, item{raw: lines})
-	}
-	opts := install.Options{Force: boolean(c, "force"), Features: feat, BTF: target.RunningBTF(), EventFields: fs.EventFields}
+	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
+		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
 	if c.IsSet("maxactive") {
-		opts.MaxActive = c.Int("maxactive")
+		o.MaxActive = c.Int("maxactive")
 	}
-	// Raw lines are read (and checked) first, consecutive ones together so
-	// that lines naming one event form one request; then the PROBEDEFs are
-	// resolved against one target.
-	var reqs, resolved []*install.Request
-	var specs []*spec.Probe
-	for i := 0; i < len(items); i++ {
-		if it := items[i]; it.spec != nil {
-			var args []string
-			for _, x := range it.spec.Args {
-				args = append(args, x.String())
-			}
-			r := &install.Request{Point: it.spec.Point.String(), Args: args}
-			reqs, resolved, specs = append(reqs, r), append(resolved, r), append(specs, it.spec)
-			continue
-		}
-		var lines []string
-		for ; i < len(items) && items[i].spec == nil; i++ {
-			lines = append(lines, items[i].raw...)
-		}
-		i--
-		rs, err := install.RawRequests(fs, lines, opts)
-		if err != nil {
-			if errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) || errors.Is(err, tracefs.ErrNoKind) {
-				a.errf(c, "%v\n", err) // one line says it all
-			} else {
-				a.errf(c, "%v\n%s\n", err, addTrailer)
-			}
-			return exitErrno(err)
-		}
-		reqs = append(reqs, rs...)
-	}
-	if len(specs) > 0 {
-		if st := a.resolveRequests(c, specs, resolved, opts); st != exitOK {
-			return st
-		}
-	}
-	if len(dynamic) > 0 {
-		rs, st := a.resolveDynamic(c, dynamic, addTrailer)
-		if st != exitOK {
-			return st
-		}
-		reqs = append(reqs, rs...)
-	}
-	// The kernel must have the events file for each kind used.
-	for _, r := range reqs {
-		for _, p := range r.Probes {
-			if err := fs.Check(p.Kind); err != nil {
-				a.errf(c, "%v\n", err)
-				return exitErrno(err)
+	o.Resolve = func(reqs []*install.Request) error {
+		if len(specs) > 0 {
+			if st := a.resolveRequests(c, specs, reqs[:len(specs)], o.Options); st != exitOK {
+				return reported(st)
 			}
 		}
+		if len(dynamic) > 0 {
+			if st := a.resolveDynamic(c, dynamic, addTrailer, reqs[len(specs):]); st != exitOK {
+				return reported(st)
+			}
+		}
+		return nil
 	}
-	plan, err := install.Plan(reqs, installed, opts)
+	plan, err := install.Add(fs, items, o)
 	if err != nil {
-		var ee *install.ExistsError
-		switch {
-		case errors.As(err, &ee):
-			a.errf(c, "Error: event \"%s\" already exists.\n"+
-				" Hint: Remove existing event by 'perf probe -d'\n"+
-				"       or force duplicates by 'perf probe -f'\n"+
-				"       or set 'force=yes' in BPF source.\n%s\n", ee.Name, addTrailer)
-		case errors.Is(err, install.ErrTooManyNames):
-			a.errf(c, "Too many events are on the same function.\n%s\n", addTrailer)
-		default:
-			a.errf(c, "%v\n%s\n", err, addTrailer)
-		}
-		return exitErrno(err)
-	}
-	if !boolean(c, "dry-run") {
-		if err := install.Write(fs, plan); err != nil {
-			a.errf(c, "%v\n%s\n", err, addTrailer)
-			return exitErrno(err)
-		}
+		return a.addFailed(c, err)
 	}
 	a.reportAdded(c, plan)
 	return exitOK
 }
 
+// addDefs reads what add is given, in the order install.Add takes it: raw
+// definition lines and perf PROBEDEFs (parsed here: a bare one that does
+// not parse is perf's "Command Parse Error"), the --from file, then the
+// definitions of --fprobe, --tracepoint or --event (resolved as a whole).
+func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]install.Def, []*spec.Probe, []string, int) {
+	var items []install.Def
+	var specs []*spec.Probe
+	var dynamic []string
+	for _, d := range defs {
+		switch {
+		case install.IsDefinition(d):
+			items = append(items, install.Def{Lines: []string{d}})
+		case dynamicMode(c):
+			dynamic = append(dynamic, d)
+		default:
+			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+			if err != nil && option == "" {
+				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
+				return nil, nil, nil, exitEINVAL
+			} else if err != nil {
+				return nil, nil, nil, a.parseFailed(err, option)
+			}
+			specs = append(specs, p)
+			items = append(items, install.Def{Req: &install.Request{Point: p.Point.String(), Args: p.ArgStrings()}})
+		}
+	}
+	if from != "" {
+		items = append(items, install.Def{From: from})
+	}
+	for range dynamic {
+		items = append(items, install.Def{Req: &install.Request{}})
+	}
+	return items, specs, dynamic, exitOK
+}
+
+// reported is a failure already reported to the user, and its exit status.
+type reported int
+
+func (r reported) Error() string { return fmt.Sprintf("exit status %d", int(r)) }
+
+// addFailed reports install.Add's failure as perf does, and returns the
+// exit status.
+func (a *app) addFailed(c *cli.Context, err error) int {
+	var st reported
+	var ae *install.AddError
+	var ee *install.ExistsError
+	errors.As(err, &ae)
+	noKind := errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) || errors.Is(err, tracefs.ErrNoKind)
+	switch {
+	case errors.As(err, &st):
+		return int(st)
+	case ae.Step == install.StepList || ae.Step == install.StepKinds || ae.Step == install.StepRaw && noKind:
+		a.errf(c, "%v\n", err) // one line says it all
+	case errors.As(err, &ee):
+		a.errf(c, "Error: event \"%s\" already exists.\n"+
+			" Hint: Remove existing event by 'perf probe -d'\n"+
+			"       or force duplicates by 'perf probe -f'\n"+
+			"       or set 'force=yes' in BPF source.\n%s\n", ee.Name, addTrailer)
+	case errors.Is(err, install.ErrTooManyNames):
+		a.errf(c, "Too many events are on the same function.\n%s\n", addTrailer)
+	default:
+		a.errf(c, "%v\n%s\n", err, addTrailer)
+	}
+	return exitErrno(err)
+}
+
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
-	t, err := a.openTarget(c, true)
+	// SDT points come from the marked binaries or perf's probe cache.
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	if st != exitOK {
+		return st
+	}
+	for i, ps := range sdtPs {
+		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+	}
+	if len(sdtPs) == len(specs) {
+		return exitOK
+	}
+	o := a.resolveOptions(c, true)
+	o.Features = opts.Features
+	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
 		return exitENOENT
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    maxProbes(c),
-		Features:     opts.Features,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-		ReturnInsn:   boolean(c, "ret-insn"),
-	}))
-	if err != nil {
-		a.errf(c, "%v\n%s\n", err, addTrailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	for i, q := range specs {
+		if sdtPs[i] != nil {
+			continue
+		}
 		ps, err := r.Probes(q)
 		if err != nil {
-			a.unfetched(c, t)
+			a.unfetched(c, r)
 			return a.resolveFailed(c, err, addTrailer)
 		}
 		reqs[i].Probes = ps
-		if t.User {
+		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
 		} else if m := str(c, "module"); m != "" {
 			reqs[i].Module = m
@@ -352,7 +321,7 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 		s = "s:"
 	}
 	fmt.Fprintf(a.stderr, "Added new event%s\n", s)
-	points := target.NewPoints(str(c, "vmlinux"))
+	points := resolve.NewPoints(str(c, "vmlinux"))
 	for _, ev := range plan {
 		fmt.Fprintln(a.stderr, install.Added(ev, points.PointOf))
 	}
@@ -372,20 +341,8 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 	if fs == nil {
 		return st
 	}
-	points := target.NewPoints(str(c, "vmlinux"))
-	for _, k := range probe.Kinds {
-		var evs []tracefs.Event
-		seen := map[string]bool{}
-		for _, e := range events {
-			if e.Kind == k && e.Probe != nil && !seen[e.Line] && matchEvent(flt, e.Group, e.Name) {
-				seen[e.Line] = true
-				evs = append(evs, e)
-			}
-		}
-		sort.Slice(evs, func(i, j int) bool { return evs[i].Line < evs[j].Line })
-		for _, e := range evs {
-			fmt.Fprintln(a.stdout, install.Describe(e.Probe, points.PointOf))
-		}
+	for _, l := range install.List(events, flt.MatchEvent, resolve.NewPoints(str(c, "vmlinux")).PointOf) {
+		fmt.Fprintln(a.stdout, l)
 	}
 	return exitOK
 }
@@ -393,8 +350,8 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 // installedEvents parses a -l/-d filter and reads the installed events; on
 // failure it prints the reason and the trailer and returns a nil FS and the
 // exit status.
-func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*resolve.Filter, *tracefs.FS, []tracefs.Event, int) {
-	flt, err := resolve.ParseFilter(pattern)
+func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Filter, *tracefs.FS, []tracefs.Event, int) {
+	flt, err := spec.ParseFilter(pattern)
 	if err != nil {
 		a.errf(c, "Filter parse error at %s\n%s\n", pattern, trailer)
 		return nil, nil, nil, exitEINVAL
@@ -410,59 +367,20 @@ func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*resolve
 	return nil, nil, nil, exitErrno(err)
 }
 
-// matchEvent is perf's filter on an event: its name alone or GROUP:EVENT.
-func matchEvent(f *resolve.Filter, group, event string) bool {
-	return f.Match(event) || f.Match(group+":"+event)
-}
-
-// delFilter combines several -d patterns the way perf's strfilter__or
-// prints them: "a|b", "(a|b)|c", "(a|b)|(!c)".
-func delFilter(patterns []string) string {
-	s := ""
-	binary := false
-	for i, p := range patterns {
-		pb := strings.ContainsAny(p, "|&!")
-		if pb {
-			p = "(" + p + ")"
-		}
-		if i == 0 {
-			s, binary = patterns[0], pb
-			continue
-		}
-		if binary {
-			s = "(" + s + ")"
-		}
-		s += "|" + p
-		binary = true
-	}
-	return s
-}
-
 // delProbes implements -d: every event whose name or GROUP:EVENT matches,
 // kprobes first, each sorted; enabled events are disabled first.
 func (a *app) delProbes(c *cli.Context, patterns []string) int {
-	pattern := delFilter(patterns)
+	pattern := spec.OrFilters(patterns)
 	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
 	if fs == nil {
 		return st
 	}
-	match := func(g, e string) bool { return matchEvent(flt, g, e) }
-	hit := false
-	for _, k := range probe.Kinds {
-		evs := install.Matching(events, k, match)
-		for _, e := range evs {
-			a.errf(c, "Removed event: %s:%s\n", e.Group, e.Name)
-		}
-		hit = hit || len(evs) > 0
-		if boolean(c, "dry-run") {
-			continue
-		}
-		for _, e := range evs {
-			if err := install.Delete(fs, k, e.Group, e.Name); err != nil {
-				a.errf(c, "Failed to delete event: %v\n%s\n", err, delTrailer)
-				return exitErrno(err)
-			}
-		}
+	hit, err := install.Remove(fs, events, flt.MatchEvent, boolean(c, "dry-run"), func(e tracefs.Event) {
+		a.errf(c, "Removed event: %s:%s\n", e.Group, e.Name)
+	})
+	if err != nil {
+		a.errf(c, "Failed to delete event: %v\n%s\n", err, delTrailer)
+		return exitErrno(err)
 	}
 	if !hit {
 		a.errf(c, "\"%s\" does not hit any event.\n%s\n", pattern, delTrailer)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -35,6 +34,8 @@ func (a *app) varsCommand() *cli.Command {
 	}
 }
 
+// showVars implements -V: the variables accessible at a probe point, those
+// --filter keeps.
 func (a *app) showVars(c *cli.Context, desc string) int {
 	const trailer = "  Error: Failed to show vars."
 	p, err := spec.ParseProbe(desc)
@@ -43,91 +44,30 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	}
 	if len(p.Args) != 0 {
 		// perf's option callback fails: message, then the usage.
-		fmt.Fprintln(a.stderr, "  Error: '--vars' doesn't accept arguments.")
-		fmt.Fprintln(a.stderr)
-		fmt.Fprint(a.stderr, usageText)
+		fmt.Fprint(a.stderr, "  Error: '--vars' doesn't accept arguments.\n\n"+usageText)
 		return exitUsage
 	}
 	filter := defaultVarFilter
 	if f := str(c, "filter"); f != "" {
 		filter = f
 	}
-	flt, err := resolve.ParseFilter(filter)
+	flt, err := spec.ParseFilter(filter)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	t, err := a.openTarget(c, true)
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
+	o := a.resolveOptions(c, true)
+	o.Features, _ = tracefs.RunningFeatures()
+	r, st := a.resolverOr(c, o, trailer)
+	if r == nil {
+		return st
 	}
-	defer t.Close()
-	feat, _ := tracefs.RunningFeatures()
-	r, err := t.Resolver(a.tune(resolve.Options{
-		NoInlines:    boolean(c, "no-inlines"),
-		MaxProbes:    intFlag(c, "max-probes"),
-		Features:     feat,
-		Warn:         a.warnFunc(c),
-		SourcePrefix: str(c, "source"),
-	}))
-	if err != nil {
-		fmt.Fprintln(a.stderr, err)
-		fmt.Fprintln(a.stderr, trailer)
-		return exitENOENT
-	}
+	defer r.Close()
 	vls, err := r.AvailableVars(&p.Point, resolve.VarsOptions{Externs: boolean(c, "externs"), Range: boolean(c, "range")})
-	if err == nil && len(vls) == 0 {
-		err = &resolve.Error{Err: resolve.ErrNotFound}
-	}
 	if err != nil {
-		// perf: not found → "Failed to find the address", any other
-		// failure → "Debuginfo analysis failed."; no DWARF at all ends
-		// before the search, with open_debuginfo's message alone.
-		msg := "Debuginfo analysis failed."
-		switch {
-		case errors.Is(err, resolve.ErrNoDebugInfo):
-			msg = ""
-		case errors.Is(err, resolve.ErrNotFound):
-			msg = "Failed to find the address of " + p.Point.String()
-		}
-		var re *resolve.Error
-		switch {
-		case msg == "":
-		case errors.As(err, &re):
-			re.Msg = strings.TrimPrefix(re.Msg+"\n"+msg, "\n")
-		default:
-			err = &resolve.Error{Msg: err.Error() + "\n" + msg, Err: err}
-		}
-		a.unfetched(c, t)
+		a.unfetched(c, r)
 		return a.resolveFailed(c, err, trailer)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Available variables at %s\n", p.Point.String())
-	for _, vl := range vls {
-		fmt.Fprintf(&b, "\t@<%s+%d>\n", vl.Symbol, vl.Offset)
-		n := 0
-		for _, v := range vl.Vars {
-			name := v[strings.IndexByte(v, '\t')+1:]
-			if flt.Match(name) {
-				fmt.Fprintf(&b, "\t\t%s\n", v)
-				n++
-			}
-		}
-		if n == 0 {
-			b.WriteString("\t\t(No matched variables)\n")
-		}
-	}
-	fmt.Fprint(a.stdout, b.String())
+	resolve.WriteVars(a.stdout, p.Point.String(), vls, flt.Match)
 	return exitOK
-}
-
-// intFlag returns an int flag set on this command or any parent, or the
-// nearest default.
-func intFlag(c *cli.Context, name string) int {
-	if x := setIn(c, name); x != nil {
-		return x.Int(name)
-	}
-	return c.Int(name)
 }

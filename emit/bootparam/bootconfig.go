@@ -148,6 +148,16 @@ func Bootconfig(probes []probe.Probe) (*Config, error) {
 	return c, nil
 }
 
+// BootconfigText is Bootconfig(probes) rendered: the text for
+// bootconfig -a.
+func BootconfigText(probes []probe.Probe) (string, error) {
+	c, err := Bootconfig(probes)
+	if err != nil {
+		return "", err
+	}
+	return c.Render()
+}
+
 // ProbeValue is the value of ftrace.event.kprobes.EVENT.probes that
 // defines p: its place and arguments, a return probe's place written
 // SYM%return (the kernel makes every boot-time probe a p: line).

@@ -411,7 +411,58 @@ func Added(ev Event, find PointFinder) string {
 	if ev.Req.Raw() {
 		return Describe(&ev.Probe, find)
 	}
-	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, ev.Req.Module, ev.Req.Args)
+	module := ev.Req.Module
+	if ev.Probe.Kind == probe.Uprobe && ev.Probe.Target.Path != "" {
+		// Each probe's own binary: one SDT point may name markers of
+		// several (%gc__* in python3.11 and libjvm.so), as perf reports it.
+		module = ev.Probe.Target.Path
+	}
+	return Line(ev.Probe.Group, ev.Probe.Event, ev.Req.Point, module, ev.Req.Args)
+}
+
+// List is perf -l's listing of the installed events that match: a line
+// each (Describe), kprobes first, each events file's sorted by its
+// definition text, a definition listed once.
+func List(installed []tracefs.Event, match func(group, event string) bool, find PointFinder) []string {
+	var out []string
+	for _, k := range probe.Kinds {
+		var evs []tracefs.Event
+		seen := map[string]bool{}
+		for _, e := range installed {
+			if e.Kind == k && e.Probe != nil && !seen[e.Line] && match(e.Group, e.Name) {
+				seen[e.Line] = true
+				evs = append(evs, e)
+			}
+		}
+		sort.Slice(evs, func(i, j int) bool { return evs[i].Line < evs[j].Line })
+		for _, e := range evs {
+			out = append(out, Describe(e.Probe, find))
+		}
+	}
+	return out
+}
+
+// Remove deletes the installed events that match (perf -d), kprobes first,
+// each events file's sorted; removing is called for each event of a file
+// before that file's events are deleted, and with dryRun nothing is
+// deleted. hit says whether any event matched.
+func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event string) bool, dryRun bool, removing func(tracefs.Event)) (hit bool, err error) {
+	for _, k := range probe.Kinds {
+		evs := Matching(installed, k, match)
+		for _, e := range evs {
+			removing(e)
+		}
+		hit = hit || len(evs) > 0
+		if dryRun {
+			continue
+		}
+		for _, e := range evs {
+			if err := Delete(fs, k, e.Group, e.Name); err != nil {
+				return hit, err
+			}
+		}
+	}
+	return hit, nil
 }
 
 // Matching lists the installed events (GROUP:EVENT) of kind k that match,

@@ -200,6 +200,19 @@ type EventID struct{ System, Name string }
 // String is SYSTEM.EVENT, as dynamic_events lists an eprobe's attached event.
 func (e EventID) String() string { return e.System + "." + e.Name }
 
+// ParseEventID reads SYSTEM/EVENT (or SYSTEM:EVENT), as a user names a
+// trace event (sched/sched_switch); ok is false for anything else.
+func ParseEventID(s string) (id EventID, ok bool) {
+	sys, name, ok := strings.Cut(s, "/")
+	if !ok {
+		sys, name, ok = strings.Cut(s, ":")
+	}
+	if !ok || sys == "" || name == "" || strings.ContainsAny(s, " \t") {
+		return EventID{}, false
+	}
+	return EventID{System: sys, Name: name}, true
+}
+
 // Location is where a probe sits. Kernel probes use Symbol+Offset (with
 // Module for module symbols, or Address for absolute addresses); user-space
 // probes use Path+Offset, where Offset is a file offset, with an optional

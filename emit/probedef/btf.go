@@ -2,9 +2,9 @@ package probedef
 
 // What the kernel reads from its BTF to parse BTF arguments (kernels whose
 // README offers "<argname>"): a function's prototype, and the types reached
-// through its parameters. Options.BTF supplies it (resolve/btfinfo adapts a
-// vmlinux's or the running kernel's BTF); without it, BTF names are checked
-// for syntax only.
+// through its parameters. Options.BTF supplies it (resolve/internal/btfinfo
+// adapts a vmlinux's or the running kernel's BTF); without it, BTF names are
+// checked for syntax only.
 
 // BTF is the kernel's BTF as trace_probe.c queries it.
 type BTF interface {

@@ -51,6 +51,7 @@ const (
 	sinceFprobes = "6.5"
 	sinceEprobes = "5.15"
 	sinceFilter  = "6.1"
+	sinceRefCtr  = "4.20"
 	// BTFArgsSince: parameters by their BTF names (CONFIG_PROBE_EVENTS_BTF_ARGS).
 	BTFArgsSince = "6.5"
 	// ReturnArgsSince: entry values ($argN) on return probes.

@@ -120,6 +120,7 @@ var errText = map[string]string{
 	"BAD_CHAR":         "A definition cannot contain '#' (it starts a comment)",
 	"BAD_SYMBOL":       "Invalid symbol in @SYMBOL[+|-OFFSET] (the kernel would fail to register the probe)",
 	"DELETE_LINE":      "A deletion (-:GROUP/EVENT), not a definition: delete events with gprobe -d",
+	"NO_REF_CTR":       "Reference counters (PATH:OFFSET(REF_CTR_OFFSET), an SDT marker's semaphore) need Linux " + sinceRefCtr + " or later; this kernel's tracefs README does not offer them",
 	// User events (kernel/trace/trace_events_user.c), which refuses them
 	// with EINVAL and no error_log entry.
 	"USER_FLAGS":      "User events take no flags (u:NAME[:FLAGS]): the kernel refuses any",
@@ -382,6 +383,9 @@ func (p *parser) parseUprobe() (*probe.Probe, *Error) {
 		}
 	}
 	if i := strings.IndexByte(rest, '('); i >= 0 {
+		if !p.feat.RefCtr {
+			return nil, p.fail(restOff+i, "NO_REF_CTR")
+		}
 		j := strings.IndexByte(rest[i:], ')')
 		if j < 0 {
 			return nil, p.fail(restOff+len(rest), "REFCNT_OPEN_BRACE")

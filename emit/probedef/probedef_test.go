@@ -416,3 +416,31 @@ func TestUserEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestRefCtrNeedsReadme: a uprobe's reference counter (an SDT marker's
+// semaphore) is read on kernels whose README offers ref_ctr_offset (all
+// three kernels of the tests), and refused, at its brace, on one that
+// does not (Linux before 4.20, which would read the brace as part of the
+// offset).
+func TestRefCtrNeedsReadme(t *testing.T) {
+	const line = "p:sdt_python/gc__start /bin/sh:0x287f3(0x68326e) arg1=+112(%sp):s32"
+	for _, v := range []string{"6.1", "6.12", "6.18"} {
+		f := readmeFeatures(t, v)
+		if !f.RefCtr {
+			t.Errorf("%s: README without ref_ctr_offset", v)
+		}
+		p, err := Parse(line, &Options{Features: f, NoStat: true})
+		if err != nil || !p.Target.HasRefCtr || p.Target.RefCtr != 0x68326e || p.Target.Offset != 0x287f3 || p.String() != line {
+			t.Errorf("%s: %+v %v", v, p, err)
+		}
+	}
+	old := *readmeFeatures(t, "6.1")
+	old.RefCtr = false
+	e, ok := err2Error(Parse(line, &Options{Features: &old, NoStat: true}))
+	if !ok || e.Code != "NO_REF_CTR" || e.Pos != strings.Index(line, "(") || !strings.Contains(e.Error(), "4.20") {
+		t.Errorf("without ref_ctr_offset: %v", e)
+	}
+	if _, err := Parse("p /bin/sh:0x10", &Options{Features: &old, NoStat: true}); err != nil {
+		t.Errorf("a uprobe without a reference counter: %v", err)
+	}
+}

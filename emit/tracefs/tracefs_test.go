@@ -15,7 +15,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/resolve/btfinfo"
+	"github.com/gprobe/gprobe/resolve/target"
 )
 
 // realFS opens this machine's tracefs with uprobe_events (mounted when it
@@ -240,8 +240,8 @@ func TestKernelAgreesWithValidator(t *testing.T) {
 	ks := install.RunningKallsyms()
 	var kbtf probedef.BTF
 	if feat.BTFArgs {
-		if s, err := btfinfo.LoadKernel(); err == nil {
-			kbtf = s.ProbeBTF()
+		if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err == nil {
+			kbtf = target.RunningBTF()
 		}
 	}
 	options := func(existing []*probe.Probe) *probedef.Options {

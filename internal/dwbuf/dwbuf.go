@@ -2,8 +2,9 @@
 // numbers, fixed-width integers in the file's byte order, NUL-terminated
 // strings, unit initial lengths (32- and 64-bit DWARF), and attribute values
 // by DW_FORM. It is the one place gprobe decodes these; the line-table
-// reader (lines), the DIE scanner (resolve/dwarfinfo) and the expression
-// decoder (resolve/dwarfexpr) all read through a [Cursor].
+// reader (lines), the DIE scanner (resolve/internal/dwarfinfo) and the
+// expression decoder (resolve/internal/dwarfexpr) all read through a
+// [Cursor].
 //
 // The DIE scanner runs these reads over every unit of a vmlinux, so nothing
 // here allocates (a Cursor is a value the caller owns, and a failed read

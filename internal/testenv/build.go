@@ -23,17 +23,27 @@ import (
 // A missing compiler ends tb with Missing.
 func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 	tb.Helper()
+	return BuildCSources(tb, cc, []string{src}, name, flags...)
+}
+
+// BuildCSources is BuildC for a program of several source files.
+func BuildCSources(tb testing.TB, cc string, srcs []string, name string, flags ...string) string {
+	tb.Helper()
 	ccPath := Tool(tb, cc)
 	ver, err := exec.Command(ccPath, "--version").Output()
 	if err != nil {
 		tb.Fatalf("%s --version: %v", cc, err)
 	}
-	code, err := os.ReadFile(src)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	wd, _ := os.Getwd()
-	key := hashStrings("cc-v1", ccPath, string(ver), wd, src, string(code), strings.Join(flags, "\x00"))
+	parts := []string{"cc-v1", ccPath, string(ver), wd}
+	for _, src := range srcs {
+		code, err := os.ReadFile(src)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		parts = append(parts, src, string(code))
+	}
+	key := hashStrings(append(parts, strings.Join(flags, "\x00"))...)
 	root := Scratch("cc")
 	if root == "" {
 		root = tb.TempDir()
@@ -48,7 +58,7 @@ func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 		tb.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	args := append(append([]string{}, flags...), "-o", filepath.Join(tmp, name), src)
+	args := append(append(append([]string{}, flags...), "-o", filepath.Join(tmp, name)), srcs...)
 	if out, err := exec.Command(ccPath, args...).CombinedOutput(); err != nil {
 		tb.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}
@@ -56,7 +66,7 @@ func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
 	// either rename wins and both binaries are identical.
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(bin); serr != nil {
-			tb.Fatalf("keeping the build of %s: %v", src, err)
+			tb.Fatalf("keeping the build of %s: %v", srcs, err)
 		}
 	}
 	return bin
@@ -79,11 +89,13 @@ func Gprobe(tb testing.TB) string {
 	return p
 }
 
-// BuildGprobe builds gprobe from the sources of the module holding the
-// working directory, statically (CGO_ENABLED=0, so the same file runs on
-// the host and in the qemu guests), once per source tree: every package's
-// tests, and every later run with the same sources, use the same file
-// under CacheDir()/test/gprobe.
+// BuildGprobe builds gprobe with scripts/build.sh from the sources of the
+// module holding the working directory, statically (CGO_ENABLED=0, so the
+// same file runs on the host and in the qemu guests), once per source
+// tree: every package's tests, and every later run with the same
+// sources, use the same file under CacheDir()/test/gprobe (its --version
+// names the revision of the tree it was built from, one with the same
+// sources).
 func BuildGprobe() (string, error) { return BuildGprobeFor(runtime.GOARCH) }
 
 // BuildGprobeFor is BuildGprobe for the architecture goarch ("arm64" for
@@ -117,10 +129,9 @@ func BuildGprobeFor(goarch string) (string, error) {
 			return "", err
 		}
 		tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-		// The flags of scripts/build.sh: what is released is what is tested.
-		cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", tmp, "./cmd/gprobe")
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
+		// scripts/build.sh: what is released is what is tested.
+		cmd := exec.Command("sh", filepath.Join(repo, "scripts", "build.sh"), tmp)
+		cmd.Env = append(os.Environ(), "GOARCH="+goarch)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.Remove(tmp)
 			return "", fmt.Errorf("building gprobe: %v\n%s", err, out)

@@ -116,11 +116,92 @@ type cachedResult struct {
 }
 
 // Live runs perf probe now, bypassing the cache.
-func (p *Perf) Live(args ...string) Result {
+func (p *Perf) Live(args ...string) Result { return p.run("", append([]string{"probe"}, args...)) }
+
+// ProbeIn is Probe with HOME set to home, so that perf's build-id cache
+// (its SDT markers and probe caches) is home/.debug. The answer is cached
+// keyed also by the state of home/.debug (see homeIdentity); a cached
+// answer does not change home, so a test must not rely on what perf
+// writes there.
+func (p *Perf) ProbeIn(home string, args ...string) Result {
+	if p.dir == "" {
+		return p.LiveIn(home, args...)
+	}
+	key := p.key(append([]string{"HOME=" + homeIdentity(home)}, args...))
+	if b, err := os.ReadFile(filepath.Join(p.dir, key+".json")); err == nil {
+		var c cachedResult
+		if json.Unmarshal(b, &c) == nil {
+			return Result{Stdout: string(c.Stdout), Stderr: string(c.Stderr), Code: c.Code}
+		}
+	}
+	r := p.LiveIn(home, args...)
+	if b, err := json.Marshal(cachedResult{[]byte(r.Stdout), []byte(r.Stderr), r.Code}); err == nil {
+		_ = atomicfile.Write(filepath.Join(p.dir, key+".json"), b)
+	}
+	return r
+}
+
+// LiveIn runs perf probe now with HOME set to home.
+func (p *Perf) LiveIn(home string, args ...string) Result {
+	return p.run(home, append([]string{"probe"}, args...))
+}
+
+// CommandIn runs another perf command now ("buildid-cache", "list") with
+// HOME set to home.
+func (p *Perf) CommandIn(home string, args ...string) Result { return p.run(home, args) }
+
+// Home returns an empty directory (mode 0755, as a home directory is) for
+// HOME, so that perf's build-id cache (HOME/.debug) is the test's own and
+// starts empty; gprobe reads and writes the same one.
+func Home(tb testing.TB) string {
+	tb.Helper()
+	h := tb.TempDir()
+	if err := os.Chmod(h, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// homeIdentity identifies the state of perf's build-id cache under home:
+// its paths, link targets and file sizes, and the content of its probe
+// caches (the binaries are named by their build-ids in the paths).
+func homeIdentity(home string) string {
+	parts := []string{"perf-home-v1"} // not the path: tests use fresh temporary homes
+	root := filepath.Join(home, ".debug")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel := strings.TrimPrefix(p, root)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			parts = append(parts, rel+" -> "+t)
+		case d.Type().IsRegular() && d.Name() == "probes":
+			b, _ := os.ReadFile(p)
+			parts = append(parts, rel, string(b))
+		case d.Type().IsRegular():
+			info, _ := d.Info()
+			if info != nil {
+				parts = append(parts, fmt.Sprint(rel, " ", info.Size(), " ", info.Mode()))
+			}
+		default:
+			parts = append(parts, rel+"/")
+		}
+		return nil
+	})
+	return hashStrings(parts...)
+}
+
+// run runs perf with args, HOME set to home unless it is "".
+func (p *Perf) run(home string, args []string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p.Path, append([]string{"probe"}, args...)...)
+	cmd := exec.CommandContext(ctx, p.Path, args...)
 	cmd.Env = append(os.Environ(), "PAGER=cat", "PERF_PAGER=cat", "LC_ALL=C")
+	if home != "" {
+		cmd.Env = append(cmd.Env, "HOME="+home)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -90,7 +90,7 @@ func BootReport(root *tracefs.FS, entry, by string) (*Result, error) {
 		}
 		hists[t.file] = string(text)
 	}
-	res := &Result{EntryEvent: g + ":" + entry, ReturnEvent: g + ":" + ret}
+	res := &Result{Function: entry, EntryEvent: g + ":" + entry, ReturnEvent: g + ":" + ret}
 	if err := counted(trig, hists, by, res); err != nil {
 		if strings.Contains(err.Error(), "tables for") {
 			return nil, fmt.Errorf("%w (was the config written with another --by?)", err)

@@ -104,6 +104,8 @@ type Config struct {
 
 // Result is what the kernel counted.
 type Result struct {
+	// Function is Config.Function (for BootReport, the entry event).
+	Function string
 	// EntryEvent and ReturnEvent are the probes' GROUP:EVENT names.
 	EntryEvent, ReturnEvent string
 	// Rows are the groups' histograms (one, Group "", without Config.By),
@@ -224,7 +226,7 @@ func Run(cfg Config) (res *Result, err error) {
 	if err := s.setup(entry, ret); err != nil {
 		return nil, err
 	}
-	res = &Result{EntryEvent: Group + ":" + s.entry.Event, ReturnEvent: Group + ":" + s.ret.Event}
+	res = &Result{Function: cfg.Function, EntryEvent: Group + ":" + s.entry.Event, ReturnEvent: Group + ":" + s.ret.Event}
 	if err := s.run(cmdPath, res); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/internal/histfmt"
 )
 
@@ -177,4 +178,20 @@ func groupOf(k histfmt.Key, f histfmt.Field) string {
 		return f.Text
 	}
 	return strconv.FormatUint(f.Num, 10)
+}
+
+// Log2 is the result as analyze reports latencies aggregated in log2
+// buckets (analyze.Log2Report): a row per group, uncertain when the kernel
+// lost hits.
+func (r *Result) Log2() []latency.Log2 {
+	var ls []latency.Log2
+	for _, row := range r.Rows {
+		l := latency.Log2{Function: r.Function, Group: row.Group, EntryEvent: r.EntryEvent, ReturnEvent: r.ReturnEvent,
+			Entries: row.Entries, Returns: row.Returns, Uncertain: r.Lost > 0}
+		for i, b := range row.Buckets {
+			l.Buckets[i] = latency.Log2Bucket(b)
+		}
+		ls = append(ls, l)
+	}
+	return ls
 }

@@ -1,6 +1,7 @@
 package portability
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -141,4 +142,13 @@ func (r *Report) WriteDefinitions(dir string) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// WriteJSON writes the matrix as JSON: the kernels, and for each point and
+// kernel its spec, kernel, status, sites and definitions.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
 }

@@ -18,14 +18,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
-	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/internal/core"
+	"github.com/gprobe/gprobe/resolve/internal/resolver"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -128,6 +129,9 @@ func ReadProbes(r io.Reader, name string) ([]Point, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: %q: %s: %w", name, n, text, msg, ErrBadProbeList)
 		}
+		if p.Point.SDT {
+			return nil, fmt.Errorf("%s:%d: %q: an SDT marker of a user program, not a kernel probe point: %w", name, n, text, ErrBadProbeList)
+		}
 		out = append(out, Point{Text: text, Line: n, probe: p})
 	}
 	if err := sc.Err(); err != nil {
@@ -137,6 +141,20 @@ func ReadProbes(r io.Reader, name string) ([]Point, error) {
 		return nil, fmt.Errorf("%s: no probe definitions: %w", name, ErrBadProbeList)
 	}
 	return out, nil
+}
+
+// ReadProbesFile reads the probe list in the file at path, or on stdin
+// when path is "-" (see ReadProbes).
+func ReadProbesFile(path string) ([]Point, error) {
+	if path == "-" {
+		return ReadProbes(os.Stdin, "stdin")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadProbes(f, path)
 }
 
 // Check resolves every point on every kernel. A kernel that cannot be
@@ -228,8 +246,7 @@ func (r *Report) Unresolved() []string {
 // kernel is one opened kernel and what is known about its functions.
 type kernel struct {
 	path  string
-	t     *target.Target
-	r     *resolve.Resolver
+	r     *resolver.Resolver
 	opts  Options
 	funcs map[string]bool // function symbols (BTF functions without an image)
 	// clones maps a function name to whether a compiler-made copy of it
@@ -240,21 +257,22 @@ type kernel struct {
 }
 
 func checkKernel(path string, points []Point, opts Options) ([]Result, error) {
+	k := &kernel{path: path, opts: opts, funcs: map[string]bool{}, clones: map[string]bool{}, entries: map[string]bool{}}
 	t, err := target.Open(target.Options{Vmlinux: path})
 	if err != nil {
 		return nil, err
 	}
-	defer t.Close()
-	k := &kernel{path: path, t: t, opts: opts, funcs: map[string]bool{}, clones: map[string]bool{}, entries: map[string]bool{}}
-	ro := resolve.Options{MaxProbes: opts.MaxProbes, Warn: func(s string) { k.warned = s }}
+	ro := resolver.Options{MaxProbes: opts.MaxProbes, Warn: func(s string) { k.warned = s }}
 	if opts.Features != nil {
 		ro.Features = *opts.Features
 	}
-	r, err := t.Resolver(ro)
+	r, err := resolver.New(t, ro)
 	if err != nil {
+		t.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	all, _ := resolve.ParseFilter("*")
+	defer r.Close()
+	all, _ := spec.ParseFilter("*")
 	names, err := r.Functions(all)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -303,7 +321,7 @@ func (k *kernel) cell(pt *Point) Result {
 // an image, the function must be one BTF describes (resolution from BTF
 // alone takes a name without arguments on trust).
 func (k *kernel) probes(p *spec.Probe) ([]probe.Probe, error) {
-	if fn := p.Point.Function; !k.t.HasSymbols() && p.Point.HasFunction && !k.funcs[fn] {
+	if fn := p.Point.Function; !k.r.HasSymbols() && p.Point.HasFunction && !k.funcs[fn] {
 		return nil, fmt.Errorf("Failed to find %s in BTF", fn)
 	}
 	ps, err := k.r.Probes(p)
@@ -323,7 +341,7 @@ func (k *kernel) probes(p *spec.Probe) ([]probe.Probe, error) {
 // it, or only at its inline instances in other functions.
 func (k *kernel) kind(pp spec.Point, sites []probe.Probe) Status {
 	fn := pp.Function
-	if !pp.HasFunction || lines.IsGlob(fn) || k.funcs[fn] {
+	if !pp.HasFunction || spec.IsGlob(fn) || k.funcs[fn] {
 		return OK
 	}
 	if len(sites) == 0 {
@@ -349,7 +367,7 @@ func (k *kernel) failure(p *spec.Probe) Status {
 		return ArgMissing
 	}
 	inside := pp.Line != 0 || pp.HasLazy || pp.Offset != 0
-	if !k.t.HasDWARF() && (inside || pp.HasFile) {
+	if !k.r.HasDWARF() && (inside || pp.HasFile) {
 		return Missing // needs DWARF
 	}
 	if !pp.HasFunction {
@@ -358,7 +376,7 @@ func (k *kernel) failure(p *spec.Probe) Status {
 		}
 		return Missing
 	}
-	if lines.IsGlob(pp.Function) {
+	if spec.IsGlob(pp.Function) {
 		return Missing
 	}
 	if k.resolves(&spec.Probe{Point: spec.Point{Function: pp.Function, HasFunction: true, File: pp.File, HasFile: pp.HasFile}}) {
@@ -438,7 +456,7 @@ func layoutOf(p *spec.Probe, pr probe.Probe) string {
 // reason is the first line of a resolver's message, or of its last
 // warning when the message is empty ("" when there is neither).
 func reason(err error, warned string) string {
-	var re *resolve.Error
+	var re *core.Error
 	if errors.As(err, &re) && re.Msg == "" {
 		return firstLine(warned)
 	}

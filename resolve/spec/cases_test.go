@@ -12,12 +12,18 @@ type pointCase struct {
 	in   string
 	want *Point // nil when an error is expected
 	err  string // exact Error() text
-	sdt  bool   // expect *SDTError
+	sdt  bool   // an SDT point: perf resolves it from its cache, not from -v output
 }
 
 func fn(name string) Point { return Point{Function: name, HasFunction: true} }
 
 func with(p Point, f func(*Point)) *Point { f(&p); return &p }
+
+// sdtPoint is an SDT point: the function is "%EVENT", as perf sets it.
+func sdtPoint(group, event, target string) *Point {
+	return &Point{SDT: true, Group: group, Event: event, Function: "%" + event, HasFunction: true,
+		Target: target, HasTarget: target != ""}
+}
 
 var pointCases = []pointCase{
 	// Plain functions, lines, offsets, numbers (strtoul base 0).
@@ -159,11 +165,13 @@ var pointCases = []pointCase{
 	{in: "%sdt_x:y+1", err: "Semantic error :sdt_x:y+1 must be an SDT name."},
 	{in: "%e=f", err: "Semantic error :e=f must be an SDT name."},
 	{in: "sdt_a:b;c", err: "Semantic error :sdt_a:b;c must be an SDT name."},
-	{in: "%sdt_x:y", sdt: true},
-	{in: "sdt_x:y", sdt: true},
-	{in: "%y", sdt: true},
-	{in: "%x:y@/bin/ls", sdt: true},
-	{in: "%", sdt: true},
+	{in: "%sdt_x:y", sdt: true, want: sdtPoint("sdt_x", "y", "")},
+	{in: "sdt_x:y", sdt: true, want: sdtPoint("sdt_x", "y", "")},
+	{in: "%y", sdt: true, want: sdtPoint("", "y", "")},
+	{in: "%x:y@/bin/ls", sdt: true, want: sdtPoint("x", "y", "/bin/ls")},
+	{in: `%sdt_libc:setjmp@/lib/x\+y.so`, sdt: true, want: sdtPoint("sdt_libc", "setjmp", "/lib/x+y.so")},
+	{in: "sdt_py*:gc__*", sdt: true, want: sdtPoint("sdt_py*", "gc__*", "")},
+	{in: "%", sdt: true, want: sdtPoint("", "", "")},
 }
 
 // argCase: in is one argument; perf is run on "vfs_read <in>".
@@ -298,8 +306,8 @@ var probeCases = []probeCase{
 	{in: "vfs_read:x a[", err: "Semantic error :There is non-digit char in line number."},
 	{in: "%sdt_x:y a[", err: "Semantic error :Array index must be a number."},
 	{in: "%sdt_x:y+1 a[", err: "Semantic error :sdt_x:y+1 must be an SDT name."},
-	{in: "%sdt_x:y a", sdt: true},
-	{in: "sdt_x:y", sdt: true},
+	{in: "%sdt_x:y a", sdt: true, want: &Probe{Point: *sdtPoint("sdt_x", "y", ""), Args: []Arg{{Var: "a", Raw: "a"}}, UserEvent: true}},
+	{in: "sdt_x:y", sdt: true, want: &Probe{Point: *sdtPoint("sdt_x", "y", ""), Args: []Arg{}, UserEvent: true}},
 }
 
 // lineCase: in is a -L argument.

@@ -1,6 +1,7 @@
 // Package spec parses the input grammar of `perf probe` exactly as perf 6.1
 // does: probe definitions (-a/-D/-V and positional PROBEDEF), probe arguments,
-// and -L line ranges, plus perf's naming helpers.
+// and -L line ranges, perf's globs and filters (-F, -V --filter, -l, -d:
+// Filter, GlobMatch, LazyMatch), plus perf's naming helpers.
 //
 // The parsers follow perf's tools/perf/util/probe-event.c behaviour byte for
 // byte, including its quirks, because gprobe must accept and reject the same
@@ -41,8 +42,7 @@
 //     empty line, the " Usage: perf probe ..." block, an empty line and the
 //     help text of the failing option (exit status 129).
 //
-// SDT/cached-event specs ("%[sdt_PROV:]EV", "sdt_PROV:EV") are recognised;
-// their perf syntax errors are reported as perf reports them, and an otherwise
-// well-formed SDT spec yields an *SDTError (errors.Is(err, ErrUnsupported)),
-// because gprobe does not support SDT events yet.
+// SDT/cached-event specs ("%[sdt_PROV:]EV[@TARGET]", "sdt_PROV:EV") parse
+// into a Point with SDT set (resolve/sdt resolves them); their perf syntax
+// errors are reported as perf reports them.
 package spec

@@ -8,10 +8,6 @@ import (
 // ErrSyntax is matched (errors.Is) by every grammar error of this package.
 var ErrSyntax = errors.New("probe syntax error")
 
-// ErrUnsupported is matched by errors for input that perf accepts but gprobe
-// does not support yet (SDT / cached events).
-var ErrUnsupported = errors.New("unsupported probe definition")
-
 // CommandParseErrorTrailer is the line perf's command driver prints after
 // the parser's message when a positional probe definition fails to parse
 // (`perf probe [opts] PROBEDEF`); perf then exits with status 234.
@@ -46,22 +42,3 @@ func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 func semErr(format string, a ...any) error {
 	return &SyntaxError{Perf: semanticPrefix + fmt.Sprintf(format, a...)}
 }
-
-// SDTError reports a well-formed SDT / cached-event probe point
-// ("%[PROVIDER:]EVENT[@TARGET]" or "sdt_PROVIDER:EVENT[@TARGET]"), which
-// perf accepts but gprobe does not support. The fields are what perf would
-// have parsed (escapes removed).
-type SDTError struct {
-	Spec      string // the probe point as given
-	Provider  string // group ("sdt_PROVIDER" or "PROVIDER"); "" if none
-	Event     string
-	Target    string // after '@' (a path or build-id); "" if none
-	HasTarget bool
-}
-
-func (e *SDTError) Error() string {
-	return fmt.Sprintf("SDT events are not supported: %s", e.Spec)
-}
-
-// Unwrap makes errors.Is(err, ErrUnsupported) hold.
-func (e *SDTError) Unwrap() error { return ErrUnsupported }

@@ -10,22 +10,17 @@ import (
 )
 
 // checkErrType asserts the error contract: grammar errors are *SyntaxError
-// (and match ErrSyntax only), SDT rejections are *SDTError.
+// matching ErrSyntax.
 func checkErrType(t *testing.T, in string, err error) {
 	t.Helper()
 	var se *SyntaxError
-	var sd *SDTError
 	switch {
 	case errors.As(err, &se):
-		if !errors.Is(err, ErrSyntax) || errors.Is(err, ErrUnsupported) {
+		if !errors.Is(err, ErrSyntax) {
 			t.Fatalf("%q: bad error chain for %v", in, err)
 		}
 		if se.Perf != "" && !strings.HasPrefix(se.Perf, semanticPrefix) {
 			t.Fatalf("%q: message without perf prefix: %q", in, se.Perf)
-		}
-	case errors.As(err, &sd):
-		if !errors.Is(err, ErrUnsupported) || errors.Is(err, ErrSyntax) {
-			t.Fatalf("%q: bad error chain for %v", in, err)
 		}
 	default:
 		t.Fatalf("%q: unexpected error type %T: %v", in, err, err)

@@ -34,12 +34,21 @@ type Point struct {
 	// then still holds the text, as in perf.
 	Abs   uint64
 	IsAbs bool
+
+	// SDT is a point naming SDT markers or cached events:
+	// "%[GROUP:]EVENT[@TARGET]" or "sdt_PROVIDER:EVENT[@TARGET]". Group
+	// and Event are then globs (Group "" for any group), Function is
+	// "%EVENT" (perf's pev->point.function, printed in messages), and
+	// Target, when HasTarget, is the binary after '@' (a path or a prefix
+	// of a cached build-id, escapes removed).
+	SDT       bool
+	Target    string
+	HasTarget bool
 }
 
 // ParsePoint parses a probe point the way perf's parse_perf_probe_point()
 // does. The input is a single word: no white-space splitting is done here
-// (ParseProbe does that). Errors are *SyntaxError (perf's exact message) or,
-// for SDT specs, *SDTError.
+// (ParseProbe does that). Errors are *SyntaxError (perf's exact message).
 func ParsePoint(s string) (*Point, error) {
 	p := &Point{}
 	if err := parsePoint(cString(s), p); err != nil {
@@ -78,28 +87,30 @@ func badEventName(s string) error {
 	return semErr("%s is bad for event name -it must follow C symbol-naming rule.", s)
 }
 
-func parseSDT(spec, arg string) error {
+// parseSDT reads an SDT point as perf does: "[%]" then "[GROUP:]EVENT",
+// then "@TARGET"; any other of ";=@+%" is an error. perf first tries to
+// complete TARGET as a build-id from its cache: the caller does that
+// (Target keeps the text).
+func parseSDT(arg string, p *Point) error {
 	if arg[0] == '%' {
 		arg = arg[1:]
 	}
-	e := &SDTError{Spec: spec}
+	p.SDT = true
 	if i := strpbrkEsc(arg, ";=@+%"); i >= 0 {
 		if arg[i] != '@' {
 			return semErr("%s must be an SDT name.", arg)
 		}
-		// perf first tries to complete a build-id from its cache; gprobe has
-		// no build-id cache, so the target is kept as written.
-		e.Target = strdupEsc(arg[i+1:])
-		e.HasTarget = true
+		p.Target, p.HasTarget = strdupEsc(arg[i+1:]), true
 		arg = arg[:i]
 	}
-	e.Provider, e.Event, _ = parseEventName(arg, true)
-	return e
+	p.Group, p.Event, _ = parseEventName(arg, true)
+	p.Function, p.HasFunction = "%"+p.Event, true
+	return nil
 }
 
 func parsePoint(arg string, p *Point) error {
 	if isSDTEvent(arg) {
-		return parseSDT(arg, arg)
+		return parseSDT(arg, p)
 	}
 
 	if i := strpbrkEsc(arg, ";=@+%"); i >= 0 && arg[i] == '=' {

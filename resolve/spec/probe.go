@@ -27,8 +27,8 @@ type Probe struct {
 // message (SyntaxError.Perf == ""); for FUNC:RLN without EVENT, lazy pattern
 // or offset, the event is named "<FUNC>_L<RLN>"; on a %return probe any
 // argument whose Var starts like a C variable is rejected. Argument errors
-// are reported for the first bad argument only. For an SDT point, arguments
-// are still parsed (their errors win) and then an *SDTError is returned.
+// are reported for the first bad argument only. An SDT point's arguments
+// are parsed (their errors count) though perf then ignores them.
 func ParseProbe(s string) (*Probe, error) { return ParseProbeOpts(s, Options{}) }
 
 // ParseProbeOpts is ParseProbe with target options.
@@ -41,11 +41,8 @@ func ParseProbeOpts(s string, opts Options) (*Probe, error) {
 		return nil, &SyntaxError{}
 	}
 	pr := &Probe{}
-	pointErr := parsePoint(argv[0], &pr.Point)
-	if pointErr != nil {
-		if _, sdt := pointErr.(*SDTError); !sdt {
-			return nil, pointErr
-		}
+	if err := parsePoint(argv[0], &pr.Point); err != nil {
+		return nil, err
 	}
 	pt := &pr.Point
 	pr.UserEvent = pt.Event != ""
@@ -62,9 +59,6 @@ func ParseProbeOpts(s string, opts Options) (*Probe, error) {
 			return nil, semErr("You can't specify local variable for kretprobe.")
 		}
 		pr.Args = append(pr.Args, *a)
-	}
-	if pointErr != nil {
-		return nil, pointErr
 	}
 	return pr, nil
 }
@@ -86,4 +80,14 @@ func (p Probe) String() string {
 		b.WriteString(" " + a.String())
 	}
 	return b.String()
+}
+
+// ArgStrings are the arguments as perf prints them back ("file->f_pos",
+// "n=count:u32").
+func (p *Probe) ArgStrings() []string {
+	var out []string
+	for _, a := range p.Args {
+		out = append(out, a.String())
+	}
+	return out
 }

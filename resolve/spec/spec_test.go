@@ -11,18 +11,11 @@ import (
 	"github.com/gprobe/gprobe/emit/probedef"
 )
 
-// checkErr verifies err against an expected perf message or SDT rejection.
-func checkErr(t *testing.T, in string, err error, wantMsg string, sdt bool) {
+// checkErr verifies err against an expected perf message.
+func checkErr(t *testing.T, in string, err error, wantMsg string) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%q: got no error, want %q", in, wantMsg)
-		return
-	}
-	if sdt {
-		var se *SDTError
-		if !errors.As(err, &se) || !errors.Is(err, ErrUnsupported) || errors.Is(err, ErrSyntax) {
-			t.Errorf("%q: got %v (%T), want *SDTError", in, err, err)
-		}
 		return
 	}
 	var se *SyntaxError
@@ -42,7 +35,7 @@ func TestParsePoint(t *testing.T) {
 	for _, c := range pointCases {
 		got, err := ParsePoint(c.in)
 		if c.want == nil {
-			checkErr(t, c.in, err, c.err, c.sdt)
+			checkErr(t, c.in, err, c.err)
 			continue
 		}
 		if err != nil {
@@ -74,18 +67,12 @@ func TestParsePointEmpty(t *testing.T) {
 	}
 }
 
-func TestSDTError(t *testing.T) {
-	_, err := ParsePoint(`%sdt_libc:setjmp@/lib/x\+y.so`)
-	var se *SDTError
-	if !errors.As(err, &se) {
-		t.Fatalf("got %v", err)
-	}
-	want := SDTError{Spec: `%sdt_libc:setjmp@/lib/x\+y.so`, Provider: "sdt_libc", Event: "setjmp", Target: "/lib/x+y.so", HasTarget: true}
-	if *se != want {
-		t.Errorf("got %+v, want %+v", *se, want)
-	}
-	if !strings.Contains(se.Error(), "SDT events are not supported") {
-		t.Errorf("Error() = %q", se.Error())
+// TestSDTPoint: an SDT point keeps its arguments, which perf parses and
+// ignores, and prints as perf names it in messages ("%EVENT").
+func TestSDTPoint(t *testing.T) {
+	p, err := ParseProbe(`sdt_python:function__entry foo=%ax`)
+	if err != nil || !p.Point.SDT || len(p.Args) != 1 || p.Point.String() != "%function__entry" {
+		t.Fatalf("got %+v, %v", p, err)
 	}
 }
 
@@ -133,7 +120,7 @@ func TestParseArg(t *testing.T) {
 	for _, c := range argCases {
 		got, err := ParseArg(c.in)
 		if c.want == nil {
-			checkErr(t, c.in, err, c.err, false)
+			checkErr(t, c.in, err, c.err)
 			continue
 		}
 		if err != nil {
@@ -182,7 +169,7 @@ func TestParseProbe(t *testing.T) {
 	for _, c := range probeCases {
 		got, err := ParseProbe(c.in)
 		if c.want == nil {
-			checkErr(t, c.in, err, c.err, c.sdt)
+			checkErr(t, c.in, err, c.err)
 			continue
 		}
 		if err != nil {
@@ -201,7 +188,7 @@ func TestParseProbeMaxArgs(t *testing.T) {
 		t.Fatalf("128 args: %v", err)
 	}
 	_, err = ParseProbe(manyArgs(probedef.MaxTraceArgs+1, "%ax"))
-	checkErr(t, "129 args", err, "Semantic error :Too many probe arguments (129).", false)
+	checkErr(t, "129 args", err, "Semantic error :Too many probe arguments (129).")
 }
 
 func TestProbeString(t *testing.T) {
@@ -227,7 +214,7 @@ func TestParseLineRange(t *testing.T) {
 	for _, c := range lineCases {
 		got, err := ParseLineRange(c.in)
 		if c.want == nil {
-			checkErr(t, c.in, err, c.err, false)
+			checkErr(t, c.in, err, c.err)
 			continue
 		}
 		if err != nil {
@@ -417,9 +404,9 @@ func TestArgvSplit(t *testing.T) {
 func TestNoUserAccess(t *testing.T) {
 	opts := Options{NoUserAccess: true}
 	_, err := ParseArgOpts("a[@user", opts)
-	checkErr(t, "a[@user", err, "Semantic error :ftrace does not support user access", false)
+	checkErr(t, "a[@user", err, "Semantic error :ftrace does not support user access")
 	_, err = ParseProbeOpts("vfs_read %ax x->y:u8@user", opts)
-	checkErr(t, "probe", err, UserAccessUnsupportedMsg, false)
+	checkErr(t, "probe", err, UserAccessUnsupportedMsg)
 	if _, err := ParseProbeOpts("vfs_read @user a@b@user", opts); err != nil {
 		t.Errorf("no @user suffix: %v", err)
 	}

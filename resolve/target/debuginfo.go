@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Debug information that is not in the probed file: a binary's separate
@@ -41,7 +40,7 @@ func kernelBuildID() (string, error) {
 
 // moduleBuildID is the GNU build-id of the loaded module name.
 func moduleBuildID(name string) (string, error) {
-	return notesBuildID(filepath.Join(host.sysfs, "module", resolve.ModuleFileName(name), "notes", ".note.gnu.build-id"))
+	return notesBuildID(filepath.Join(host.sysfs, "module", ModuleFileName(name), "notes", ".note.gnu.build-id"))
 }
 
 func notesBuildID(path string) (string, error) {

@@ -1,4 +1,4 @@
-package target
+package target_test
 
 import (
 	"context"
@@ -16,9 +16,10 @@ import (
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
+	"github.com/gprobe/gprobe/resolve/internal/resolver"
 	"github.com/gprobe/gprobe/resolve/spec"
+	"github.com/gprobe/gprobe/resolve/target"
 )
 
 // Debug information fetched from Debian's debuginfod serving Debian's -dbg
@@ -27,15 +28,15 @@ import (
 
 // answers opens o and resolves each spec as -D does on this machine: a
 // definition per line, or the error.
-func answers(t *testing.T, o Options, specs ...string) string {
+func answers(t *testing.T, o target.Options, specs ...string) string {
 	t.Helper()
-	tg, err := Open(o)
+	tg, err := target.Open(o)
 	if err != nil {
-		t.Fatalf("Open(%+v): %v", o, err)
+		t.Fatalf("target.Open(%+v): %v", o, err)
 	}
 	defer tg.Close()
 	if tg.FetchErr != nil {
-		t.Fatalf("Open(%+v): %v", o, tg.FetchErr)
+		t.Fatalf("target.Open(%+v): %v", o, tg.FetchErr)
 	}
 	feat, _ := tracefs.RunningFeatures()
 	var b strings.Builder
@@ -45,7 +46,7 @@ func answers(t *testing.T, o Options, specs ...string) string {
 			t.Fatal(err)
 		}
 		var warnings strings.Builder
-		r, err := tg.Resolver(resolve.Options{Features: feat, Warn: func(s string) { warnings.WriteString(s + "\n") }})
+		r, err := resolver.New(tg, resolver.Options{Features: feat, Warn: func(s string) { warnings.WriteString(s + "\n") }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,9 +64,7 @@ func answers(t *testing.T, o Options, specs ...string) string {
 
 // atHost points host at fixtures for the test.
 func atHost(t *testing.T, sysfs, debugRoot string) {
-	old := host
-	t.Cleanup(func() { host = old })
-	host.sysfs, host.debugRoot = sysfs, debugRoot
+	t.Cleanup(target.SetHost(sysfs, debugRoot))
 }
 
 func client(url, cache string) *debuginfod.Client {
@@ -93,11 +92,11 @@ func TestBinaryDebuginfo(t *testing.T) {
 		t.Skipf("no %s: %v", libc, err)
 	}
 	f.Close()
-	tg, err := Open(Options{Exec: libc})
+	tg, err := target.Open(target.Options{Exec: libc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := tg.file.BuildID()
+	id := tg.File().BuildID()
 	tg.Close()
 	member := "./usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
 	root := t.TempDir()
@@ -107,22 +106,22 @@ func TestBinaryDebuginfo(t *testing.T) {
 	specs := []string{"malloc bytes", "__libc_malloc bytes", "__libc_calloc n elem_size", "__libc_free mem", "__libc_malloc:3", "malloc"}
 
 	atHost(t, t.TempDir(), filepath.Join(root, "usr/lib/debug"))
-	local := answers(t, Options{Exec: libc}, specs...)
+	local := answers(t, target.Options{Exec: libc}, specs...)
 	if !strings.Contains(local, " bytes=%di:") {
 		t.Fatalf("the local debug file did not give DWARF answers:\n%s", local)
 	}
 
 	atHost(t, t.TempDir(), t.TempDir())
-	stripped := answers(t, Options{Exec: libc}, specs...)
+	stripped := answers(t, target.Options{Exec: libc}, specs...)
 	if stripped == local {
 		t.Fatal("the stripped binary alone answers as its debug file does: the test proves nothing")
 	}
 	srv := testenv.StartDebuginfod(t, []string{deb})
 	cache := t.TempDir()
-	if got := answers(t, Options{Exec: libc, Debuginfod: client(srv.URL, cache)}, specs...); got != local {
+	if got := answers(t, target.Options{Exec: libc, Debuginfod: client(srv.URL, cache)}, specs...); got != local {
 		t.Errorf("through debuginfod:\n%s\nfrom the local debug file:\n%s", got, local)
 	}
-	if got := answers(t, Options{Exec: libc, Debuginfod: client(deadServer(t), cache)}, specs...); got != local {
+	if got := answers(t, target.Options{Exec: libc, Debuginfod: client(deadServer(t), cache)}, specs...); got != local {
 		t.Errorf("from the cache, no server:\n%s\nfrom the local debug file:\n%s", got, local)
 	}
 }
@@ -133,7 +132,7 @@ func TestBinaryDebuginfoNotFound(t *testing.T) {
 	atHost(t, t.TempDir(), t.TempDir())
 	a := httptest.NewServer(http.NotFoundHandler())
 	defer a.Close()
-	tg, err := Open(Options{Exec: libc, Debuginfod: &debuginfod.Client{Servers: []string{a.URL}, Cache: t.TempDir()}})
+	tg, err := target.Open(target.Options{Exec: libc, Debuginfod: &debuginfod.Client{Servers: []string{a.URL}, Cache: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +141,7 @@ func TestBinaryDebuginfoNotFound(t *testing.T) {
 		!strings.HasSuffix(tg.FetchErr.Error(), ": "+a.URL+": 404 Not Found") {
 		t.Errorf("FetchErr %v", tg.FetchErr)
 	}
-	if tg.file.HasDWARF() {
+	if tg.File().HasDWARF() {
 		t.Error("opened with DWARF")
 	}
 }
@@ -206,12 +205,12 @@ func TestKernelDebuginfo(t *testing.T) {
 	t.Run("vmlinux", func(t *testing.T) {
 		writeFile(t, filepath.Join(sysfs, "kernel", "notes"), noteSection(t, vmlinux, ".notes"))
 		specs := []string{"vfs_read file->f_pos count", "do_sys_openat2:10 filename", "tcp_sendmsg%return $retval"}
-		local := answers(t, Options{Vmlinux: vmlinux}, specs...)
+		local := answers(t, target.Options{Vmlinux: vmlinux}, specs...)
 		c := client(srv.URL, cache)
 		var last debuginfod.Progress
 		c.Progress = func(p debuginfod.Progress) { last = p }
 		start := time.Now()
-		got := answers(t, Options{Debuginfod: c}, specs...)
+		got := answers(t, target.Options{Debuginfod: c}, specs...)
 		t.Logf("vmlinux through debuginfod in %s (%d bytes)", time.Since(start).Round(time.Millisecond), last.Received)
 		if got != local {
 			t.Errorf("the running kernel through debuginfod:\n%s\n-k %s:\n%s", got, vmlinux, local)
@@ -223,9 +222,9 @@ func TestKernelDebuginfo(t *testing.T) {
 	moduleSpecs := []string{"loop_queue_rq bd->rq", "lo_rw_aio:5 cmd pos", "loop_configure%return $retval", "loop_set_status:10"}
 	t.Run("module", func(t *testing.T) {
 		t.Setenv("GPROBE_MODULES", tree)
-		local := answers(t, Options{Module: debugKO}, moduleSpecs...)
+		local := answers(t, target.Options{Module: debugKO}, moduleSpecs...)
 		start := time.Now()
-		got := answers(t, Options{Module: "loop", Debuginfod: client(srv.URL, cache)}, moduleSpecs...)
+		got := answers(t, target.Options{Module: "loop", Debuginfod: client(srv.URL, cache)}, moduleSpecs...)
 		t.Logf("loop.ko through debuginfod in %s", time.Since(start).Round(time.Millisecond))
 		if got != local {
 			t.Errorf("-m loop through debuginfod:\n%s\n-m %s:\n%s", got, debugKO, local)
@@ -235,9 +234,9 @@ func TestKernelDebuginfo(t *testing.T) {
 		t.Setenv("GPROBE_MODULES", t.TempDir())
 		writeFile(t, filepath.Join(sysfs, "module", "loop", "notes", ".note.gnu.build-id"),
 			noteSection(t, filepath.Join(tree, "kernel", "drivers", "block", "loop.ko"), ".note.gnu.build-id"))
-		local := answers(t, Options{Module: debugKO}, moduleSpecs...)
+		local := answers(t, target.Options{Module: debugKO}, moduleSpecs...)
 		// Fetched by the test above: a cache hit, with no server.
-		if got := answers(t, Options{Module: "loop", Debuginfod: client(deadServer(t), cache)}, moduleSpecs...); got != local {
+		if got := answers(t, target.Options{Module: "loop", Debuginfod: client(deadServer(t), cache)}, moduleSpecs...); got != local {
 			t.Errorf("-m loop from sysfs and the cache:\n%s\n-m %s:\n%s", got, debugKO, local)
 		}
 	})
@@ -287,12 +286,12 @@ func demoDeb(t *testing.T) (bin, src, deb string) {
 func TestSourceFromDebuginfod(t *testing.T) {
 	bin, src, deb := demoDeb(t)
 	srv := testenv.StartDebuginfod(t, []string{deb})
-	tg, err := Open(Options{Exec: bin, Debuginfod: client(srv.URL, t.TempDir())})
+	tg, err := target.Open(target.Options{Exec: bin, Debuginfod: client(srv.URL, t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	r, err := tg.Resolver(resolve.Options{})
+	r, err := resolver.New(tg, resolver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +324,7 @@ func TestSourceFromDebuginfod(t *testing.T) {
 	// Not on the server either: perf's message, then the server's answer.
 	l.Path = "/usr/src/gprobe-demo/other.c"
 	_, err = tg.SourcePath(context.Background(), l, "")
-	msg := "Failed to find source file path.\ndebuginfod: no source /usr/src/gprobe-demo/other.c for build-id " + tg.file.BuildID() + ": " + srv.URL + ": 404 Not Found"
+	msg := "Failed to find source file path.\ndebuginfod: no source /usr/src/gprobe-demo/other.c for build-id " + tg.File().BuildID() + ": " + srv.URL + ": 404 Not Found"
 	if err == nil || err.Error() != msg || !errors.Is(err, lines.ErrSourceNotFound) || !errors.Is(err, debuginfod.ErrNotFound) {
 		t.Errorf("error\n%v\nwant\n%s", err, msg)
 	}

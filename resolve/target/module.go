@@ -2,7 +2,9 @@ package target
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Kernel modules (-m MODULE|PATH.ko).
@@ -136,7 +137,7 @@ func moduleDirs() []string {
 // '_' equivalent, as the kernel treats them): modules.dep entries first,
 // else a walk of the directory.
 func findModule(dirs []string, name string) []string {
-	want := resolve.ModuleFileName(name)
+	want := ModuleFileName(name)
 	var out []string
 	for _, dir := range dirs {
 		if p := fromModulesDep(dir, want); p != "" {
@@ -147,7 +148,7 @@ func findModule(dirs []string, name string) []string {
 			if err != nil {
 				return nil
 			}
-			if !d.IsDir() && isKO(p) && resolve.ModuleFileName(p) == want {
+			if !d.IsDir() && isKO(p) && ModuleFileName(p) == want {
 				out = append(out, p)
 				return filepath.SkipAll
 			}
@@ -181,7 +182,7 @@ func fromModulesDep(dir, want string) string {
 		if i <= 0 {
 			continue
 		}
-		if rel := line[:i]; resolve.ModuleFileName(rel) == want {
+		if rel := line[:i]; ModuleFileName(rel) == want {
 			if filepath.IsAbs(rel) {
 				return rel
 			}
@@ -259,4 +260,40 @@ func openKO(p string, do dwarfinfo.Options) (*dwarfinfo.File, error) {
 	}
 	f.Path = p
 	return f, nil
+}
+
+// ModuleName returns the name a module's .gnu.linkonce.this_module
+// section (its struct module) carries, as perf's find_module_name reads
+// it: at offset 24 (12 on 32-bit), after the state and the list head.
+func ModuleName(f *dwarfinfo.File) (string, bool) {
+	b := f.Section(".gnu.linkonce.this_module")
+	off := 24
+	if f.ELF.Class == elf.ELFCLASS32 {
+		off = 12
+	}
+	if len(b) <= off {
+		return "", false
+	}
+	b = b[off:]
+	const moduleNameLen = 64 - 8 // MODULE_NAME_LEN on 64-bit
+	if len(b) > moduleNameLen {
+		b = b[:moduleNameLen]
+	}
+	i := bytes.IndexByte(b, 0)
+	if i <= 0 {
+		return "", false
+	}
+	return string(b[:i]), true
+}
+
+// ModuleFileName is the module name a .ko path implies when the file
+// cannot be read: the base name without .ko and compression suffixes,
+// with '-' as '_' (as kmod normalises names).
+func ModuleFileName(path string) string {
+	b := filepath.Base(path)
+	for _, ext := range []string{".xz", ".zst", ".gz"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	b = strings.TrimSuffix(b, ".ko")
+	return strings.ReplaceAll(b, "-", "_")
 }

@@ -4,8 +4,7 @@
 // a kernel's BTF), a kernel module (-m, by path or by name, with its
 // separate debug file), or, when there is no vmlinux with DWARF, the
 // running kernel's BTF; debug information that is not on disk comes from
-// debuginfod servers when Options.Debuginfod is set. It also maps installed
-// probes back to probe points (perf -l), opening each image once.
+// debuginfod servers when Options.Debuginfod is set.
 //
 // Errors carry perf's wording ("Failed to open ...", "Invalid file: ..."),
 // since the CLI prints them as they are.
@@ -20,14 +19,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
-	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/btfinfo"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
-	"github.com/gprobe/gprobe/resolve/dwarfinfo"
-	"github.com/gprobe/gprobe/resolve/spec"
+	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // Options say what to open; at most one of Exec, Module and Vmlinux is
@@ -181,16 +177,12 @@ func (t *Target) Close() {
 	}
 }
 
-// Resolver returns a resolver for the target with opts.
-func (t *Target) Resolver(opts resolve.Options) (*resolve.Resolver, error) {
-	if t.btf != nil {
-		opts.BTF = t.btf
-	}
-	if t.Module != "" {
-		return resolve.NewModule(t.file, t.Module, opts)
-	}
-	return resolve.New(t.file, t.User, opts)
-}
+// File is the opened image (nil for BTF alone), for the resolver; it is
+// closed by Close.
+func (t *Target) File() *dwarfinfo.File { return t.file }
+
+// BTF is the kernel's BTF when it stands in for an image (nil otherwise).
+func (t *Target) BTF() *btfinfo.Spec { return t.btf }
 
 // FindKernelDebuginfo is perf's vmlinux_path search for the running
 // kernel: the first candidate with DWARF, and every path tried.
@@ -230,64 +222,6 @@ func KernelRelease() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// Points maps installed probes back to probe points, as `perf probe -l`
-// does, opening each image once (perf's debuginfo cache): user binaries by
-// path, the kernel through a vmlinux given or found by FindKernelDebuginfo.
-type Points struct {
-	vmlinux string
-	images  map[string]*resolve.Resolver
-}
-
-// NewPoints returns a Points using vmlinux for kernel probes ("" looks for
-// the running kernel's debuginfo when first needed).
-func NewPoints(vmlinux string) *Points {
-	return &Points{vmlinux: vmlinux, images: map[string]*resolve.Resolver{}}
-}
-
-func (ps *Points) resolver(path string, user bool) *resolve.Resolver {
-	if r, ok := ps.images[path]; ok {
-		return r
-	}
-	var r *resolve.Resolver
-	if f, err := dwarfinfo.Open(path); err == nil {
-		r, _ = resolve.New(f, user, resolve.Options{})
-	}
-	ps.images[path] = r
-	return r
-}
-
-// PointOf is the probe point perf -l shows for p: through the image's DWARF
-// or symbols when they know the place, else the place itself (SYM+OFF,
-// 0xADDR, or the file offset).
-func (ps *Points) PointOf(p *probe.Probe) string {
-	var sp *spec.Point
-	t := p.Target
-	switch {
-	case p.Kind == probe.Uprobe:
-		if r := ps.resolver(t.Path, true); r != nil {
-			sp, _ = r.PointOf(t, p.Return)
-		}
-	case t.Module == "" && t.Symbol != "":
-		if ps.vmlinux == "" {
-			ps.vmlinux, _ = FindKernelDebuginfo()
-		}
-		if ps.vmlinux != "" {
-			if r := ps.resolver(ps.vmlinux, false); r != nil {
-				sp, _ = r.PointOf(t, p.Return)
-			}
-		}
-	}
-	switch {
-	case sp != nil:
-		return sp.String()
-	case p.Kind == probe.Kprobe && t.Symbol != "":
-		return (&spec.Point{Function: t.Symbol, HasFunction: true, Offset: t.Offset, Return: p.Return}).String()
-	case p.Kind == probe.Kprobe:
-		return fmt.Sprintf("0x%x", t.Address)
-	}
-	return fmt.Sprintf("0x%x", t.Offset)
 }
 
 // Features are the probe-event features of the kernel t is (the tracefs

@@ -1,4 +1,4 @@
-package target
+package target_test
 
 import (
 	"debug/elf"
@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/probe"
-	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/internal/resolver"
 	"github.com/gprobe/gprobe/resolve/spec"
+	"github.com/gprobe/gprobe/resolve/target"
 )
 
 const fixture = "../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf"
@@ -32,13 +33,13 @@ func TestRawBTFKernel(t *testing.T) {
 	if err := os.WriteFile(raw, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	resolveOn := func(path, def string) (*Target, []probe.Probe, []string) {
+	resolveOn := func(path, def string) (*target.Target, []probe.Probe, []string) {
 		t.Helper()
-		tg, err := Open(Options{Vmlinux: path})
+		tg, err := target.Open(target.Options{Vmlinux: path})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := tg.Resolver(resolve.Options{})
+		r, err := resolver.New(tg, resolver.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,7 @@ func TestRawBTFKernel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s on %s: %v", def, path, err)
 		}
-		all, _ := resolve.ParseFilter("*")
+		all, _ := spec.ParseFilter("*")
 		funcs, err := r.Functions(all)
 		if err != nil {
 			t.Fatal(err)

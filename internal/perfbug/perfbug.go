@@ -1,0 +1,44 @@
+// Package perfbug lets a test make gprobe repeat one of perf probe 6.1's
+// mistakes, to prove that a disagreement with perf is that mistake and
+// nothing else. The mistakes ride in the context given to resolve.Open
+// (resolve.Options.Target.Context), so no public option names them and
+// nothing outside this module can ask for them.
+package perfbug
+
+import "context"
+
+// Mistake is a set of perf's mistakes.
+type Mistake uint
+
+const (
+	// ModuleAlt: perf 6.1 mixes two address spaces on kernel modules: its
+	// symbol map places symbols at st_value plus their section's file
+	// offset while libdwfl lays sections out on its own, so its
+	// alternative search (a name DWARF does not know) looks .text's file
+	// offset past the symbol, and its renaming of DWARF addresses names
+	// the wrong symbol in any section placed elsewhere than libdwfl put
+	// it. perf checks no instruction boundary there either.
+	ModuleAlt Mistake = 1 << iota
+	// NoBoundaryCheck: perf writes probes inside instructions (the kernel
+	// refuses them with EILSEQ); gprobe checks instruction boundaries.
+	NoBoundaryCheck
+)
+
+type key struct{}
+
+// With returns ctx carrying the mistakes m (added to any it carries).
+func With(ctx context.Context, m Mistake) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, key{}, In(ctx)|m)
+}
+
+// In returns the mistakes ctx carries (none for a nil context).
+func In(ctx context.Context) Mistake {
+	if ctx == nil {
+		return 0
+	}
+	m, _ := ctx.Value(key{}).(Mistake)
+	return m
+}

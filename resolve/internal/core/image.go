@@ -1,0 +1,243 @@
+package core
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+
+	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/symtab"
+)
+
+// Image is what probes are resolved against: a kernel (vmlinux), a kernel
+// module, a user binary (uprobes), or no image at all (BTF alone), with the
+// options of the run and the symbol maps perf builds for it, made on first
+// use.
+type Image struct {
+	// File is the image; nil when there is none (BTF alone answers).
+	File *dwarfinfo.File
+	// User selects uprobes (-x).
+	User bool
+	// Module is the kernel module (-m); nil for other images.
+	Module *Module
+	// Arch is the target's architecture: the image's, else the one given.
+	Arch disasm.Arch
+	Opts Options
+
+	// NoBoundaryCheck leaves out the instruction-boundary check, as perf
+	// does (a mistake tests repeat, see internal/perfbug).
+	NoBoundaryCheck bool
+	// PerfModuleAlt repeats perf 6.1's two mistakes on module addresses
+	// (internal/perfbug.ModuleAlt): perf's map of a module file places
+	// symbols at st_value plus their section's file offset, while libdwfl
+	// lays the sections out on its own, and perf mixes the two spaces:
+	//   - for a name DWARF does not know (a .isra or .cold clone, or a line
+	//     search that found nothing), find_alternative_probe_point adds the
+	//     address libdwfl gave .text to the symbol's file-offset address,
+	//     so it looks up DWARF .text's sh_offset bytes (176 in Debian's
+	//     modules) past the symbol, in whatever function is there
+	//     (PerfAltAddr);
+	//   - post_process_module_probe_trace_events converts DWARF addresses
+	//     with .text's delta only, which names the wrong symbol in any
+	//     other section whose file offset is not where libdwfl put it
+	//     (PostProcessSymbols).
+	PerfModuleAlt bool
+
+	syms    *symtab.Map
+	modSyms *symtab.Tree
+}
+
+// Module is a kernel module target.
+type Module struct {
+	Name   string // the kernel's name for the module, printed before ':'
+	Target string // what the user named (-m), used in messages
+}
+
+// New returns the image f with opts. user selects uprobes (-x). Without an
+// image (f nil), arch is the target's architecture (the zero value: the
+// running machine's).
+func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, error) {
+	if opts.MaxProbes <= 0 {
+		opts.MaxProbes = 128
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	if f == nil {
+		arch, err := arch.OrHost()
+		if err != nil {
+			return nil, err
+		}
+		return &Image{User: user, Opts: opts, Arch: arch}, nil
+	}
+	arch, err := disasm.ArchForMachine(f.Machine)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return &Image{File: f, User: user, Opts: opts, Arch: arch}, nil
+}
+
+// NewModule returns the kernel module f (an ET_REL .ko file, possibly the
+// separate debug file of the module) known to the kernel as name; target
+// is the -m argument (the module's path), which perf names in its
+// messages.
+func NewModule(f *dwarfinfo.File, name, target string, opts Options) (*Image, error) {
+	if !f.IsRelocatable() {
+		return nil, fmt.Errorf("%s: %w: not a kernel module (ELF type %v, want ET_REL)", f.Path, ErrUnsupported, f.Type)
+	}
+	im, err := New(f, false, 0, opts)
+	if err != nil {
+		return nil, err
+	}
+	im.Module = &Module{Name: name, Target: target}
+	return im, nil
+}
+
+// Warnf passes one of perf's non-fatal messages to Options.Warn.
+func (im *Image) Warnf(format string, args ...any) { im.Opts.Warn(fmt.Sprintf(format, args...)) }
+
+// NoDebugInfo is perf's open_debuginfo message for an image without DWARF:
+// the advice names -g for a user binary, the kernel option otherwise.
+func (im *Image) NoDebugInfo() error {
+	rebuild := "CONFIG_DEBUG_INFO=y"
+	if im.User {
+		rebuild = "-g"
+	}
+	return Errorf(ErrNoDebugInfo, "The %s file has no debug information.\nRebuild with %s, or install an appropriate debuginfo package.", im.File.Path, rebuild)
+}
+
+// HasDWARF reports whether there is an image with DWARF.
+func (im *Image) HasDWARF() bool { return im.File != nil && im.File.HasDWARF() }
+
+// TargetFeatures are the features of the kernel the probes are for:
+// Options.TargetFeatures, else Options.Features.
+func (im *Image) TargetFeatures() *probedef.Features {
+	if im.Opts.TargetFeatures != nil {
+		return im.Opts.TargetFeatures
+	}
+	return &im.Opts.Features
+}
+
+// Symbols is perf's symbol map of the image.
+func (im *Image) Symbols() (*symtab.Map, error) {
+	if im.syms == nil {
+		m, err := symtab.NewMap(im.File)
+		if err != nil {
+			return nil, err
+		}
+		im.syms = m
+	}
+	return im.syms, nil
+}
+
+// moduleTree is a module's alias-keeping map, made once.
+func (im *Image) moduleTree() (*symtab.Tree, error) {
+	if im.modSyms == nil {
+		t, err := symtab.NewTree(im.File, false)
+		if err != nil {
+			return nil, err
+		}
+		im.modSyms = t
+	}
+	return im.modSyms, nil
+}
+
+// NameSymbols is the map perf searches by name: for a module, its
+// alias-keeping map in address order (aliases in table order).
+func (im *Image) NameSymbols() (*symtab.Map, error) {
+	if im.Module == nil {
+		return im.Symbols()
+	}
+	t, err := im.moduleTree()
+	if err != nil {
+		return nil, err
+	}
+	return t.Map(), nil
+}
+
+// PostProcessSymbols is the map perf renames DWARF points with: for a
+// module, perf's own alias-keeping map of the module file.
+func (im *Image) PostProcessSymbols() (symtab.Finder, error) {
+	if im.Module == nil {
+		return im.Symbols()
+	}
+	if im.PerfModuleAlt {
+		return symtab.PerfSpace(im.File)
+	}
+	return im.moduleTree()
+}
+
+// ErrNoModuleSymbol: no symbol of the module holds a DWARF address. perf
+// then drops every point and reports the probe as not found.
+var ErrNoModuleSymbol = errors.New("no module symbol at the address")
+
+// Vmlinux reports whether the target is the kernel image (not a module,
+// not a user binary): only there does perf rebase symbol-table probes on
+// _text and check them against the kernel's .text.
+func (im *Image) Vmlinux() bool { return !im.User && im.Module == nil }
+
+// ModuleName is the MOD of MOD:SYM+OFF, "" outside modules.
+func (im *Image) ModuleName() string {
+	if im.Module == nil {
+		return ""
+	}
+	return im.Module.Name
+}
+
+// TargetName is how perf names the image in "Failed to find symbol %s in
+// %s".
+func (im *Image) TargetName() string {
+	switch {
+	case im.User:
+		return im.File.Path
+	case im.Module != nil:
+		return im.Module.Target
+	}
+	return "kernel"
+}
+
+// FileOffset converts an address of a user binary to the file offset
+// uprobes take, as perf does: relative to .text's address-offset delta.
+func (im *Image) FileOffset(addr uint64) uint64 {
+	if s := im.File.ELF.Section(".text"); s != nil {
+		return addr - (s.Addr - s.Offset)
+	}
+	return addr
+}
+
+// RelocSymbol is perf's ref_reloc_sym: the image's _text (or _stext).
+func (im *Image) RelocSymbol() *symtab.Symbol {
+	var found [2]*symtab.Symbol
+	_ = im.File.Symbols(func(s dwarfinfo.Symbol) {
+		for i, name := range []string{"_text", "_stext"} {
+			if found[i] == nil && string(s.RawName) == name && s.Sect != elf.SHN_UNDEF {
+				found[i] = &symtab.Symbol{Raw: []byte(name), Start: s.Value}
+			}
+		}
+	})
+	if found[0] != nil {
+		return found[0]
+	}
+	return found[1]
+}
+
+// PerfAltAddr applies PerfModuleAlt to the address of a symbol-table
+// match, when set and the target is a module.
+func (im *Image) PerfAltAddr(addr uint64) uint64 {
+	if !im.PerfModuleAlt || im.Module == nil {
+		return addr
+	}
+	text, ok := im.File.SectionAddr(".text")
+	if !ok {
+		return addr
+	}
+	for _, s := range im.File.ELF.Sections {
+		base, _ := im.File.SectionAddr(s.Name)
+		if s.Flags&elf.SHF_ALLOC != 0 && addr >= base && addr < base+s.Size {
+			return addr - base + s.Offset + text
+		}
+	}
+	return addr
+}

@@ -1,0 +1,30 @@
+package core
+
+import "github.com/gprobe/gprobe/emit/probedef"
+
+// Options tune resolution: perf probe's options that change an answer
+// (resolve.Options carries them from the command line).
+type Options struct {
+	NoInlines bool
+	MaxProbes int // default 128 (perf's --max-probes)
+	// Features are the target kernel's probe-event features (tracefs
+	// README); perf's output depends on MultiProbe, HexTypes,
+	// KretprobeOffset and Immediates.
+	Features probedef.Features
+	// Warn receives perf's non-fatal messages, one line or block at a time.
+	Warn func(string)
+	// SourcePrefix is -s: where source files are looked up (lazy patterns).
+	SourcePrefix string
+	// TargetFeatures, when set, are the features of the kernel the probes
+	// are for (a vmlinux's own README), which decide what perf 6.1 cannot
+	// write: fprobes, tracepoint probes, entry values at return, BTF
+	// arguments. perf's kprobe text follows Features (perf reads the
+	// running kernel's README even for another kernel's vmlinux).
+	TargetFeatures *probedef.Features
+	// KernelBTFArgs writes the arguments of fprobes, tprobes and entry
+	// values at return in the kernel's BTF syntax (count, file->f_pos,
+	// $arg*), which the kernel resolves through its own BTF, instead of
+	// fetches on $argN. They are still resolved here, to refuse what the
+	// kernel could not find.
+	KernelBTFArgs bool
+}

@@ -1,0 +1,309 @@
+package symtab
+
+import (
+	"debug/elf"
+
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+)
+
+// Tree reproduces the symbol map perf probe builds for a module file:
+// every function, object and text/data label, aliases kept
+// (symbol_conf.allow_aliases), in a red-black tree keyed by start address
+// where equal starts go right. Which of several aliases (init_module and
+// loop_init share an address) perf reports depends on the tree's shape, so
+// the tree is rebuilt with the same insertion order and balancing, and
+// searched the way perf's symbols__find walks it.
+type Tree struct {
+	nodes []rbNode
+	root  int32
+}
+
+type rbNode struct {
+	sym                 Symbol
+	left, right, parent int32
+	red                 bool
+}
+
+const rbNil = -1
+
+// NewTree loads f's symbols in table order as perf's
+// dso__load_sym does for a file that is not a kernel image. With
+// fileOffsets, symbols are placed as perf places them (st_value plus the
+// section's file offset) rather than in gprobe's section layout.
+func NewTree(f *dwarfinfo.File, fileOffsets bool) (*Tree, error) {
+	t := &Tree{root: rbNil}
+	err := f.Symbols(func(s dwarfinfo.Symbol) {
+		sec, ok := InModuleMap(f, s)
+		if !ok {
+			return
+		}
+		start := s.Value
+		if fileOffsets {
+			base, _ := f.SectionAddr(sec.Name)
+			start = start - base + sec.Offset
+		}
+		t.insert(Symbol{Raw: s.RawName, Start: start, End: start + s.Size, Type: s.Type, Bind: s.Bind,
+			Exec: sec.Flags&elf.SHF_EXECINSTR != 0})
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.fixupEnd()
+	return t, nil
+}
+
+// Find is perf's symbols__find.
+func (t *Tree) Find(addr uint64) (Symbol, bool) {
+	n := t.root
+	for n != rbNil {
+		s := &t.nodes[n].sym
+		switch {
+		case addr < s.Start:
+			n = t.nodes[n].left
+		case addr > s.End || addr == s.End && addr != s.Start:
+			n = t.nodes[n].right
+		default:
+			return *s, true
+		}
+	}
+	return Symbol{}, false
+}
+
+// fixupEnd is perf's symbols__fixup_end: zero-sized symbols end where the
+// next one (in tree order) starts; a last zero-sized one at the next page.
+func (t *Tree) fixupEnd() {
+	var prev int32 = rbNil
+	t.inorder(t.root, func(i int32) {
+		if prev != rbNil {
+			p := &t.nodes[prev].sym
+			if p.End == p.Start {
+				p.End = t.nodes[i].sym.Start
+			}
+		}
+		prev = i
+	})
+	if prev != rbNil {
+		if c := &t.nodes[prev].sym; c.End == c.Start {
+			c.End = (c.Start+4095)&^4095 + 4096
+		}
+	}
+}
+
+func (t *Tree) inorder(n int32, fn func(int32)) {
+	// Iterative: a module's Symbol tree is shallow, but keep the stack
+	// bounded regardless.
+	var stack []int32
+	for n != rbNil || len(stack) > 0 {
+		for n != rbNil {
+			stack = append(stack, n)
+			n = t.nodes[n].left
+		}
+		n = stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fn(n)
+		n = t.nodes[n].right
+	}
+}
+
+// insert is perf's __symbols__insert followed by the kernel's
+// rb_insert_color.
+func (t *Tree) insert(s Symbol) {
+	z := int32(len(t.nodes))
+	t.nodes = append(t.nodes, rbNode{sym: s, left: rbNil, right: rbNil, parent: rbNil, red: true})
+	y, x := int32(rbNil), t.root
+	for x != rbNil {
+		y = x
+		if s.Start < t.nodes[x].sym.Start {
+			x = t.nodes[x].left
+		} else {
+			x = t.nodes[x].right
+		}
+	}
+	t.nodes[z].parent = y
+	switch {
+	case y == rbNil:
+		t.root = z
+	case s.Start < t.nodes[y].sym.Start:
+		t.nodes[y].left = z
+	default:
+		t.nodes[y].right = z
+	}
+	t.fixInsert(z)
+}
+
+func (t *Tree) fixInsert(z int32) {
+	n := t.nodes
+	for {
+		p := n[z].parent
+		if p == rbNil {
+			n[z].red = false
+			return
+		}
+		if !n[p].red {
+			return
+		}
+		g := n[p].parent
+		if p == n[g].left {
+			u := n[g].right
+			if u != rbNil && n[u].red {
+				n[p].red, n[u].red, n[g].red = false, false, true
+				z = g
+				continue
+			}
+			if z == n[p].right {
+				t.rotateLeft(p)
+				z, p = p, z
+			}
+			n[p].red, n[g].red = false, true
+			t.rotateRight(g)
+			return
+		}
+		u := n[g].left
+		if u != rbNil && n[u].red {
+			n[p].red, n[u].red, n[g].red = false, false, true
+			z = g
+			continue
+		}
+		if z == n[p].left {
+			t.rotateRight(p)
+			z, p = p, z
+		}
+		n[p].red, n[g].red = false, true
+		t.rotateLeft(g)
+		return
+	}
+}
+
+func (t *Tree) rotateLeft(x int32) {
+	n := t.nodes
+	y := n[x].right
+	n[x].right = n[y].left
+	if n[y].left != rbNil {
+		n[n[y].left].parent = x
+	}
+	t.replaceChild(x, y)
+	n[y].left = x
+	n[x].parent = y
+}
+
+func (t *Tree) rotateRight(x int32) {
+	n := t.nodes
+	y := n[x].left
+	n[x].left = n[y].right
+	if n[y].right != rbNil {
+		n[n[y].right].parent = x
+	}
+	t.replaceChild(x, y)
+	n[y].right = x
+	n[x].parent = y
+}
+
+// replaceChild puts y where x hangs from x's parent.
+func (t *Tree) replaceChild(x, y int32) {
+	n := t.nodes
+	p := n[x].parent
+	n[y].parent = p
+	switch {
+	case p == rbNil:
+		t.root = y
+	case n[p].left == x:
+		n[p].left = y
+	default:
+		n[p].right = y
+	}
+}
+
+// Map is the tree's symbols in address order (aliases in table order), the
+// map perf searches by name.
+func (t *Tree) Map() *Map {
+	m := &Map{syms: make([]Symbol, 0, len(t.nodes))}
+	t.inorder(t.root, func(i int32) { m.syms = append(m.syms, t.nodes[i].sym) })
+	return m
+}
+
+// Finder finds the symbol holding an address: a Map, a Tree, or PerfSpace's
+// view of a module.
+type Finder interface {
+	Find(addr uint64) (Symbol, bool)
+}
+
+// PerfSpace looks layout addresses of the module f up the way perf 6.1's
+// post_process_module_probe_trace_events does (a mistake tests make gprobe
+// repeat, see internal/perfbug): the DWARF address minus .text's (layout
+// address - file offset), in a map of file-offset symbols. Where a module's
+// sections are not laid out in the file as libdwfl lays them out, that
+// names the wrong symbol.
+func PerfSpace(f *dwarfinfo.File) (Finder, error) {
+	t, err := NewTree(f, true)
+	if err != nil {
+		return nil, err
+	}
+	text, _ := f.SectionAddr(".text")
+	if s := f.ELF.Section(".text"); s != nil {
+		text -= s.Offset
+	}
+	return perfSpaceSymbols{t: t, textOffs: text}, nil
+}
+
+type perfSpaceSymbols struct {
+	t        *Tree
+	textOffs uint64
+}
+
+func (p perfSpaceSymbols) Find(addr uint64) (Symbol, bool) {
+	s, ok := p.t.Find(addr - p.textOffs)
+	s.Start += p.textOffs
+	s.End += p.textOffs
+	return s, ok
+}
+
+// PLTNames are the names perf 6.1's dso__synthesize_plt_symbols
+// gives a user DSO's PLT entries: "<name>@plt" for each relocation of
+// .rela.plt (or .rel.plt), in order, named by the .dynsym entry it refers
+// to (an IRELATIVE relocation refers to none and gives "@plt"). perf
+// synthesizes nothing without a .dynsym, a .plt, or when the relocation
+// section is not linked to the .dynsym.
+func PLTNames(f *elf.File) []string {
+	rel := f.Section(".rela.plt")
+	if rel == nil {
+		rel = f.Section(".rel.plt")
+	}
+	if rel == nil || rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL || f.Section(".plt") == nil {
+		return nil
+	}
+	var dynsym *elf.Section
+	var dynsymIdx uint32
+	for i, s := range f.Sections {
+		if s.Type == elf.SHT_DYNSYM {
+			dynsym, dynsymIdx = s, uint32(i)
+			break
+		}
+	}
+	if dynsym == nil || rel.Link != dynsymIdx || rel.Entsize == 0 {
+		return nil
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil
+	}
+	data, err := rel.Data()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for off := uint64(0); off+rel.Entsize <= uint64(len(data)); off += rel.Entsize {
+		var sym uint32
+		switch {
+		case f.Class == elf.ELFCLASS64:
+			sym = elf.R_SYM64(f.ByteOrder.Uint64(data[off+8:]))
+		default:
+			sym = elf.R_SYM32(f.ByteOrder.Uint32(data[off+4:]))
+		}
+		name := ""
+		if sym > 0 && int(sym) <= len(syms) { // DynamicSymbols drops entry 0
+			name = syms[sym-1].Name
+		}
+		out = append(out, name+"@plt")
+	}
+	return out
+}
