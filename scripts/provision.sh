@@ -76,6 +76,17 @@ fetch() {
 # deb NAME is the cached .deb of package NAME.
 deb() { ls "$CACHE"/debs/"$1"_*.deb | head -n 1; }
 
+# unpack DEB TAR-ARGS... runs tar on the files of package DEB with
+# --occurrence=1: tar stops reading once it has every member it names (a
+# -dbg package's vmlinux comes before its gigabytes of module debug
+# information), so dpkg-deb's broken pipe then is no error; a member
+# missing is tar's.
+unpack() {
+	local deb=$1
+	shift
+	{ dpkg-deb --fsys-tarfile "$deb" 2>/dev/null || true; } | tar --occurrence=1 "$@"
+}
+
 # kernel_artifacts REL IMAGE_PKG DBG_PKG SRC_PKG SRC_VER MODULES... extracts,
 # under $CACHE/REL: the -dbg vmlinux, the bootable vmlinuz, its config, the
 # virtio modules the qemu guest loads (decompressed; the file "virtio/order"
@@ -95,12 +106,12 @@ kernel_artifacts() {
 	fi
 	if [ ! -s "$out/vmlinux" ]; then
 		echo "provision: extracting the $rel vmlinux" >&2
-		dpkg-deb --fsys-tarfile "$(deb "$dbg")" | tar -xO "./usr/lib/debug/boot/vmlinux-$rel" > "$out/vmlinux.tmp"
+		unpack "$(deb "$dbg")" -xO "./usr/lib/debug/boot/vmlinux-$rel" > "$out/vmlinux.tmp"
 		mv "$out/vmlinux.tmp" "$out/vmlinux"
 	fi
 	if [ ! -s "$out/vmlinuz" ] || [ ! -s "$out/config" ]; then
-		dpkg-deb --fsys-tarfile "$(deb "$img")" | tar -xO "./boot/vmlinuz-$rel" > "$out/vmlinuz.tmp"
-		dpkg-deb --fsys-tarfile "$(deb "$img")" | tar -xO "./boot/config-$rel" > "$out/config"
+		unpack "$(deb "$img")" -xO "./boot/vmlinuz-$rel" > "$out/vmlinuz.tmp"
+		unpack "$(deb "$img")" -xO "./boot/config-$rel" > "$out/config"
 		mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 	fi
 	if [ ! -s "$out/virtio/order" ]; then
@@ -171,8 +182,7 @@ arm64() {
 		drivers/block/virtio_blk
 	if [ ! -s "$CACHE/busybox-arm64/busybox" ]; then
 		mkdir -p "$CACHE/busybox-arm64"
-		dpkg-deb --fsys-tarfile "$(ls "$CACHE"/debs/busybox-static_*_arm64.deb | head -n 1)" |
-			tar -xO ./bin/busybox > "$CACHE/busybox-arm64/busybox.tmp"
+		unpack "$(ls "$CACHE"/debs/busybox-static_*_arm64.deb | head -n 1)" -xO ./bin/busybox > "$CACHE/busybox-arm64/busybox.tmp"
 		chmod 755 "$CACHE/busybox-arm64/busybox.tmp"
 		mv "$CACHE/busybox-arm64/busybox.tmp" "$CACHE/busybox-arm64/busybox"
 	fi
@@ -193,8 +203,7 @@ modules() {
 	if [ ${#want[@]} -gt 0 ]; then
 		echo "provision: extracting debug modules" >&2
 		rm -rf "$out/dbg.tmp" && mkdir -p "$out/dbg.tmp"
-		dpkg-deb --fsys-tarfile "$(deb "linux-image-$KVER-dbg")" |
-			tar -x -C "$out/dbg.tmp" "${want[@]}"
+		unpack "$(deb "linux-image-$KVER-dbg")" -x -C "$out/dbg.tmp" "${want[@]}"
 		mkdir -p "$dbg"
 		( cd "$out/dbg.tmp/usr/lib/debug/lib/modules/$KVER/kernel" && find . -name '*.ko' | while read -r f; do
 			mkdir -p "$dbg/$(dirname "$f")" && mv "$f" "$dbg/$f"; done )
