@@ -93,7 +93,7 @@ type machine struct {
 	// bootModules: the virtio modules are loaded before anything else
 	// (the channel needs them), not only to collect files.
 	bootModules bool
-	// holdChannel: the channel stays open on fd 3 from stty to poweroff.
+	// holdChannel: the channel stays open on fd 3 from stty to the end.
 	// A virtio console resets its settings (raw, no echo) at its last
 	// close (TTY_DRIVER_RESET_TERMIOS), and would then turn each "\n"
 	// into "\r\n"; its last close waits until the host has everything.
@@ -407,7 +407,9 @@ func writeInitramfs(out string, o Options, mark string) error {
 
 // initScript is the guest's /init. Every block writing to the channel
 // opens and closes it: the last close of a serial port waits until the
-// UART has sent everything, so nothing is lost when poweroff -f follows.
+// UART has sent everything, so nothing is lost when reboot -f follows.
+// The guest ends with a reboot, which qemu -no-reboot turns into its exit:
+// a power-off would need ACPI, which the built kernel leaves out.
 // Collected files are first copied (pseudo-files such as tracefs's report
 // size 0, which tar would trust), then archived onto the virtio disk,
 // named by their index.
@@ -472,7 +474,7 @@ dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 	if m.holdChannel {
 		b.WriteString("exec 3>&-\n")
 	}
-	b.WriteString("poweroff -f\n")
+	b.WriteString("reboot -f\n")
 	return b.String()
 }
 
@@ -630,7 +632,7 @@ func parse(raw []byte, mark string, collect bool, res *Result) error {
 		rest = rest[m[1]:]
 	}
 	if !bytes.Contains(rest, []byte(mark+" done@@")) {
-		return fmt.Errorf("%w: the guest stopped before powering off", ErrNoStatus)
+		return fmt.Errorf("%w: the guest stopped before the end of its script", ErrNoStatus)
 	}
 	return nil
 }
