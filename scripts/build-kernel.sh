@@ -8,81 +8,156 @@
 #   scripts/build-kernel.sh          # called by scripts/provision.sh kernel
 #
 # Cache: $GPROBE_CACHE (default /var/cache/gprobe)/built/RELEASE-KEY, KEY
-# hashing the source package's version, the configuration fragment, REV
-# (raise it when a change here changes what is built) and the compiler and
-# pahole versions; $CACHE/RELEASE links to the current one. It holds vmlinuz (bzImage), vmlinux (DWARF 5 and .BTF),
-# config, bootconfig (the tool), virtio/order (empty: virtio is built in)
-# and build-seconds, the wall time the build took.
+# hashing what the result depends on: the source package's bytes, the
+# configuration fragment, this script's commands (its comments aside) and
+# the versions of the compiler, assembler and linker. $CACHE/RELEASE links
+# to the current one. It holds vmlinuz (bzImage), vmlinux (its symbols and
+# build-id; no debug information), config, bootconfig (the tool),
+# virtio/order (empty: virtio is built in), src (the documents the tests
+# cite) and build-seconds (wall and CPU seconds, per step).
+#
+# The build happens in a temporary directory and is renamed into place
+# whole, the link replaced by a rename: a machine never sees a half-built
+# kernel, and a failed or interrupted build leaves nothing but its log
+# ($CACHE/built/RELEASE-KEY.failed.log). Two runs at once build it once
+# (a lock).
 set -euo pipefail
 
 CACHE=${GPROBE_CACHE:-/var/cache/gprobe}
 HERE=$(cd "$(dirname "$0")" && pwd)
 FRAGMENT=$HERE/kernel/gprobe.config
 LOCALVERSION=-gprobe
-REV=1
 JOBS=${GPROBE_KERNEL_JOBS:-$(nproc)}
 
-srcdeb=$(ls "$CACHE"/debs/linux-source-6.12_*.deb 2>/dev/null | head -n 1)
-if [ -z "$srcdeb" ]; then
-	echo "build-kernel: no linux-source-6.12 package in $CACHE/debs (run scripts/provision.sh kernel)" >&2
+fail() {
+	echo "build-kernel: $*" >&2
 	exit 1
-fi
-srcver=$(dpkg-deb -f "$srcdeb" Version)
-key=$( { echo "$srcver $REV"; cat "$FRAGMENT"; gcc --version | head -n 1; pahole --version; } | sha256sum | cut -c1-12)
-# SUBLEVEL of the upstream version the package carries: 6.12.117-1~deb12u1 -> 6.12.117
+}
+
+srcdeb=$(ls "$CACHE"/debs/linux-source-6.12_*.deb 2>/dev/null | head -n 1) || true
+[ -n "$srcdeb" ] || fail "no linux-source-6.12 package in $CACHE/debs (run scripts/provision.sh kernel)"
+srcver=$(dpkg-deb -f "$srcdeb" Version) || fail "$srcdeb is not a Debian package"
+for tool in make gcc ld flex bison bc; do
+	command -v "$tool" >/dev/null || fail "$tool is missing (run scripts/provision.sh packages)"
+done
+key=$( {
+	sha256sum < "$srcdeb"
+	cat "$FRAGMENT"
+	grep -v '^[[:space:]]*#' "$0"
+	gcc --version | head -n 1
+	as --version | head -n 1
+	ld --version | head -n 1
+} | sha256sum | cut -c1-12)
+# The upstream version the package carries: 6.12.117-1~deb12u1 -> 6.12.117.
 release=${srcver%%-*}$LOCALVERSION
 out=$CACHE/built/$release-$key
 link=$CACHE/$release
 
+# use points $link at $out, atomically (a rename over the old link).
+use() {
+	[ "$(readlink "$link" 2>/dev/null)" = "$out" ] && return
+	ln -sfn "$out" "$link.tmp.$$"
+	mv -T "$link.tmp.$$" "$link"
+}
+
+mkdir -p "$CACHE/built"
+exec 9> "$CACHE/built/.lock"
+flock 9
 if [ -e "$out/done" ]; then
-	[ "$(readlink "$link" 2>/dev/null)" = "$out" ] || ln -sfn "$out" "$link"
+	use
 	exit 0
 fi
+SECONDS=0
 
 echo "build-kernel: building $release ($key) from linux-source-6.12 $srcver with $JOBS jobs" >&2
-start=$(date +%s)
-mkdir -p "$CACHE/built"
 tmp=$(mktemp -d "$CACHE/built/.build-XXXXXX")
+log=$tmp/build.log
+failed=$CACHE/built/$release-$key.failed.log
 trap 'rm -rf "$tmp"' EXIT
-dpkg-deb --fsys-tarfile "$srcdeb" | tar -xO ./usr/src/linux-source-6.12.tar.xz | tar -xJ -C "$tmp" --strip-components=1
-cd "$tmp"
-# A fixed build date (the epoch): the same bytes every time.
-stamp=@0
-mk=(make -s ARCH=x86_64 LOCALVERSION="$LOCALVERSION" KBUILD_BUILD_USER=gprobe KBUILD_BUILD_HOST=gprobe
-	KBUILD_BUILD_TIMESTAMP="$stamp")
-"${mk[@]}" tinyconfig >/dev/null
-grep -v '^#' "$FRAGMENT" | grep . >> .config
-"${mk[@]}" olddefconfig >/dev/null
-# Every option of the fragment must have survived Kconfig's dependencies.
-bad=0
-while IFS= read -r line; do
-	case "$line" in ''|'#'*) continue ;; esac
-	opt=${line%%=*} val=${line#*=}
-	if [ "$val" = n ]; then
-		grep -qx "$opt=.*" .config && { echo "build-kernel: $opt is set, want it off" >&2; bad=1; }
-	else
-		grep -qx "$line" .config || { echo "build-kernel: $line did not survive: $(grep -E "^(# )?$opt[= ]" .config || echo absent)" >&2; bad=1; }
+rm -f "$failed"
+
+# step NAME CMD... runs one step of the build, its output in the log; a
+# failure names the step and shows the log's end, kept in $failed.
+secs=()
+step() {
+	local name=$1 t0=$SECONDS
+	shift
+	echo "== $name: $*" >> "$log"
+	if ! "$@" >> "$log" 2>&1; then
+		cp "$log" "$failed"
+		echo "build-kernel: $name failed; the end of its log (all of it in $failed):" >&2
+		tail -n 40 "$log" >&2
+		exit 1
 	fi
-done < "$FRAGMENT"
-[ $bad = 0 ] || exit 1
-"${mk[@]}" -j"$JOBS" bzImage
-kernel_done=$(date +%s)
-make -s -C tools/bootconfig bootconfig >/dev/null
-mkdir -p "$tmp/out/virtio" "$tmp/out/src/Documentation"
-cp arch/x86/boot/bzImage "$tmp/out/vmlinuz"
-cp vmlinux "$tmp/out/vmlinux"
-cp .config "$tmp/out/config"
-cp tools/bootconfig/bootconfig "$tmp/out/bootconfig"
-: > "$tmp/out/virtio/order"
+	secs+=("$name $((SECONDS - t0))")
+}
+
+unpack() {
+	# dpkg-deb ends with a broken pipe once tar has the one member it wants.
+	{ dpkg-deb --fsys-tarfile "$srcdeb" 2>/dev/null || true; } |
+		tar -xO --occurrence=1 ./usr/src/linux-source-6.12.tar.xz |
+		tar -xJ -C "$tmp/src" --strip-components=1
+}
+
+# check_config checks that every option of the fragment survived Kconfig's
+# dependencies (an option Kconfig drops would otherwise go unnoticed).
+check_config() {
+	local bad=0 line opt val
+	while IFS= read -r line; do
+		case "$line" in '' | '#'*) continue ;; esac
+		opt=${line%%=*} val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -qx "$opt=.*" .config && { echo "$opt is set, want it off"; bad=1; }
+		else
+			grep -qx "$line" .config || { echo "$line did not survive: $(grep -E "^(# )?$opt[= ]" .config || echo absent)"; bad=1; }
+		fi
+	done < "$FRAGMENT"
+	return $bad
+}
+
+configure() {
+	"${mk[@]}" tinyconfig &&
+		grep -v '^#' "$FRAGMENT" | grep . >> .config &&
+		"${mk[@]}" olddefconfig &&
+		check_config
+}
+
+mkdir "$tmp/src"
+step unpack unpack
+cd "$tmp/src"
+# A fixed build date (the epoch): the same bytes every time.
+mk=(make -s ARCH=x86_64 LOCALVERSION="$LOCALVERSION" KBUILD_BUILD_USER=gprobe KBUILD_BUILD_HOST=gprobe
+	KBUILD_BUILD_TIMESTAMP=@0)
+step configure configure
+step kernel "${mk[@]}" -j"$JOBS" bzImage
+step bootconfig make -s -C tools/bootconfig bootconfig
+
+o=$tmp/out
+mkdir -p "$o/virtio" "$o/src/Documentation/admin-guide"
+cp arch/x86/boot/bzImage "$o/vmlinuz"
+cp vmlinux "$o/vmlinux"
+cp .config "$o/config"
+cp tools/bootconfig/bootconfig "$o/bootconfig"
+: > "$o/virtio/order"
 # The documents the tests and docs cite.
-cp -r Documentation/trace "$tmp/out/src/Documentation/"
-mkdir -p "$tmp/out/src/Documentation/admin-guide" && cp Documentation/admin-guide/bootconfig.rst "$tmp/out/src/Documentation/admin-guide/"
-end=$(date +%s)
-echo "$((end - start)) (kernel $((kernel_done - start)))" > "$tmp/out/build-seconds"
+cp -r Documentation/trace "$o/src/Documentation/"
+cp Documentation/admin-guide/bootconfig.rst "$o/src/Documentation/admin-guide/"
+# times (a builtin, run in this shell): its second line is the children's.
+times > "$tmp/times"
+read -r cu cs < <(sed -n 2p "$tmp/times")
+{
+	echo "wall $SECONDS"
+	echo "cpu $cu $cs" # user, system (this script's children)
+	printf '%s\n' "${secs[@]}"
+} > "$o/build-seconds"
+touch "$o/done"
+cd /
+# $out exists only if an older version of this script left it unfinished.
 rm -rf "$out"
-mv "$tmp/out" "$out"
-touch "$out/done"
-ln -sfn "$out" "$link"
+mv -T "$o" "$out"
+use
 # Older builds of the same release go.
-for d in "$CACHE"/built/"$release"-*; do [ "$d" = "$out" ] || rm -rf "$d"; done
-echo "build-kernel: $release built in $((end - start)) s: $link" >&2
+for d in "$CACHE"/built/"$release"-*; do
+	[ "$d" = "$out" ] || [ "$d" = "$failed" ] || rm -rf "$d"
+done
+echo "build-kernel: $release built in ${SECONDS} s (CPU: user $cu, system $cs): $link" >&2
