@@ -1,8 +1,6 @@
 // Package disasm finds instruction boundaries in machine code and the
-// instructions by which a function leaves (Exits), and is gprobe's one
-// description of each architecture it supports (Arch): the ELF machine, the
-// names the kernel and perf use for it and its registers, and the registers
-// of its C calling convention.
+// instructions by which a function leaves (Exits), for the architectures
+// package disasm/arch describes.
 //
 // It exists so that a probe offset can be checked before it is handed to the
 // kernel, which refuses a kprobe that does not start an instruction, and so
@@ -18,20 +16,18 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of these; test
 // with errors.Is.
 var (
-	// ErrUnsupportedArch: the architecture or ELF machine is not handled.
-	ErrUnsupportedArch = errors.New("unsupported architecture")
 	// ErrNotBoundary: the offset is certainly not the start of an instruction.
 	ErrNotBoundary = errors.New("not an instruction boundary")
 	// ErrUndecodable: the offset lies in bytes that could not be decoded, so
 	// whether it starts an instruction is unknown.
 	ErrUndecodable = errors.New("undecodable instruction bytes")
-	// ErrUnknownRegister: a DWARF register number has no kprobe name.
-	ErrUnknownRegister = errors.New("unknown DWARF register")
 )
 
 // Region is a half-open byte range [Start, End) of code.
@@ -48,7 +44,7 @@ func (r Region) contains(off int) bool { return r.Start <= off && off < r.End }
 // an instruction, which certainly do not, and which are unknown. A Map is
 // immutable and safe for concurrent use. The zero Map describes empty code.
 type Map struct {
-	arch Arch
+	arch arch.Arch
 	code []byte // private copy, used to name instructions
 
 	// starts is sorted and unique; lens[i] is the length of the instruction
@@ -85,19 +81,19 @@ type Map struct {
 // multiples of 4, a tail shorter than 4 bytes is undecodable, and a known
 // offset that is not a multiple of 4 is an error wrapping ErrNotBoundary.
 //
-// The only other error is one wrapping ErrUnsupportedArch. Boundaries never
+// The only other error is one wrapping arch.ErrUnsupported. Boundaries never
 // panics.
-func Boundaries(arch Arch, code []byte, known []int) (*Map, error) {
-	m := &Map{arch: arch, code: slices.Clone(code)}
-	switch arch {
-	case AMD64:
+func Boundaries(isa arch.Arch, code []byte, known []int) (*Map, error) {
+	m := &Map{arch: isa, code: slices.Clone(code)}
+	switch isa {
+	case arch.AMD64:
 		m.decodeSegments(normalizeKnown(known, len(code)), decodeX86)
-	case ARM64:
+	case arch.ARM64:
 		if err := m.arm64(known); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("arch %v: %w", arch, ErrUnsupportedArch)
+		return nil, fmt.Errorf("arch %v: %w", isa, arch.ErrUnsupported)
 	}
 	return m, nil
 }
@@ -159,7 +155,7 @@ func (m *Map) add(start, length int) {
 }
 
 // Arch returns the architecture the Map was decoded for.
-func (m *Map) Arch() Arch { return m.arch }
+func (m *Map) Arch() arch.Arch { return m.arch }
 
 // Len returns the length of the decoded code in bytes.
 func (m *Map) Len() int { return len(m.code) }
@@ -239,9 +235,9 @@ func (m *Map) Insn(off int) (start, length int, text string, ok bool) {
 	}
 	b := m.code[start : start+length]
 	switch m.arch {
-	case AMD64:
+	case arch.AMD64:
 		text = textX86(b)
-	case ARM64:
+	case arch.ARM64:
 		text = textARM64(b)
 	}
 	return start, length, text, true

@@ -2,7 +2,6 @@ package disasm
 
 import (
 	"bufio"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,12 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 // goldenCase is one line of testdata/boundaries.txt.
 type goldenCase struct {
 	line     int
-	arch     Arch
+	arch     arch.Arch
 	code     []byte
 	known    []int
 	wantErr  bool
@@ -81,9 +82,9 @@ func readGolden(t *testing.T, path string) []goldenCase {
 		c := goldenCase{line: n, note: fields[5]}
 		switch fields[0] {
 		case "x86_64":
-			c.arch = AMD64
+			c.arch = arch.AMD64
 		case "arm64":
-			c.arch = ARM64
+			c.arch = arch.ARM64
 		default:
 			t.Fatalf("%s:%d: unknown arch %q", path, n, fields[0])
 		}
@@ -265,7 +266,7 @@ func checkInvariants(m *Map, known []int) string {
 
 func TestCheckMessage(t *testing.T) {
 	code := []byte{0xe8, 0, 0, 0, 0, 0x55}
-	m, err := Boundaries(AMD64, code, nil)
+	m, err := Boundaries(arch.AMD64, code, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestCheckMessage(t *testing.T) {
 
 func TestCheckUndecodable(t *testing.T) {
 	// ENCLS then an unassigned 0f 01 form, resynchronised at known offset 6.
-	m, err := Boundaries(AMD64, []byte{0x0f, 0x01, 0xcf, 0x0f, 0x01, 0xcc, 0xc3}, []int{6})
+	m, err := Boundaries(arch.AMD64, []byte{0x0f, 0x01, 0xcf, 0x0f, 0x01, 0xcc, 0xc3}, []int{6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,19 +329,19 @@ func TestCheckUndecodable(t *testing.T) {
 
 func TestInsnText(t *testing.T) {
 	for _, tc := range []struct {
-		arch Arch
+		arch arch.Arch
 		hex  string
 		want string
 	}{
-		{AMD64, "f30f1efa", "endbr64"},
-		{AMD64, "660f01ca", "data16 clac"},
-		{AMD64, "f30f01e8", "setssbsy"},
-		{AMD64, "f3480f1ec8", "rdsspq"},
-		{AMD64, "c5f877", "vzeroupper"},
-		{AMD64, "0f2018", "mov %cr3,%rax"},
-		{AMD64, "cc", "int3"},
-		{ARM64, "c0035fd6", "ret"},
-		{ARM64, "5f2403d5", ""}, // whatever arm64asm calls bti c, if anything
+		{arch.AMD64, "f30f1efa", "endbr64"},
+		{arch.AMD64, "660f01ca", "data16 clac"},
+		{arch.AMD64, "f30f01e8", "setssbsy"},
+		{arch.AMD64, "f3480f1ec8", "rdsspq"},
+		{arch.AMD64, "c5f877", "vzeroupper"},
+		{arch.AMD64, "0f2018", "mov %cr3,%rax"},
+		{arch.AMD64, "cc", "int3"},
+		{arch.ARM64, "c0035fd6", "ret"},
+		{arch.ARM64, "5f2403d5", ""}, // whatever arm64asm calls bti c, if anything
 	} {
 		code, _ := hex.DecodeString(tc.hex)
 		m, err := Boundaries(tc.arch, code, nil)
@@ -361,33 +362,17 @@ func TestInsnText(t *testing.T) {
 	}
 }
 
-func TestArch(t *testing.T) {
-	if AMD64.String() != "x86_64" || ARM64.String() != "arm64" || Arch(0).String() != "Arch(0)" {
-		t.Errorf("String: %v %v %v", AMD64, ARM64, Arch(0))
-	}
-	for m, want := range map[elf.Machine]Arch{elf.EM_X86_64: AMD64, elf.EM_AARCH64: ARM64} {
-		if got, err := ArchForMachine(m); got != want || err != nil {
-			t.Errorf("ArchForMachine(%v) = %v, %v", m, got, err)
-		}
-	}
-	for _, m := range []elf.Machine{elf.EM_386, elf.EM_ARM, elf.EM_RISCV, elf.EM_NONE} {
-		if _, err := ArchForMachine(m); !errors.Is(err, ErrUnsupportedArch) {
-			t.Errorf("ArchForMachine(%v) error = %v", m, err)
-		}
-	}
-	for _, a := range []Arch{0, 3, -1} {
-		if _, err := Boundaries(a, []byte{0x90}, nil); !errors.Is(err, ErrUnsupportedArch) {
+func TestUnsupportedArch(t *testing.T) {
+	for _, a := range []arch.Arch{0, 3, -1} {
+		if _, err := Boundaries(a, []byte{0x90}, nil); !errors.Is(err, arch.ErrUnsupported) {
 			t.Errorf("Boundaries(%v) error = %v", a, err)
-		}
-		if _, err := KprobeRegister(a, 0); !errors.Is(err, ErrUnsupportedArch) {
-			t.Errorf("KprobeRegister(%v) error = %v", a, err)
 		}
 	}
 }
 
 func TestImmutable(t *testing.T) {
 	code := []byte{0xe8, 0, 0, 0, 0, 0xc3}
-	m, err := Boundaries(AMD64, code, nil)
+	m, err := Boundaries(arch.AMD64, code, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,40 +390,6 @@ func TestImmutable(t *testing.T) {
 	}
 }
 
-func TestKprobeRegister(t *testing.T) {
-	x86 := []string{"ax", "dx", "cx", "bx", "si", "di", "bp", "sp",
-		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
-	var arm []string
-	for i := 0; i <= 29; i++ {
-		arm = append(arm, fmt.Sprintf("x%d", i))
-	}
-	arm = append(arm, "lr", "sp")
-
-	for _, tc := range []struct {
-		arch Arch
-		want []string
-	}{{AMD64, x86}, {ARM64, arm}} {
-		for reg := -2; reg < 130; reg++ {
-			got, err := KprobeRegister(tc.arch, reg)
-			if reg >= 0 && reg < len(tc.want) {
-				if err != nil || got != tc.want[reg] {
-					t.Errorf("%v: KprobeRegister(%d) = %q, %v; want %q", tc.arch, reg, got, err, tc.want[reg])
-				}
-				continue
-			}
-			var re *RegisterError
-			if got != "" || !errors.Is(err, ErrUnknownRegister) || !errors.As(err, &re) || re.Reg != reg || re.Arch != tc.arch {
-				t.Errorf("%v: KprobeRegister(%d) = %q, %v; want RegisterError", tc.arch, reg, got, err)
-				continue
-			}
-			want := fmt.Sprintf("Mapping for the register number %d missing on this architecture.", reg)
-			if err.Error() != want {
-				t.Errorf("%v: KprobeRegister(%d) error %q, want %q", tc.arch, reg, err, want)
-			}
-		}
-	}
-}
-
 func FuzzBoundaries(f *testing.F) {
 	for _, s := range [][]byte{
 		{0xf3, 0x0f, 0x1e, 0xfa, 0xe8, 0, 0, 0, 0, 0x55, 0x48, 0x89, 0xe5},
@@ -449,8 +400,8 @@ func FuzzBoundaries(f *testing.F) {
 		f.Add(byte(1), s, []byte{4, 9})
 		f.Add(byte(2), s, []byte{8})
 	}
-	f.Fuzz(func(t *testing.T, arch byte, code []byte, knownSeed []byte) {
-		a := Arch(arch % 3) // 0 is invalid, 1 AMD64, 2 ARM64
+	f.Fuzz(func(t *testing.T, isa byte, code []byte, knownSeed []byte) {
+		a := arch.Arch(isa % 3) // 0 is invalid, 1 AMD64, 2 ARM64
 		// Small inputs keep the fuzzer's minimiser, which is quadratic in
 		// input length, from starving it. Nothing in Boundaries depends on
 		// size.
@@ -466,11 +417,11 @@ func FuzzBoundaries(f *testing.F) {
 		}
 		m, err := Boundaries(a, code, known)
 		if err != nil {
-			if a == AMD64 {
-				t.Fatalf("AMD64: unexpected error %v", err)
+			if a == arch.AMD64 {
+				t.Fatalf("arch.AMD64: unexpected error %v", err)
 			}
-			if a == ARM64 && !errors.Is(err, ErrNotBoundary) {
-				t.Fatalf("ARM64: unexpected error %v", err)
+			if a == arch.ARM64 && !errors.Is(err, ErrNotBoundary) {
+				t.Fatalf("arch.ARM64: unexpected error %v", err)
 			}
 			return
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 // ErrNoFunction: Exits was given no code to decode.
@@ -132,9 +134,9 @@ func (e *UndecodableError) Unwrap() error { return ErrUndecodable }
 // its parts (a branch to a local label is not an exit, a branch to its
 // own entry is a loop). Decoding is Boundaries' on each part, so code it
 // cannot decode is an *UndecodableError rather than a silent gap. The
-// other errors wrap ErrUnsupportedArch or ErrNoFunction, or ErrNotBoundary
+// other errors wrap arch.ErrUnsupported or ErrNoFunction, or ErrNotBoundary
 // for a misaligned arm64 known offset. Exits never panics.
-func Exits(arch Arch, fn Function) ([]Exit, error) {
+func Exits(isa arch.Arch, fn Function) ([]Exit, error) {
 	if len(fn.Parts) == 0 {
 		return nil, ErrNoFunction
 	}
@@ -151,7 +153,7 @@ func Exits(arch Arch, fn Function) ([]Exit, error) {
 	var bad []Region
 	for i := 0; i < len(parts); i++ {
 		p := parts[i]
-		m, err := Boundaries(arch, p.Bytes, p.Known)
+		m, err := Boundaries(isa, p.Bytes, p.Known)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +166,7 @@ func Exits(arch Arch, fn Function) ([]Exit, error) {
 				continue
 			}
 			addr := p.Addr + uint64(start)
-			f, ok := classify(arch, p.Bytes[start:start+n], addr)
+			f, ok := classify(isa, p.Bytes[start:start+n], addr)
 			if !ok {
 				continue
 			}
@@ -204,7 +206,7 @@ func Exits(arch Arch, fn Function) ([]Exit, error) {
 		out = append(out, e)
 	}
 	for i := range out {
-		out[i].Text = insnText(arch, codeAt(parts, out[i].Addr, out[i].Len))
+		out[i].Text = insnText(isa, codeAt(parts, out[i].Addr, out[i].Len))
 	}
 	slices.SortFunc(out, func(a, b Exit) int {
 		switch {
@@ -232,11 +234,11 @@ func codeAt(parts []Code, addr uint64, n int) []byte {
 	return nil
 }
 
-func insnText(arch Arch, b []byte) string {
-	switch arch {
-	case AMD64:
+func insnText(isa arch.Arch, b []byte) string {
+	switch isa {
+	case arch.AMD64:
 		return textX86(b)
-	case ARM64:
+	case arch.ARM64:
 		return textARM64(b)
 	}
 	return ""
@@ -252,11 +254,11 @@ type flow struct {
 }
 
 // classify reads one whole instruction at addr.
-func classify(arch Arch, b []byte, addr uint64) (flow, bool) {
-	switch arch {
-	case AMD64:
+func classify(isa arch.Arch, b []byte, addr uint64) (flow, bool) {
+	switch isa {
+	case arch.AMD64:
 		return classifyX86(b, addr)
-	case ARM64:
+	case arch.ARM64:
 		if len(b) == 4 {
 			return classifyARM64(binary.LittleEndian.Uint32(b), addr)
 		}

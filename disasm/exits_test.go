@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -60,14 +61,14 @@ func TestExitsCode(t *testing.T) {
 		if len(fields) != 4 {
 			t.Fatalf("exits.txt:%d: want 4 tab-separated fields, have %d", i+1, len(fields))
 		}
-		arch := map[string]Arch{"x86_64": AMD64, "arm64": ARM64}[fields[0]]
+		isa := map[string]arch.Arch{"x86_64": arch.AMD64, "arm64": arch.ARM64}[fields[0]]
 		code, err := hex.DecodeString(strings.ReplaceAll(fields[1], " ", ""))
-		if arch == 0 || err != nil {
+		if isa == 0 || err != nil {
 			t.Fatalf("exits.txt:%d: bad arch or bytes: %v", i+1, err)
 		}
 		n++
 		fn := Function{Parts: []Code{{Addr: codeBase, Bytes: code}}, ReturnThunk: func(a uint64) bool { return a == thunkAddr }}
-		exits, err := Exits(arch, fn)
+		exits, err := Exits(isa, fn)
 		got := renderExits(exits, codeBase)
 		var ue *UndecodableError
 		if errors.As(err, &ue) {
@@ -87,7 +88,7 @@ func TestExitsCode(t *testing.T) {
 // fixture is a vmlinux fixture's function symbols and text.
 type fixture struct {
 	name string
-	arch Arch
+	arch arch.Arch
 	file *elf.File
 	syms []elf.Symbol // functions, by address
 }
@@ -101,7 +102,7 @@ func openFixture(t *testing.T, name string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	arch, err := ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func openFixture(t *testing.T, name string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := &fixture{name: name, arch: arch, file: f}
+	fx := &fixture{name: name, arch: isa, file: f}
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 {
 			fx.syms = append(fx.syms, s)
@@ -197,7 +198,7 @@ func TestExitsFixtures(t *testing.T) {
 	}
 	fixtures := map[string]*fixture{}
 	var out bytes.Buffer
-	arches := map[Arch]int{}
+	arches := map[arch.Arch]int{}
 	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		fields := strings.Split(line, "\t")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
@@ -228,7 +229,7 @@ func TestExitsFixtures(t *testing.T) {
 		fields[2] = got
 		out.WriteString(strings.Join(fields, "\t") + "\n")
 	}
-	if arches[AMD64] < 10 || arches[ARM64] < 10 {
+	if arches[arch.AMD64] < 10 || arches[arch.ARM64] < 10 {
 		t.Errorf("too few cases: %v", arches)
 	}
 	if *testenv.Update {
@@ -279,7 +280,7 @@ var objdumpTarget = regexp.MustCompile(`^([0-9a-f]+) <`)
 // requires binutils' objdump to see the same exits: every ret, and every
 // branch leaving the function's parts (symbol and .cold part).
 func TestExitsAgreeWithObjdump(t *testing.T) {
-	tools := map[Arch]string{AMD64: "objdump", ARM64: "aarch64-linux-gnu-objdump"}
+	tools := map[arch.Arch]string{arch.AMD64: "objdump", arch.ARM64: "aarch64-linux-gnu-objdump"}
 	names, _ := filepath.Glob(filepath.Join(fixtureDir, "*.elf"))
 	if len(names) < 10 {
 		t.Fatalf("fixtures: %v", names)
@@ -319,7 +320,7 @@ func TestExitsAgreeWithObjdump(t *testing.T) {
 }
 
 // objdumpExits classifies objdump's instructions in parts by mnemonic.
-func objdumpExits(arch Arch, insns []objdumpInsn, parts []Code) []Exit {
+func objdumpExits(isa arch.Arch, insns []objdumpInsn, parts []Code) []Exit {
 	inside := func(a uint64) bool {
 		return slices.ContainsFunc(parts, func(c Code) bool { return c.contains(a) })
 	}
@@ -335,8 +336,8 @@ func objdumpExits(arch Arch, insns []objdumpInsn, parts []Code) []Exit {
 		if direct != nil {
 			target, _ = strconv.ParseUint(direct[1], 16, 64)
 		}
-		switch arch {
-		case AMD64:
+		switch isa {
+		case arch.AMD64:
 			switch {
 			case m == "ret" || m == "retq":
 				kind = Return
@@ -347,7 +348,7 @@ func objdumpExits(arch Arch, insns []objdumpInsn, parts []Code) []Exit {
 			case m != "jmp" && strings.HasPrefix(m, "j") || strings.HasPrefix(m, "loop"):
 				kind = CondTailCall
 			}
-		case ARM64:
+		case arch.ARM64:
 			switch {
 			case m == "ret" || m == "retaa" || m == "retab":
 				kind = Return
@@ -374,15 +375,15 @@ func FuzzExits(f *testing.F) {
 	f.Add([]byte{0xe9, 0xfb, 0x0f, 0x00, 0x00, 0x75, 0x10}, true)
 	f.Add([]byte{0xc0, 0x03, 0x5f, 0xd6, 0xff, 0x0b, 0x5f, 0xd6, 0x00, 0x02, 0x1f, 0xd6}, false)
 	f.Fuzz(func(t *testing.T, code []byte, x86 bool) {
-		arch := ARM64
+		isa := arch.ARM64
 		if x86 {
-			arch = AMD64
+			isa = arch.AMD64
 		}
-		exits, err := Exits(arch, Function{Parts: []Code{{Addr: codeBase, Bytes: code}}, ReturnThunk: func(a uint64) bool { return a == thunkAddr }})
+		exits, err := Exits(isa, Function{Parts: []Code{{Addr: codeBase, Bytes: code}}, ReturnThunk: func(a uint64) bool { return a == thunkAddr }})
 		if err != nil {
 			return
 		}
-		m, _ := Boundaries(arch, code, nil)
+		m, _ := Boundaries(isa, code, nil)
 		for i, e := range exits {
 			if e.Addr < codeBase || e.Addr+uint64(e.Len) > codeBase+uint64(len(code)) || i > 0 && exits[i-1].Addr >= e.Addr {
 				t.Fatalf("exit %+v out of code or order", e)
@@ -398,15 +399,15 @@ func FuzzExits(f *testing.F) {
 // pointer-authenticating returns, which are named here.
 func TestExitText(t *testing.T) {
 	for _, c := range []struct {
-		arch Arch
+		arch arch.Arch
 		code []byte
 		want string
 	}{
-		{AMD64, []byte{0xc2, 0x08, 0x00}, "retq $0x8"},
-		{AMD64, []byte{0xe9, 0x00, 0x01, 0x00, 0x00}, "jmpq .+0x100"},
-		{ARM64, []byte{0xff, 0x0b, 0x5f, 0xd6}, "retaa"},
-		{ARM64, []byte{0xff, 0x0f, 0x5f, 0xd6}, "retab"},
-		{ARM64, []byte{0x00, 0x02, 0x1f, 0xd6}, "br x16"},
+		{arch.AMD64, []byte{0xc2, 0x08, 0x00}, "retq $0x8"},
+		{arch.AMD64, []byte{0xe9, 0x00, 0x01, 0x00, 0x00}, "jmpq .+0x100"},
+		{arch.ARM64, []byte{0xff, 0x0b, 0x5f, 0xd6}, "retaa"},
+		{arch.ARM64, []byte{0xff, 0x0f, 0x5f, 0xd6}, "retab"},
+		{arch.ARM64, []byte{0x00, 0x02, 0x1f, 0xd6}, "br x16"},
 	} {
 		exits, err := Exits(c.arch, Function{Parts: []Code{{Addr: codeBase, Bytes: c.code}}})
 		if err != nil || len(exits) != 1 || exits[0].Text != c.want {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/tracefmt"
 	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 	"github.com/gprobe/gprobe/record/follow"
@@ -479,10 +480,10 @@ func (s *session) finish() (*Result, error) {
 	drainStart := time.Now()
 	// /proc/kallsyms takes the kernel about as long to print as the
 	// buffers take to drain: read it meanwhile.
-	kallsyms := make(chan []byte, 1)
+	symbols := make(chan []byte, 1)
 	go func() {
-		b, _ := os.ReadFile("/proc/kallsyms")
-		kallsyms <- b
+		b, _ := kallsyms.Read()
+		symbols <- b
 	}()
 	if s.stop == nil {
 		if err := s.startReaders(); err != nil {
@@ -541,7 +542,7 @@ func (s *session) finish() (*Result, error) {
 		m.Lost.ProbeMissed = profileMisses(p, names) - min(profileMisses(m.ProfileBefore["kprobe_profile"], names), profileMisses(p, names))
 	}
 
-	n, err := s.writeFile(<-kallsyms)
+	n, err := s.writeFile(<-symbols)
 	if err != nil {
 		return nil, err
 	}

@@ -16,9 +16,12 @@
 package resolve
 
 import (
+	"debug/elf"
+
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/exits"
 	"github.com/gprobe/gprobe/resolve/internal/finder"
+	"github.com/gprobe/gprobe/resolve/internal/golang"
 	"github.com/gprobe/gprobe/resolve/internal/resolver"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -74,6 +77,11 @@ var (
 // VarList is the -V answer for one probe address.
 type VarList = core.VarList
 
+// Names are perf's demangling options (Options.Names): the zero value
+// demangles a user binary's names and not a kernel's, without C++
+// parameters.
+type Names = core.Names
+
 // VarsOptions tune AvailableVars (--externs, --range).
 type VarsOptions = core.VarsOptions
 
@@ -86,3 +94,16 @@ type Exit = exits.Exit
 
 // ExitsError lists the exits --ret-insn refuses to probe.
 type ExitsError = exits.ExitsError
+
+// IsGoProgram reports whether the file at path is a program built by the
+// Go toolchain (its Go build id or build information): gprobe resolves
+// its functions as Go code (their entry after the stack check, their
+// returns on their return instructions, Go values, $goid).
+func IsGoProgram(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return golang.IsGoELF(f)
+}

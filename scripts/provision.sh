@@ -41,11 +41,16 @@ packages() {
 		dwarves cpio xz-utils zstd file kmod time bc
 		gcc libc6-dev clang
 		debuginfod elfutils libarchive-tools
-		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go)
+		# cgo links DuckDB's C++ library (analyze/parquet's tests, github.com/duckdb/duckdb-go);
+		# the C++ test program of demangled names (cmd/gprobe/testdata/cxx)
 		g++
 		# SDT markers: <sys/sdt.h> for the test programs, and the shipped
-		# binaries with markers (python3.11, libstdc++, libjvm.so)
+		# binaries with markers (python3.11, libstdc++, libjvm.so); libjvm.so's
+		# 58k C++ symbols are also the -F benchmark (scripts/bench-names.sh)
 		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless)
+	# The Rust test program (cmd/gprobe/testdata/rust) needs a rustc: Debian's
+	# unless one is on PATH already (rustup's).
+	command -v rustc > /dev/null || want+=(rustc)
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

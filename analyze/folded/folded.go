@@ -9,7 +9,9 @@
 // into its relative stacks; a returning call adopts those that started
 // after it did. Memory is bounded by the distinct stacks under the calls
 // still open, not by the trace's length: when a thread has no call open
-// (latency.Call.Open == 0) its stacks go to the totals.
+// (latency.Call.Open == 0) its stacks go to the totals. Go calls paired
+// by goroutine (latency.Call.Goroutine) nest within their goroutine, not
+// their thread.
 package folded
 
 import (
@@ -31,8 +33,14 @@ const maxPending = 4096
 
 // Builder aggregates calls. The zero value is not usable; call New.
 type Builder struct {
-	threads map[int]*thread
+	threads map[threadKey]*thread
 	totals  map[string]uint64
+}
+
+// threadKey is a thread, or a goroutine of a process.
+type threadKey struct {
+	pid       int // the thread, or the goroutine's process
+	goroutine uint64
 }
 
 type thread struct {
@@ -49,16 +57,20 @@ type subtree struct {
 
 // New returns an empty Builder.
 func New() *Builder {
-	return &Builder{threads: map[int]*thread{}, totals: map[string]uint64{}}
+	return &Builder{threads: map[threadKey]*thread{}, totals: map[string]uint64{}}
 }
 
 // Call adds one matched call; calls of a thread must come in return order,
 // as latency.Analyzer reports them.
 func (b *Builder) Call(c latency.Call) {
-	t := b.threads[c.PID]
+	k := threadKey{pid: c.PID}
+	if c.Goroutine != 0 {
+		k = threadKey{pid: c.TGID, goroutine: c.Goroutine}
+	}
+	t := b.threads[k]
 	if t == nil {
 		t = &thread{}
-		b.threads[c.PID] = t
+		b.threads[k] = t
 	}
 	t.comm = c.Comm
 	// Nested calls returned before this one and started after it.

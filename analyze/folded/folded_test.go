@@ -61,7 +61,7 @@ func TestBounded(t *testing.T) {
 	for i := 0; i < n; i++ {
 		b.Call(latency.Call{Function: "g", PID: 1, Comm: "a", Start: uint64(10 * i), End: uint64(10*i + 4), Open: 1})
 	}
-	if p := len(b.threads[1].pending); p > maxPending {
+	if p := len(b.threads[threadKey{pid: 1}].pending); p > maxPending {
 		t.Errorf("%d calls pending, bound %d", p, maxPending)
 	}
 	var s strings.Builder

@@ -16,6 +16,17 @@
 // User events (systems user_events and user_events_multi, which an
 // application defines and writes) pair by name the same way: NAME__return
 // ends NAME, and NAME_end ends NAME_begin (the function is then NAME).
+//
+// Go functions are paired by goroutine instead of thread, when their events
+// carry the goroutine's id (probe.GoroutineField, gprobe's $goid): goroutines
+// move between threads in the middle of calls. With the stack pointer and the
+// top of the goroutine's stack too (probe.GoStackPointerField and
+// GoStackTopField, which gprobe records at a Go function's entry and returns),
+// each call's depth on its goroutine is known, even after the runtime has moved
+// the stack: a return pairs with the open call at its own depth, and open calls
+// deeper than it never returned (a panic or runtime.Goexit unwound them, no
+// return instruction ran) and count as entries without a return, as does a
+// call found open at its own depth by a new one.
 package latency
 
 import (
@@ -41,8 +52,11 @@ type Options struct {
 
 // Call is one matched entry/return pair.
 type Call struct {
-	Function   string
-	PID, TGID  int
+	Function  string
+	PID, TGID int // the thread of the return, its process
+	// Goroutine is the goroutine of a Go call paired by goroutine (0
+	// otherwise): its entry and return may be on different threads.
+	Goroutine  uint64
 	Comm       string
 	Start, End uint64
 	Depth      int // open calls of the same function below this one
@@ -75,8 +89,12 @@ type Result struct {
 }
 
 type frame struct {
-	ts   uint64
-	comm string
+	ts    uint64
+	comm  string
+	pid   int    // the thread at the entry
+	depth uint64 // a Go call's depth on its goroutine (hasDepth)
+	// hasDepth: the call's events carry the stack pointer and stack top.
+	hasDepth bool
 }
 
 type stats struct {
@@ -93,9 +111,17 @@ type fnInfo struct {
 	retEvent   string
 }
 
+// stream is what a function's calls are paired within: a thread, or a
+// goroutine of a process.
+type stream struct {
+	goroutine bool
+	proc      int    // the process of a goroutine
+	id        uint64 // the thread's id, or the goroutine's
+}
+
 type threadKey struct {
-	pid int
-	fn  int
+	stream
+	fn int
 }
 
 // class is what the analyzer learned about one event type, so that the
@@ -107,9 +133,13 @@ type class struct {
 	fn        int // entry: function index; return: partner (-1 unknown)
 	ipField   *eventfmt.Field
 	funcField *eventfmt.Field
-	info      *fnInfo // return: the partner's, once known
-	lastProc  int
-	lastIP    uint64
+	// goidField, spField and hiField are a Go function's goroutine id,
+	// stack pointer and stack top (probe.GoroutineField ...).
+	goidField, spField, hiField *eventfmt.Field
+	goid, depth                 bool    // the event has them
+	info                        *fnInfo // return: the partner's, once known
+	lastProc                    int
+	lastIP                      uint64
 }
 
 type addrKey struct {
@@ -124,7 +154,7 @@ type Analyzer struct {
 	OnCall func(Call)
 
 	stacks map[threadKey]*[]frame
-	open   map[int]int // per thread: open calls of all functions (kept for OnCall)
+	open   map[stream]int // per thread or goroutine: open calls of all functions (kept for OnCall)
 	// lastStack caches, per function, the thread whose stack was used
 	// last: entries and returns of different functions interleave, and
 	// the same thread mostly goes on.
@@ -144,12 +174,13 @@ type Analyzer struct {
 	uncertain map[int]bool         // function indexes with calls open at a loss
 	unplaced  map[[2]string]uint64 // returns whose function was not known when seen, by (event, group)
 	dropped   map[[2]string]uint64 // open calls forgotten by dropUnpaired, by (function, group)
+	abandoned map[[2]string]uint64 // Go calls unwound without a return, by (function, group)
 	finished  bool
 }
 
 // New returns an empty analyzer.
 func New(opts Options) *Analyzer {
-	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, open: map[int]int{}, fns: map[string]*fnInfo{},
+	a := &Analyzer{opts: opts, stacks: map[threadKey]*[]frame{}, open: map[stream]int{}, fns: map[string]*fnInfo{}, abandoned: map[[2]string]uint64{},
 		fnIDs: map[string]int{}, uncertain: map[int]bool{},
 		evFn: map[string]string{}, retFn: map[string]string{}, addrFn: map[addrKey]string{},
 		defs: map[string]string{}, defRet: map[string]bool{}, stats: map[[2]string]*stats{}, statFn: map[string]*stats{}, unplaced: map[[2]string]uint64{},
@@ -248,8 +279,36 @@ func (a *Analyzer) derive(e *trace.Event) *class {
 	if e.Format != nil {
 		c.ipField = e.Format.Field("__probe_ip")
 		c.funcField = e.Format.Field("__probe_func")
+		c.goidField = e.Format.Field(probe.GoroutineField)
+		c.spField = e.Format.Field(probe.GoStackPointerField)
+		c.hiField = e.Format.Field(probe.GoStackTopField)
 	}
+	c.goid = e.Has(probe.GoroutineField)
+	c.depth = c.goid && e.Has(probe.GoStackPointerField) && e.Has(probe.GoStackTopField)
 	return c
+}
+
+// streamOf is the stream an event's call belongs to (its goroutine when
+// the event names one, else its thread), and the call's depth on a
+// goroutine when the event gives it.
+func (c *class) streamOf(e *trace.Event) (s stream, depth uint64, hasDepth bool) {
+	if c.goid {
+		if g, ok := c.uint(e, c.goidField, probe.GoroutineField); ok {
+			// A goroutine runs on any thread of its process: without the
+			// process (a recording without TGIDs), goroutines of all
+			// processes share one space.
+			s = stream{goroutine: true, proc: e.TGID, id: g}
+			if c.depth {
+				sp, ok1 := c.uint(e, c.spField, probe.GoStackPointerField)
+				hi, ok2 := c.uint(e, c.hiField, probe.GoStackTopField)
+				if ok1 && ok2 && hi >= sp {
+					return s, hi - sp, true
+				}
+			}
+			return s, 0, false
+		}
+	}
+	return stream{id: uint64(e.PID)}, 0, false
 }
 
 func (a *Analyzer) fnID(fn string) int {
@@ -304,14 +363,35 @@ func (a *Analyzer) Event(e *trace.Event) {
 			}
 		}
 	}
-	st := a.stack(threadKey{e.PID, c.fn})
+	sk, depth, hasDepth := c.streamOf(e)
+	st := a.stack(threadKey{sk, c.fn})
+	if hasDepth {
+		// A call still open at this depth or deeper never returned.
+		a.abandon(sk, c.fn, st, func(f frame) bool { return f.hasDepth && f.depth >= depth })
+	}
 	if len(*st) >= maxUnpaired && a.fns[a.fnNames[c.fn]].retEvent == "" {
-		a.dropUnpaired(e.PID, c.fn, st)
+		a.dropUnpaired(sk, c.fn, st)
 	}
-	*st = append(*st, frame{ts: e.TS, comm: e.Comm})
+	*st = append(*st, frame{ts: e.TS, comm: e.Comm, pid: e.PID, depth: depth, hasDepth: hasDepth})
 	if a.OnCall != nil { // a map update per event costs only those who ask
-		a.open[e.PID]++
+		a.open[sk]++
 	}
+}
+
+// abandon pops the open calls on top of st that gone says ended without a
+// return (a Go panic or runtime.Goexit unwound them): entries without a
+// return.
+func (a *Analyzer) abandon(sk stream, fn int, st *[]frame, gone func(frame) bool) {
+	n := len(*st)
+	for n > 0 && gone((*st)[n-1]) {
+		n--
+		f := (*st)[n]
+		a.abandoned[[2]string{a.fnNames[fn], a.group(f.pid, f.comm)}]++
+		if a.OnCall != nil {
+			a.open[sk]--
+		}
+	}
+	*st = (*st)[:n]
 }
 
 // maxUnpaired bounds the open calls kept per thread of a function no
@@ -322,25 +402,25 @@ const maxUnpaired = 1024
 // dropUnpaired forgets the older half of a thread's open calls of a
 // function without returns so far; they count as entries without return
 // if a return shows up later.
-func (a *Analyzer) dropUnpaired(pid, fn int, st *[]frame) {
+func (a *Analyzer) dropUnpaired(sk stream, fn int, st *[]frame) {
 	half := len(*st) / 2
 	if a.opts.By == "" {
 		a.dropped[[2]string{a.fnNames[fn], ""}] += uint64(half)
 	} else {
 		for _, f := range (*st)[:half] {
-			a.dropped[[2]string{a.fnNames[fn], a.group(pid, f.comm)}]++
+			a.dropped[[2]string{a.fnNames[fn], a.group(f.pid, f.comm)}]++
 		}
 	}
 	n := copy(*st, (*st)[half:])
 	*st = (*st)[:n]
 	if a.OnCall != nil {
-		a.open[pid] -= half
+		a.open[sk] -= half
 	}
 }
 
 type lastStack struct {
-	pid int
-	st  *[]frame
+	sk stream
+	st *[]frame
 }
 
 // stack returns a thread's open calls of one function. Consecutive events
@@ -350,7 +430,7 @@ func (a *Analyzer) stack(k threadKey) *[]frame {
 		a.lastStack = append(a.lastStack, lastStack{})
 	}
 	c := &a.lastStack[k.fn]
-	if c.st != nil && c.pid == k.pid {
+	if c.st != nil && c.sk == k.stream {
 		return c.st
 	}
 	st, ok := a.stacks[k]
@@ -358,7 +438,7 @@ func (a *Analyzer) stack(k threadKey) *[]frame {
 		st = new([]frame)
 		a.stacks[k] = st
 	}
-	*c = lastStack{k.pid, st}
+	*c = lastStack{k.stream, st}
 	return st
 }
 
@@ -430,7 +510,17 @@ func (a *Analyzer) onReturn(e *trace.Event, c *class) {
 	if info.retEvent == "" {
 		info.retEvent = full
 	}
-	sp := a.stack(threadKey{e.PID, c.fn})
+	sk, depth, hasDepth := c.streamOf(e)
+	sp := a.stack(threadKey{sk, c.fn})
+	if hasDepth {
+		// Calls deeper than this return never returned; a return with no
+		// call open at its depth has no entry here.
+		a.abandon(sk, c.fn, sp, func(f frame) bool { return f.hasDepth && f.depth > depth })
+		if n := len(*sp); n > 0 && (*sp)[n-1].hasDepth && (*sp)[n-1].depth != depth {
+			a.stat(fn, a.group(e.PID, e.Comm)).res.UnmatchedReturns++
+			return
+		}
+	}
 	if len(*sp) == 0 {
 		a.stat(fn, a.group(e.PID, e.Comm)).res.UnmatchedReturns++
 		return
@@ -454,7 +544,7 @@ func (a *Analyzer) onReturn(e *trace.Event, c *class) {
 			a.statID[c.fn] = s
 		}
 	} else {
-		s = a.stat(fn, a.group(e.PID, f.comm))
+		s = a.stat(fn, a.group(f.pid, f.comm))
 	}
 	r := &s.res
 	if r.Count == 0 || d < r.MinNs {
@@ -468,14 +558,18 @@ func (a *Analyzer) onReturn(e *trace.Event, c *class) {
 	s.q.add(d)
 	s.h.add(d)
 	if a.OnCall != nil {
-		open := a.open[e.PID] - 1
+		open := a.open[sk] - 1
 		if open <= 0 {
 			open = 0
-			delete(a.open, e.PID)
+			delete(a.open, sk)
 		} else {
-			a.open[e.PID] = open
+			a.open[sk] = open
 		}
-		a.OnCall(Call{Function: info.name, PID: e.PID, TGID: e.TGID, Comm: f.comm, Start: f.ts, End: e.TS, Depth: len(st), Open: open})
+		var g uint64
+		if sk.goroutine {
+			g = sk.id
+		}
+		a.OnCall(Call{Function: info.name, PID: e.PID, TGID: e.TGID, Goroutine: g, Comm: f.comm, Start: f.ts, End: e.TS, Depth: len(st), Open: open})
 	}
 }
 
@@ -546,10 +640,15 @@ func (a *Analyzer) finish() {
 			continue
 		}
 		for _, f := range *st {
-			a.stat(fn, a.group(k.pid, f.comm)).res.UnmatchedEntries++
+			a.stat(fn, a.group(f.pid, f.comm)).res.UnmatchedEntries++
 		}
 	}
 	for k, n := range a.dropped {
+		if paired[k[0]] {
+			a.stat(k[0], k[1]).res.UnmatchedEntries += n
+		}
+	}
+	for k, n := range a.abandoned {
 		if paired[k[0]] {
 			a.stat(k[0], k[1]).res.UnmatchedEntries += n
 		}

@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"fmt"
 	"math/rand"
 	"sort"
 	"testing"
@@ -258,7 +259,7 @@ func TestEntryOnlyProbeStaysBounded(t *testing.T) {
 	for i := uint64(0); i < 100000; i++ {
 		a.Event(entry("h", 1, i, "0x30"))
 	}
-	if n := len(*a.stacks[threadKey{1, a.fnIDs["g:h"]}]); n > maxUnpaired {
+	if n := len(*a.stacks[threadKey{stream{id: 1}, a.fnIDs["g:h"]}]); n > maxUnpaired {
 		t.Errorf("%d open calls kept for an entry-only probe", n)
 	}
 	if rs := a.Results(); len(rs) != 0 {
@@ -390,5 +391,93 @@ func TestSDTPairs(t *testing.T) {
 		if r.Function == "a__start" {
 			t.Errorf("paired outside an SDT group: %+v", r)
 		}
+	}
+}
+
+// goEvent is an event of a Go function's probes: its goroutine, and with
+// sp and hi (hi-sp being its depth) the stack pointer and stack top.
+func goEvent(e *trace.Event, goid, sp, hi uint64) *trace.Event {
+	e.Fields = append(e.Fields, trace.KV{Key: "goid", Val: fmt.Sprint(goid)})
+	if hi != 0 {
+		e.Fields = append(e.Fields, trace.KV{Key: "go_sp", Val: fmt.Sprintf("0x%x", sp)}, trace.KV{Key: "go_hi", Val: fmt.Sprintf("0x%x", hi)})
+	}
+	return e
+}
+
+// Go calls pair by goroutine, not thread; with their depth, a return pairs
+// with the call at its own depth after the runtime moved the stack, and
+// calls a panic or runtime.Goexit unwound count as entries without return.
+func TestGoroutinePairing(t *testing.T) {
+	// gentry and gret are the entry and return-instruction events of
+	// main.f on thread pid, goroutine g, at depth d on a stack whose top
+	// is hi.
+	gentry := func(pid int, ts, g, d, hi uint64) *trace.Event {
+		return goEvent(entry("main_f", pid, ts, "0x10"), g, hi-d, hi)
+	}
+	gret := func(pid int, ts, g, d, hi uint64) *trace.Event {
+		e := &trace.Event{System: "g", Name: "main_f__retinsn", PID: pid, TS: ts, Comm: "c", Fields: []trace.KV{{Key: "__probe_ip", Val: "0x40"}}}
+		return goEvent(e, g, hi-d, hi)
+	}
+	const hi1, hi2 = 0xc000100000, 0xc000900000 // the stack before and after it moved
+	var calls []Call
+	a := New(Options{})
+	a.OnCall = func(c Call) { calls = append(calls, c) }
+	for _, e := range []*trace.Event{
+		// goroutine 7: f recurses three deep, its stack moves, the returns
+		// come on another thread.
+		gentry(1, 100, 7, 0x100, hi1),
+		gentry(1, 110, 7, 0x200, hi1),
+		gentry(1, 120, 7, 0x300, hi2),
+		gret(2, 130, 7, 0x300, hi2), // 10
+		gret(2, 150, 7, 0x200, hi2), // 40
+		gret(3, 200, 7, 0x100, hi2), // 100
+		// goroutine 8 on thread 1 meanwhile: f at 0x100 calls f at 0x200,
+		// which panics; a recover at 0x100's level, and f returns from 0x100.
+		gentry(1, 300, 8, 0x100, hi1),
+		gentry(1, 310, 8, 0x200, hi1), // unwound by the panic
+		gret(1, 340, 8, 0x100, hi1),   // 40, not 30
+		// goroutine 9: a call unwound, then a new call at the same depth.
+		gentry(2, 400, 9, 0x180, hi1),
+		gentry(2, 500, 9, 0x180, hi1),
+		gret(2, 505, 9, 0x180, hi1), // 5
+		// a return at a depth where no call is open
+		gret(2, 600, 9, 0x80, hi1),
+		// goroutine 10 ends in runtime.Goexit inside f
+		gentry(3, 700, 10, 0x100, hi1),
+	} {
+		a.Event(e)
+	}
+	f := one(t, a.Results(), "main_f")
+	if f.Count != 5 || f.MinNs != 5 || f.MaxNs != 100 || f.UnmatchedEntries != 3 || f.UnmatchedReturns != 1 {
+		t.Errorf("main_f %+v", f)
+	}
+	var durs []uint64
+	for _, c := range calls {
+		durs = append(durs, c.End-c.Start)
+		if c.Goroutine == 0 {
+			t.Errorf("call %+v without its goroutine", c)
+		}
+	}
+	if fmt.Sprint(durs) != "[10 40 100 40 5]" {
+		t.Errorf("durations %v", durs)
+	}
+	if calls[2].PID != 3 || calls[2].Goroutine != 7 || calls[2].Open != 0 {
+		t.Errorf("the outer call of goroutine 7: %+v", calls[2])
+	}
+
+	// With the goroutine only (no depth), calls pair by goroutine, last
+	// in first out, across threads.
+	b := New(Options{})
+	for _, e := range []*trace.Event{
+		goEvent(entry("main_f", 1, 100, "0x10"), 7, 0, 0),
+		goEvent(entry("main_f", 1, 105, "0x10"), 8, 0, 0),
+		goEvent(ret("main_f__return", 2, 130, "0x10"), 7, 0, 0),
+		goEvent(ret("main_f__return", 1, 160, "0x10"), 8, 0, 0),
+	} {
+		b.Event(e)
+	}
+	g := one(t, b.Results(), "main_f")
+	if g.Count != 2 || g.MinNs != 30 || g.MaxNs != 55 || g.UnmatchedEntries != 0 || g.UnmatchedReturns != 0 {
+		t.Errorf("by goroutine only: %+v", g)
 	}
 }

@@ -144,7 +144,7 @@ func (t *Tracer) Event(e *trace.Event) (Hit, bool) {
 	for i, n := range c.names {
 		var f Field
 		if e.Format != nil && c.fields[i] != nil {
-			f = Field{Name: n, Value: c.fields[i].Format(e.Data, e.Order)}
+			f = Field{Name: n, Value: trace.CutGoString(c.fields[i].Format(e.Data, e.Order), trace.GoStringLen(e.Format, c.fields[i]), e.Data, e.Order)}
 		} else {
 			v, _ := e.Value(n)
 			f = Field{Name: n, Value: v}

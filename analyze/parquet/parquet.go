@@ -311,6 +311,7 @@ type class struct {
 type binaryField struct {
 	col int
 	fl  *eventfmt.Field
+	len *eventfmt.Field // a Go string's length (trace.GoStringLen), or nil
 }
 
 func newRowWriter(b *batch, cols []Column, host, file string) *rowWriter {
@@ -331,7 +332,7 @@ func (w *rowWriter) derive(e *trace.Event) *class {
 	}
 	for _, fl := range e.Format.Args() {
 		if col, ok := w.byField[fl.Name]; ok {
-			c.binary = append(c.binary, binaryField{col, fl})
+			c.binary = append(c.binary, binaryField{col, fl, trace.GoStringLen(e.Format, fl)})
 		}
 	}
 	return c
@@ -363,7 +364,7 @@ func (w *rowWriter) row(e *trace.Event) {
 		for _, f := range w.classes.Get(e, w.derive).binary {
 			switch w.cols[f.col].Type {
 			case String:
-				b.strs[f.col][last] = f.fl.Format(e.Data, e.Order)
+				b.strs[f.col][last] = trace.CutGoString(f.fl.Format(e.Data, e.Order), f.len, e.Data, e.Order)
 			default:
 				v, ok := f.fl.Uint(e.Data, e.Order)
 				if !ok {

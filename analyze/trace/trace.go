@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
@@ -78,20 +79,51 @@ func (e *Event) Uint(name string) (uint64, bool) {
 
 // Value returns a field as text: the printed text for text events, and
 // for binary events what ftrace would print (hex for unsigned numbers).
+// A Go string's text is cut at its length (see GoStringLen).
 func (e *Event) Value(name string) (string, bool) {
 	if e.Format != nil {
 		fl := e.Format.Field(name)
 		if fl == nil {
 			return "", false
 		}
-		return fl.Format(e.Data, e.Order), true
+		return CutGoString(fl.Format(e.Data, e.Order), GoStringLen(e.Format, fl), e.Data, e.Order), true
 	}
 	for _, kv := range e.Fields {
 		if kv.Key == name {
+			if _, number := ParseUint(kv.Val); number {
+				return kv.Val, true // printed text: a number is not a string
+			}
+			if n, ok := e.Uint(name + probe.LenSuffix); ok && n < uint64(len(kv.Val)) {
+				return kv.Val[:n], true
+			}
 			return kv.Val, true
 		}
 	}
 	return "", false
+}
+
+// GoStringLen is the field that carries the length of the string field
+// fl of format f, a Go string recorded as text (NAME:string beside
+// NAME_len, probe.LenSuffix): the kernel reads a string up to a NUL, which
+// a Go string does not end with, so the text runs past the string. nil
+// when fl is not such a string.
+func GoStringLen(f *eventfmt.Format, fl *eventfmt.Field) *eventfmt.Field {
+	if f == nil || fl == nil || !fl.IsString() {
+		return nil
+	}
+	return f.Field(fl.Name + probe.LenSuffix)
+}
+
+// CutGoString cuts v, the text of a string field, at the length lenField
+// holds in an event's data (GoStringLen; nil leaves v as it is).
+func CutGoString(v string, lenField *eventfmt.Field, data []byte, order binary.ByteOrder) string {
+	if lenField == nil {
+		return v
+	}
+	if n, ok := lenField.Uint(data, order); ok && n < uint64(len(v)) {
+		return v[:n]
+	}
+	return v
 }
 
 // ArgNames lists the event's own argument names in order (no common_ or

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -46,6 +48,58 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// args are the command line (negatable reads it).
+	args []string
+	// firstPath is the target an absolute path before the probe
+	// definition names, as perf takes it without -x or -m ("gprobe
+	// /bin/zsh zfree"): a .ko file is a module, anything else a binary
+	// whose path is used as given.
+	firstPath struct{ exec, module string }
+}
+
+// mountNS is the process --target-ns (or --target) names, 0 without one,
+// -1 when the value is not a process id (target.Open refuses it).
+func mountNS(c *cli.Context) int {
+	v := str(c, "target-ns")
+	if v == "" {
+		v = str(c, "target")
+	}
+	if v == "" {
+		return 0
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return -1
+	}
+	return pid
+}
+
+// execPath is the user binary probed: -x, or the path before the
+// definitions.
+func (a *app) execPath(c *cli.Context) string {
+	if x := str(c, "exec"); x != "" {
+		return x
+	}
+	return a.firstPath.exec
+}
+
+// user reports whether a user binary is probed: -x, the path before the
+// definitions, or --target's process's executable (targetExec).
+func (a *app) user(c *cli.Context) bool { return a.execPath(c) != "" || a.targetExec(c) }
+
+// targetExec reports whether the binary probed is the executable of
+// --target's process: --target without -x, -m or -k.
+func (a *app) targetExec(c *cli.Context) bool {
+	return str(c, "target") != "" && a.execPath(c) == "" && a.modulePath(c) == "" && str(c, "vmlinux") == ""
+}
+
+// modulePath is the module probed: -m, or the .ko path before the
+// definitions.
+func (a *app) modulePath(c *cli.Context) string {
+	if m := str(c, "module"); m != "" {
+		return m
+	}
+	return a.firstPath.module
 }
 
 // base is the app's context.
@@ -71,6 +125,7 @@ var valueFlags = map[string]bool{
 	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
 	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
 	"max-probes": true, "filter": true, "event": true, "format": true,
+	"symfs": true, "target-ns": true, "target": true,
 }
 
 func (a *app) usageError(format string, args ...any) int {
@@ -114,6 +169,7 @@ func (a *app) isSubcommand(s string) bool {
 }
 
 func (a *app) main(args []string) int {
+	a.args = args
 	if st, ok := a.checkSwitches(args); !ok {
 		return st
 	}
@@ -179,6 +235,13 @@ func targetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
 		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
+		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
+		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
+		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
+		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
+		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
+		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
 	}
 }
 
@@ -197,6 +260,7 @@ func rootFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
 		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the Extra Boot Config (bootconfig -a) that defines and enables the probes at boot"},
+		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
 	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
@@ -246,7 +310,10 @@ func (a *app) rootAction(c *cli.Context) error {
 // With btf, the commands that can work from BTF alone (-D, add, -V, latency)
 // get the running kernel's /sys/kernel/btf/vmlinux when no vmlinux is found.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
-	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), BTF: btf,
+	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
+		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
+		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
+		Trace:      a.traceFunc(c),
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
@@ -262,7 +329,32 @@ func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn")}
+		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
+		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
+			Params: boolean(c, "verbose")}}
+}
+
+// negatable is perf's boolean option NAME, which --no-NAME turns off: of
+// the two, the one given last wins; def when neither is given.
+func (a *app) negatable(c *cli.Context, name string, def bool) bool {
+	on, off := setIn(c, name), setIn(c, "no-"+name)
+	switch {
+	case on == nil && off == nil:
+		return def
+	case off == nil:
+		return on.Bool(name)
+	case on == nil:
+		return !off.Bool("no-" + name)
+	}
+	for i := len(a.args) - 1; i > 0; i-- {
+		switch a.args[i] {
+		case "--" + name:
+			return true
+		case "--no-" + name:
+			return false
+		}
+	}
+	return def
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -319,12 +411,30 @@ func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	return d
 }
 
+// traceFunc prints, with -v, what the search for debug information looked
+// at.
+func (a *app) traceFunc(c *cli.Context) func(string) {
+	if !boolean(c, "verbose") || boolean(c, "quiet") {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
+}
+
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
 		if !boolean(c, "quiet") {
 			fmt.Fprintln(a.stderr, s)
 		}
 	}
+}
+
+// parseOptions are the PROBEDEF grammar's options for the target: the
+// variables after FUNC%return are entry values on a kernel, the results
+// and arguments at the return instructions in a Go program; perf refuses
+// them elsewhere.
+func (a *app) parseOptions(c *cli.Context) spec.Options {
+	exec := a.execPath(c)
+	return spec.Options{EntryValues: !a.user(c) || exec != "" && resolve.IsGoProgram(exec)}
 }
 
 // showDefinitions implements -D: resolve every definition first, then
@@ -337,7 +447,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	const trailer = "  Error: Failed to add events."
 	var parsed []*spec.Probe
 	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+		p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 		if err != nil {
 			return a.parseFailed(err, "-D")
 		}
@@ -418,6 +528,23 @@ var optionHelp = map[string]string{
 		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
 	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
 		"                          Show source code lines.\n",
+	"-a": "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
+		"                          probe point definition, where\n" +
+		"\t\tGROUP:\tGroup name (optional)\n" +
+		"\t\tEVENT:\tEvent name\n" +
+		"\t\tFUNC:\tFunction name\n" +
+		"\t\tOFF:\tOffset from function entry (in byte)\n" +
+		"\t\t%return:\tPut the probe at function return\n" +
+		"\t\tSRC:\tSource code path\n" +
+		"\t\tRL:\tRelative line number from function entry.\n" +
+		"\t\tAL:\tAbsolute line number in file.\n" +
+		"\t\tPT:\tLazy expression of line code.\n" +
+		"\t\tARG:\tProbe argument (local variable name or\n" +
+		"\t\t\tkprobe-tracer argument format.)\n",
+	"-m": "    -m, --module <modname|path>\n" +
+		"                          target module name (for online) or path (for offline)\n",
+	"-x": "    -x, --exec <executable|path>\n" +
+		"                          target executable name or path\n",
 }
 
 // parseFailed reports a definition that does not parse as perf's option
@@ -539,18 +666,24 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
 		return exitEINVAL
 	}
-	r, st := a.resolverOr(c, a.resolveOptions(c, false), "")
+	// Without a vmlinux, perf lists the kernel's map loaded from kallsyms.
+	o := a.resolveOptions(c, false)
+	o.Target.Kallsyms = true
+	r, st := a.resolverOr(c, o, "")
 	if r == nil {
 		return st
 	}
 	defer r.Close()
-	names, err := r.Functions(flt)
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	err = r.EachFunction(flt, func(name string) bool {
+		w.WriteString(name)
+		w.WriteByte('\n')
+		return true
+	})
+	w.Flush()
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT
-	}
-	for _, n := range names {
-		fmt.Fprintln(a.stdout, n)
 	}
 	return exitOK
 }

@@ -48,16 +48,7 @@ type argGen struct {
 
 func newArgGen(t *testing.T, path string) *argGen {
 	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &argGen{d: d}
+	return &argGen{d: dwarfOf(t, path)}
 }
 
 // funcVars returns, per function name (first definition), its parameters

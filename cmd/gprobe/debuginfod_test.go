@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/testenv"
 )
 
 // With DEBUGINFOD_URLS set, a module without debug information is looked
@@ -64,4 +66,37 @@ func buildID(t *testing.T, path string) string {
 		t.Fatalf("%s: build-id note: %v", path, err)
 	}
 	return hex.EncodeToString(b[16:]) // after namesz, descsz, type and "GNU\0"
+}
+
+// -k with a vmlinux without DWARF (Debian's image, --strip-debug'ed: its
+// symbols and build-id remain) and DEBUGINFOD_URLS set: the image's debug
+// information is fetched by its build-id, as perf probe 6.1 (libdw) does;
+// the answers are perf's, and those of the -dbg vmlinux itself.
+func TestPerfDiffKernelImageDebuginfod(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	k := testenv.Linux61
+	vmlinux, _ := testenv.RequireVmlinux(t, k)
+	stripped, _ := testenv.BTFForms(t, k)
+	srv := testenv.StartDebuginfod(t, []string{testenv.DebianDeb(t, "linux-image-"+k.Release+"-dbg")})
+	specs := [][]string{
+		{"-D", "vfs_read file->f_pos count"}, {"-D", "do_sys_openat2:10 filename"},
+		{"-D", "tcp_sendmsg%return $retval"}, {"-D", "vfs_read:8"}, {"-V", "vfs_read"},
+	}
+	t.Setenv("DEBUGINFOD_URLS", srv.URL)
+	t.Setenv("DEBUGINFOD_CACHE_PATH", t.TempDir())
+	stats := &diffStats{}
+	for _, s := range specs {
+		args := append([]string{"-k", stripped}, s...)
+		g := runGprobe(args...)
+		local := runGprobe(append([]string{"-k", vmlinux}, s...)...)
+		if g != local {
+			t.Errorf("gprobe %s through debuginfod:\n%s\nwith the -dbg vmlinux:\n%s", strings.Join(args, " "), g, local)
+		}
+		if p := perf.Live(args...); !same(p, g) {
+			t.Errorf("gprobe %s differs from perf probe:\nperf: %s\ngprobe: %s", strings.Join(args, " "), p, g)
+			continue
+		}
+		stats.add(&stats.same, "")
+	}
+	stats.report(t)
 }

@@ -26,7 +26,7 @@ import (
 // latencyValueFlags are the latency command's flags that take a value:
 // its flags may follow FUNC (interspersed).
 var latencyValueFlags = map[string]bool{"by": true, "unit": true, "k": true, "vmlinux": true, "s": true, "source": true,
-	"x": true, "exec": true, "m": true, "module": true}
+	"x": true, "exec": true, "m": true, "module": true, "symfs": true, "target-ns": true, "target": true}
 
 func (a *app) latencyCommand() *cli.Command {
 	return &cli.Command{
@@ -117,12 +117,12 @@ func (a *app) latency(c *cli.Context) int {
 	if err := khist.Supported(fs); err != nil {
 		return a.latencyFail(err, exitEOPNOTSUPP)
 	}
-	entry, ret, st := a.resolveFunction(c, fn, fs)
+	entry, rets, st := a.resolveFunction(c, fn, fs)
 	if st != exitOK {
 		return st
 	}
 	res, err := khist.Run(khist.Config{
-		Function: fn, Entry: entry, Return: ret, By: by, All: c.Bool("all"), Command: command,
+		Function: fn, Entry: entry, Returns: rets, Key: khist.KeyOf(entry), By: by, All: c.Bool("all"), Command: command,
 		Signals: sigs, Stdout: a.stdout, Stderr: a.stderr,
 	})
 	if res != nil {
@@ -158,12 +158,13 @@ func (a *app) latencyStatus(res *khist.Result, err error) int {
 	return a.latencyFail(err, exitErrno(err))
 }
 
-// resolveFunction resolves FUNC's entry and return as add resolves
-// PROBEDEFs: one probe each, at the function itself (inlined copies have
-// no return to probe).
-func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry, ret probe.Probe, status int) {
-	fail := func(err error) (probe.Probe, probe.Probe, int) {
-		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitEINVAL)
+// resolveFunction resolves FUNC's entry and returns as add resolves
+// PROBEDEFs: one entry probe, at the function itself (inlined copies have
+// no return to probe), and its return probe, or a Go function's probes
+// on its return instructions.
+func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry probe.Probe, rets []probe.Probe, status int) {
+	fail := func(err error) (probe.Probe, []probe.Probe, int) {
+		return probe.Probe{}, nil, a.latencyFail(err, exitEINVAL)
 	}
 	entrySpec, retSpec, err := spec.ParseFunction(fn)
 	if err != nil {
@@ -178,10 +179,10 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry,
 	}
 	r, err := a.open(c, o)
 	if err != nil {
-		return probe.Probe{}, probe.Probe{}, a.latencyFail(err, exitENOENT)
+		return probe.Probe{}, nil, a.latencyFail(err, exitENOENT)
 	}
 	defer r.Close()
-	var got [2]probe.Probe
+	var got [2][]probe.Probe
 	for i, sp := range []*spec.Probe{entrySpec, retSpec} {
 		ps, err := r.Probes(sp)
 		if err != nil {
@@ -191,14 +192,14 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry,
 				msg = re.Msg
 			}
 			msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-			return probe.Probe{}, probe.Probe{}, a.latencyFail(fmt.Errorf("%s: %s", fn, msg), resolveStatus(err))
+			return probe.Probe{}, nil, a.latencyFail(fmt.Errorf("%s: %s", fn, msg), resolveStatus(err))
 		}
-		if len(ps) != 1 {
+		if len(ps) != 1 && (i == 0 || len(ps) == 0 || ps[0].Return) {
 			return fail(fmt.Errorf("%q is at %d places; latency needs one function", fn, len(ps)))
 		}
-		got[i] = ps[0]
+		got[i] = ps
 	}
-	return got[0], got[1], exitOK
+	return got[0][0], got[1], exitOK
 }
 
 // latencyBoot is latency --bootconfig (print the boot-time setup measuring
@@ -212,11 +213,11 @@ func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
 	}
 	by := c.String("by")
 	if c.Bool("bootconfig") {
-		entry, ret, st := a.resolveFunction(c, fn, nil)
+		entry, rets, st := a.resolveFunction(c, fn, nil)
 		if st != exitOK {
 			return st
 		}
-		cfg, err := khist.BootConfig(entry, ret, by)
+		cfg, err := khist.BootConfig(entry, rets, by)
 		var text string
 		if err == nil {
 			text, err = cfg.Render()

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"syscall"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -19,22 +22,6 @@ import (
 // 6.1's behaviour and messages. The hint after "Added new event(s):" is
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
-
-func init() {
-	optionHelp["-a"] = "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          probe point definition, where\n" +
-		"\t\tGROUP:\tGroup name (optional)\n" +
-		"\t\tEVENT:\tEvent name\n" +
-		"\t\tFUNC:\tFunction name\n" +
-		"\t\tOFF:\tOffset from function entry (in byte)\n" +
-		"\t\t%return:\tPut the probe at function return\n" +
-		"\t\tSRC:\tSource code path\n" +
-		"\t\tRL:\tRelative line number from function entry.\n" +
-		"\t\tAL:\tAbsolute line number in file.\n" +
-		"\t\tPT:\tLazy expression of line code.\n" +
-		"\t\tARG:\tProbe argument (local variable name or\n" +
-		"\t\t\tkprobe-tracer argument format.)\n"
-}
 
 const (
 	addTrailer  = "  Error: Failed to add events."
@@ -124,7 +111,20 @@ func (a *app) rootProbes(c *cli.Context) int {
 	case c.IsSet("add"):
 		return a.addProbes(c, c.StringSlice("add"), "", "-a")
 	}
-	return a.addProbes(c, []string{strings.Join(c.Args().Slice(), " ")}, "", "")
+	args := c.Args().Slice()
+	if str(c, "exec") == "" && str(c, "module") == "" && strings.HasPrefix(args[0], "/") {
+		// perf's set_target: an absolute path first names the target.
+		if strings.HasSuffix(args[0], ".ko") {
+			a.firstPath.module = args[0]
+		} else {
+			a.firstPath.exec = args[0]
+		}
+		if args = args[1:]; len(args) == 0 {
+			a.errf(c, "  Error: -x/-m must follow the probe definitions.\n\n%s\n%s%s", usageText, optionHelp["-m"], optionHelp["-x"])
+			return exitEINVAL
+		}
+	}
+	return a.addProbes(c, []string{strings.Join(args, " ")}, "", "")
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -172,6 +172,22 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
+	if pid := mountNS(c); pid > 0 {
+		// perf writes the definitions from the target's mount namespace,
+		// where the kernel resolves their paths.
+		if same, err := mountns.Same(pid); err != nil {
+			a.errf(c, "--target-ns: %v\n%s\n", err, addTrailer)
+			return exitENOENT
+		} else if !same {
+			fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
+			o.Stat = func(p string) (st iofs.FileInfo, err error) {
+				if derr := mountns.Do(pid, func() error { st, err = os.Stat(p); return nil }); derr != nil {
+					return nil, derr
+				}
+				return st, err
+			}
+		}
+	}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -211,7 +227,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		case dynamicMode(c):
 			dynamic = append(dynamic, d)
 		default:
-			p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: str(c, "exec") == ""})
+			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 			if err != nil && option == "" {
 				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
 				return nil, nil, nil, exitEINVAL
@@ -295,7 +311,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
 			reqs[i].Module = t.Path
-		} else if m := str(c, "module"); m != "" {
+		} else if m := a.modulePath(c); m != "" {
 			reqs[i].Module = m
 		}
 	}

@@ -80,7 +80,7 @@ func TestQemuBuiltKernel(t *testing.T) {
 		return nil
 	}
 
-	goEx := testenv.BuildGo(t, "github.com/gprobe/gprobe/userevents/example", "amd64")
+	goEx := testenv.BuildGoPackage(t, "github.com/gprobe/gprobe/userevents/example", "amd64")
 	cEx := testenv.BuildC(t, "gcc", "../../userevents/cexample/example.c", "uevent-c", "-O2", "-static", "-Wall")
 	const goRequests, cEvents = 50, 40
 

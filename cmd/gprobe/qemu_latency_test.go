@@ -105,33 +105,38 @@ func TestQemuLatency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := qemu.Run(context.Background(), qemu.Options{
-				Kernel:  k,
-				Script:  latencyScript(),
-				Files:   map[string][]byte{"/root/sleeper": prog},
-				Collect: []string{"/tmp/latency.json", "/tmp/analyze.json"},
-				Timeout: 6 * time.Minute,
-			})
-			if err != nil {
-				t.Fatalf("%v\n%s", err, res.Output)
-			}
-			t.Logf("guest booted to the script in %v, ran in %v; output:\n%s", res.Boot, res.Elapsed, res.Output)
-			if res.Status != 0 {
-				t.Fatalf("guest script exit status %d", res.Status)
-			}
-			steps := guestSteps(res.Output)
-			if d := steps["dmesg"]; d != "" {
-				t.Errorf("the guest kernel complained:\n%s", d)
-			}
-			for name, out := range steps {
-				if name != "" && name != "dmesg" && !strings.HasSuffix(out, guestLeftEmpty+"\n") {
-					t.Errorf("step %s left something in tracefs:\n%s", name, out)
-				}
-			}
-			checkLatencyAgainstRecord(t, steps, res.Files)
+			steps, files := runLatencyGuest(t, k, latencyScript(), map[string][]byte{"/root/sleeper": prog}, "/tmp/latency.json", "/tmp/analyze.json")
+			checkLatencyAgainstRecord(t, steps, files)
 			checkLatencySteps(t, steps)
 		})
 	}
+}
+
+// runLatencyGuest runs a latency script (steps "== NAME", each ending
+// with left's listing of tracefs) in a guest of kernel k with files, and
+// returns each step's output and the collected files. The guest's script
+// must end well, the kernel must not complain (the "dmesg" step), and
+// every step must leave tracefs empty.
+func runLatencyGuest(t *testing.T, k *qemu.Kernel, script string, files map[string][]byte, collect ...string) (map[string]string, map[string][]byte) {
+	t.Helper()
+	res, err := qemu.Run(context.Background(), qemu.Options{Kernel: k, Script: script, Files: files, Collect: collect, Timeout: 6 * time.Minute})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.Output)
+	}
+	t.Logf("guest booted to the script in %v, ran in %v; output:\n%s", res.Boot, res.Elapsed, res.Output)
+	if res.Status != 0 {
+		t.Fatalf("guest script exit status %d", res.Status)
+	}
+	steps := guestSteps(res.Output)
+	if d := steps["dmesg"]; d != "" {
+		t.Errorf("the guest kernel complained:\n%s", d)
+	}
+	for name, out := range steps {
+		if name != "" && name != "dmesg" && !strings.HasSuffix(out, guestLeftEmpty+"\n") {
+			t.Errorf("step %s left something in tracefs:\n%s", name, out)
+		}
+	}
+	return steps, res.Files
 }
 
 // checkLatencyAgainstRecord: on the same workload in the same boot, gprobe

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -79,14 +79,14 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 
 // archOf is the architecture of the binary at path (this machine's when
 // it cannot tell).
-func archOf(path string) disasm.Arch {
+func archOf(path string) arch.Arch {
 	if f, err := elf.Open(path); err == nil {
 		defer f.Close()
-		if a, err := disasm.ArchForMachine(f.Machine); err == nil {
+		if a, err := arch.ForMachine(f.Machine); err == nil {
 			return a
 		}
 	}
-	a, _ := disasm.HostArch()
+	a, _ := arch.Host()
 	return a
 }
 

@@ -125,3 +125,32 @@ func readme(t *testing.T) string {
 	}
 	return string(b)
 }
+
+// TestList: -l's lines, kprobes first, each file's sorted by its text, a
+// definition once, the filter applied.
+func TestList(t *testing.T) {
+	ev := func(k probe.Kind, line string) tracefs.Event {
+		p, err := probedef.Parse(line, &probedef.Options{NoStat: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tracefs.Event{Kind: k, Group: p.GroupOrDefault(), Name: p.Event, Line: line, Probe: p}
+	}
+	installed := []tracefs.Event{
+		ev(probe.Uprobe, "p:probe_x/main /bin/true:0x10"),
+		ev(probe.Kprobe, "p:probe/vfs_write vfs_write+0"),
+		ev(probe.Kprobe, "p:probe/vfs_read vfs_read+0"),
+		ev(probe.Kprobe, "p:probe/vfs_read vfs_read+0"),
+		ev(probe.Kprobe, "p:other/do_exit do_exit+0"),
+	}
+	find := func(p *probe.Probe) string { return "at " + p.Event }
+	got := List(installed, func(g, e string) bool { return g != "other" }, find)
+	want := []string{
+		"  probe:vfs_read       (on at vfs_read)",
+		"  probe:vfs_write      (on at vfs_write)",
+		"  probe_x:main         (on at main in /bin/true)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

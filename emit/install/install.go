@@ -16,12 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
@@ -92,6 +93,9 @@ type Options struct {
 	// EventFields lists the fields of a trace event of the target kernel,
 	// for eprobes (tracefs.FS.EventFields); nil checks their syntax only.
 	EventFields func(probe.EventID) ([]string, bool)
+	// Stat checks a uprobe's path as the kernel will resolve it; nil is
+	// os.Stat (a path in another mount namespace is stat'ed there).
+	Stat func(path string) (fs.FileInfo, error)
 }
 
 // Plan names every probe of reqs against the installed events, as perf's
@@ -209,7 +213,7 @@ var runningKallsyms = sync.OnceValue(RunningKallsyms)
 // symbol must exist and be unique), and for an absolute kernel address, its
 // text range. It returns the probe the line defines.
 func Check(line string, opts Options) (*probe.Probe, error) {
-	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields}
+	po := &probedef.Options{Features: &opts.Features, BTF: opts.BTF, EventFields: opts.EventFields, Stat: opts.Stat}
 	ks := opts.Symbols
 	if ks == nil {
 		ks = runningKallsyms()
@@ -236,8 +240,8 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 // arch, with the features of the kernel here when known (else every
 // feature of Linux 6.1), no symbol or path lookups. It reads exactly the
 // line the kernel would read, so its positions are the kernel's.
-func CheckDefinition(p probe.Probe, arch disasm.Arch, feat probedef.Features, known bool) error {
-	opts := &probedef.Options{Arch: arch, NoStat: true}
+func CheckDefinition(p probe.Probe, isa arch.Arch, feat probedef.Features, known bool) error {
+	opts := &probedef.Options{Arch: isa, NoStat: true}
 	if known {
 		opts.Features = &feat
 	}

@@ -104,3 +104,19 @@ func TestKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEventID(t *testing.T) {
+	for in, want := range map[string]EventID{
+		"sched/sched_switch":        {System: "sched", Name: "sched_switch"},
+		"syscalls:sys_enter_openat": {System: "syscalls", Name: "sys_enter_openat"},
+	} {
+		if got, ok := ParseEventID(in); !ok || got != want {
+			t.Errorf("ParseEventID(%q) = %+v, %v", in, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "sched", "/x", "x/", "a b/c", "sched/sched\tswitch"} {
+		if got, ok := ParseEventID(bad); ok {
+			t.Errorf("ParseEventID(%q) = %+v, accepted", bad, got)
+		}
+	}
+}

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
-
-	"github.com/gprobe/gprobe/disasm"
 )
 
 // Kernel limits (kernel/trace/trace_probe.h, trace_kprobe.c).
@@ -313,7 +312,7 @@ func (p *parser) parseKprobe() (*probe.Probe, *Error) {
 		if p.opts.Symbols != nil && !strings.Contains(sym, ":") {
 			exists = p.opts.Symbols(sym) > 0
 		}
-		entry := off == 0 || (p.arch() == disasm.AMD64 && off == 4) // ENDBR64 on IBT kernels
+		entry := off == 0 || (p.arch() == arch.AMD64 && off == 4) // ENDBR64 on IBT kernels
 		if sym == "_text" || sym == "_stext" {
 			// perf's relocation base (a kretprobe it rebased): the kernel
 			// looks the address up, gprobe cannot tell an entry from here.
@@ -452,14 +451,24 @@ func (p *parser) parseEventName(d *probe.Probe, event string, offset int) *Error
 		}
 		return p.fail(offset, "NO_EVENT_NAME")
 	}
-	if len(event) >= MaxEventNameLen {
-		return p.fail(offset, "EVENT_TOO_LONG")
-	}
-	if !isGoodName(event, false) {
-		return p.fail(offset, "BAD_EVENT_NAME")
+	if code := EventNameCode(event); code != "" {
+		return p.fail(offset, code)
 	}
 	d.Event = event
 	return nil
+}
+
+// EventNameCode is the kernel's rule for an event name (MAX_EVENT_NAME_LEN,
+// is_good_name): the error_log code of the name's fault, "EVENT_TOO_LONG"
+// or "BAD_EVENT_NAME", or "" when the kernel takes it.
+func EventNameCode(name string) string {
+	switch {
+	case len(name) >= MaxEventNameLen:
+		return "EVENT_TOO_LONG"
+	case !isGoodName(name, false):
+		return "BAD_EVENT_NAME"
+	}
+	return ""
 }
 
 func isGoodName(s string, system bool) bool {
@@ -480,7 +489,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // arch is the architecture the line is checked for: Options.Arch, else the
 // running machine's; the invalid Arch if gprobe does not know it.
-func (p *parser) arch() disasm.Arch {
+func (p *parser) arch() arch.Arch {
 	a, _ := p.opts.Arch.OrHost()
 	return a
 }

@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
@@ -94,7 +94,7 @@ type Options struct {
 	Features *Features
 	// Arch selects the register names; the zero value means this machine.
 	// An architecture gprobe does not know accepts any register name.
-	Arch disasm.Arch
+	Arch arch.Arch
 	// AnyRegister accepts every %REG name: for lines a kernel of unknown
 	// architecture already accepted (a recording's definitions).
 	AnyRegister bool

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
@@ -17,7 +17,7 @@ import (
 var testSymbols = map[string]int{"vfs_read": 1, "kernel_clone": 1, "do_exit": 1, "kfree": 1, "name_show": 2}
 
 func testOptions() *Options {
-	return &Options{Arch: disasm.AMD64, Symbols: func(s string) int { return testSymbols[s] }}
+	return &Options{Arch: arch.AMD64, Symbols: func(s string) int { return testSymbols[s] }}
 }
 
 // readmeFeatures are the features of testdata/readme/VERSION.txt, the
@@ -206,14 +206,14 @@ func TestAccepted(t *testing.T) {
 	}
 }
 
-// TestRegisterNames: %REG takes exactly the names disasm.Arch lists for the
+// TestRegisterNames: %REG takes exactly the names arch.Arch lists for the
 // target, and any name on an architecture gprobe does not know.
 func TestRegisterNames(t *testing.T) {
 	line := func(reg string) string { return "p vfs_read a=%" + reg }
 	for _, tc := range []struct {
-		arch  disasm.Arch
-		other disasm.Arch
-	}{{disasm.AMD64, disasm.ARM64}, {disasm.ARM64, disasm.AMD64}} {
+		arch  arch.Arch
+		other arch.Arch
+	}{{arch.AMD64, arch.ARM64}, {arch.ARM64, arch.AMD64}} {
 		o := testOptions()
 		o.Arch = tc.arch
 		own := tc.arch.FetchRegisters()
@@ -232,7 +232,7 @@ func TestRegisterNames(t *testing.T) {
 		}
 	}
 	o := testOptions()
-	o.Arch = disasm.Arch(99)
+	o.Arch = arch.Arch(99)
 	if _, err := Parse(line("anything"), o); err != nil {
 		t.Errorf("unknown arch: %v", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
@@ -62,7 +62,7 @@ func TestRoundTrip(t *testing.T) {
 		{Group: "probe", Event: "vfs_read__return", Return: true, Target: probe.Location{Symbol: "vfs_read"},
 			Args: []probe.FetchArg{{Expr: probe.Retval{}}, {Name: "count", Expr: probe.Arg(3)}, {Name: "f_pos", Expr: probe.Mem{Off: 112, Inner: probe.Arg(1)}, Type: "s64"}}},
 	}
-	opts := &Options{Arch: disasm.AMD64, Stat: RegularFile, Features: readmeFeatures(t, "6.12"), BTF: testBTF, EventFields: testEventFields}
+	opts := &Options{Arch: arch.AMD64, Stat: RegularFile, Features: readmeFeatures(t, "6.12"), BTF: testBTF, EventFields: testEventFields}
 	for _, p := range probes {
 		line := p.String()
 		got, err := Parse(line, opts)

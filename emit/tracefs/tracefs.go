@@ -56,6 +56,11 @@ var mountPoints = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 // FS is a tracefs mount.
 type FS struct {
 	Root string // e.g. /sys/kernel/tracing
+	// Enter, when set, runs each write of Append (the write(2) itself;
+	// the file is opened before): the kernel resolves a uprobe's path with
+	// the root of the process writing it, and perf probe --target-ns
+	// writes from the target's mount namespace (internal/mountns.Do).
+	Enter func(write func() error) error
 }
 
 // At returns an FS rooted at dir without checking it.

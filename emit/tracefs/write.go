@@ -95,7 +95,13 @@ func (t *FS) Append(name, line string) error {
 	if err != nil {
 		return t.fileErr(err, name)
 	}
-	_, werr := f.Write([]byte(line + "\n"))
+	write := func() error { _, err := f.Write([]byte(line + "\n")); return err }
+	var werr error
+	if t.Enter != nil {
+		werr = t.Enter(write)
+	} else {
+		werr = write()
+	}
 	cerr := f.Close()
 	if werr == nil {
 		werr = cerr

@@ -33,6 +33,10 @@ func Create(path string, perm fs.FileMode) (*File, error) {
 // Write writes to the temporary file.
 func (f *File) Write(p []byte) (int, error) { return f.f.Write(p) }
 
+// Name is the temporary file's name, for a tool that writes the file
+// itself (Commit then puts what it wrote in place).
+func (f *File) Name() string { return f.f.Name() }
+
 // Commit closes the file and renames it to its path, replacing what was
 // there. On an error the temporary file is removed and path is unchanged.
 func (f *File) Commit() error {

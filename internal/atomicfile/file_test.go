@@ -62,3 +62,28 @@ func TestCreate(t *testing.T) {
 		t.Errorf("in a missing directory: %v", err)
 	}
 }
+
+// TestFileByName: a tool that writes the temporary file by its name (as
+// objcopy writes its output) has what it wrote put in place by Commit.
+func TestFileByName(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := Create(path, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.Name(), []byte("written by name"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("in place before Commit")
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "written by name" {
+		t.Errorf("read %q, %v", b, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, %v", st.Mode(), err)
+	}
+}

@@ -22,6 +22,24 @@ const (
 	// NoBoundaryCheck: perf writes probes inside instructions (the kernel
 	// refuses them with EILSEQ); gprobe checks instruction boundaries.
 	NoBoundaryCheck
+	// UserAlt: for a name DWARF does not know (a C++ or Rust name
+	// qualified, or a linkage name), perf 6.1's find_alternative_probe_point
+	// looks the symbol up in its map of a user binary, whose symbols sit
+	// at their file offsets, and asks DWARF about that offset as if it
+	// were an address. Where .text's address is not its file offset
+	// (rustc's and lld's layouts), that is another function, or none
+	// ("Failed to find debug information for address ...").
+	UserAlt
+	// ArangesOnly: perf 6.1 finds the unit of an address through
+	// .debug_aranges alone (libdw 0.188's dwarf_addrdie), which clang does
+	// not write: its alternative search (a name DWARF does not know, such
+	// as a qualified C++ name) then fails with "Failed to find debug
+	// information for address ...".
+	ArangesOnly
+	// AltArgs: with arguments, perf 6.1 fails on a function DWARF does
+	// not know before its alternative search (fill_empty_trace_arg), so
+	// a qualified C++ or Rust name with arguments is never found.
+	AltArgs
 )
 
 type key struct{}

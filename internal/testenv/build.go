@@ -12,13 +12,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/atomicfile"
 )
 
 // BuildC compiles the C source src (a path relative to the test's
 // directory, kept as written so the DWARF names it the same way every
 // time) with compiler cc and flags into a binary called name, and returns
 // the binary's path. Builds are kept under CacheDir()/test/cc, keyed by the
-// compiler's version, the flags, the working directory and the source, so
+// compiler's version, the flags, the working directory, the source and the
+// name, so
 // a second run (and the perf answers cached for the binary) reuse them.
 // A missing compiler ends tb with Missing.
 func BuildC(tb testing.TB, cc, src, name string, flags ...string) string {
@@ -43,7 +46,7 @@ func BuildCSources(tb testing.TB, cc string, srcs []string, name string, flags .
 		}
 		parts = append(parts, src, string(code))
 	}
-	key := hashStrings(append(parts, strings.Join(flags, "\x00"))...)
+	key := hashStrings(append(parts, strings.Join(flags, "\x00"), name)...)
 	root := Scratch("cc")
 	if root == "" {
 		root = tb.TempDir()
@@ -195,11 +198,12 @@ func buildStatic(tb testing.TB, bin, dir, goarch string, args ...string) {
 	}
 }
 
-// BuildGo builds the main package pkg (an import path of this module, or
-// a directory relative to the test's) statically for goarch, for running
-// in a qemu guest, and returns the binary's path. Like StaticTestBinary,
-// it is built once per source tree and architecture.
-func BuildGo(tb testing.TB, pkg, goarch string) string {
+// BuildGoPackage builds the main package pkg of this module (an import
+// path, or a directory relative to the test's) statically for goarch, for
+// running in a qemu guest, and returns the binary's path. Like
+// StaticTestBinary, it is built once per source tree and architecture.
+// (BuildGo builds the programs with a go.mod of their own.)
+func BuildGoPackage(tb testing.TB, pkg, goarch string) string {
 	tb.Helper()
 	Heavy(tb, "programs run inside a qemu guest")
 	repo := Repo(tb)
@@ -263,4 +267,77 @@ func CheckStatic(p string) error {
 		}
 	}
 	return nil
+}
+
+// BuildSymbols returns a shared object (built by gcc, cached like BuildC)
+// whose .symtab and .dynsym hold one global function symbol for each of
+// names, in that order, each on a one-byte function: a way to ask perf how
+// it shows arbitrary symbol names (perf probe -x OBJ -F '*'). A name must
+// not hold a double quote, a newline or a NUL.
+func BuildSymbols(tb testing.TB, name string, names []string) string {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString(".text\n")
+	for _, n := range names {
+		if strings.ContainsAny(n, "\"\n\x00") {
+			tb.Fatalf("BuildSymbols: %q cannot be an assembler symbol", n)
+		}
+		fmt.Fprintf(&b, ".globl \"%s\"\n.type \"%s\",@function\n\"%s\":\n\tret\n.size \"%s\",1\n", n, n, n, n)
+	}
+	src := b.String()
+	dir := Scratch("symbols")
+	if dir == "" {
+		dir = tb.TempDir()
+	}
+	// The source's path is part of BuildC's key: name it by its content.
+	path := filepath.Join(dir, hashStrings("symbols-v1", src)[:32]+".s")
+	if _, err := os.Stat(path); err != nil {
+		if err := atomicfile.Write(path, []byte(src)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return BuildC(tb, "gcc", path, name, "-shared", "-nostdlib")
+}
+
+// NamesBuild is one build of the programs of C++ and Rust names
+// (cmd/gprobe/testdata/cxx/names.cpp, cmd/gprobe/testdata/rust/names.rs):
+// namespaces, classes, overloads, templates, Rust modules, closures,
+// traits and generics, for the tests of demangled names.
+type NamesBuild struct {
+	Name     string // the binary's name, unique among NamesBuilds
+	Compiler string // g++, clang++ or rustc
+	Flags    []string
+}
+
+// Rust reports a Rust build.
+func (b NamesBuild) Rust() bool { return b.Compiler == "rustc" }
+
+// NamesBuilds lists the builds the tests use: g++ and clang++ at -O0 and
+// -O2 with DWARF 4 and 5, and rustc's debug and release builds, and a
+// debug build with v0 symbol names.
+func NamesBuilds() []NamesBuild {
+	var bs []NamesBuild
+	for _, cc := range []string{"g++", "clang++"} {
+		for _, o := range []string{"-O0", "-O2"} {
+			for _, d := range []string{"-gdwarf-4", "-gdwarf-5"} {
+				bs = append(bs, NamesBuild{"names-" + cc + o + d, cc, []string{o, d}})
+			}
+		}
+	}
+	return append(bs,
+		NamesBuild{"names-rs-debug", "rustc", []string{"-g"}},
+		NamesBuild{"names-rs-release", "rustc", []string{"-g", "-O"}},
+		NamesBuild{"names-rs-v0", "rustc", []string{"-g", "-C", "symbol-mangling-version=v0"}})
+}
+
+// Build compiles b (as BuildC does, once per compiler version, flags and
+// source) and returns the binary's path. A missing compiler ends tb with
+// Missing.
+func (b NamesBuild) Build(tb testing.TB) string {
+	tb.Helper()
+	src := filepath.Join(Repo(tb), "cmd", "gprobe", "testdata", "cxx", "names.cpp")
+	if b.Rust() {
+		src = filepath.Join(Repo(tb), "cmd", "gprobe", "testdata", "rust", "names.rs")
+	}
+	return BuildC(tb, b.Compiler, src, b.Name, b.Flags...)
 }

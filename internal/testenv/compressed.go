@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/internal/atomicfile"
 )
 
 // CompressionForms are the ways objcopy compresses debug sections:
@@ -50,17 +52,16 @@ func Compressed(tb testing.TB, path, form string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	f, err := atomicfile.Create(out, 0o644)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if b, err := exec.Command(objcopy, "--compress-debug-sections="+form, path, tmp.Name()).CombinedOutput(); err != nil {
+	defer f.Abort()
+	if b, err := exec.Command(objcopy, "--compress-debug-sections="+form, path, f.Name()).CombinedOutput(); err != nil {
 		tb.Fatalf("objcopy --compress-debug-sections=%s %s: %v\n%s", form, path, err, b)
 	}
-	// Concurrent tests may make the same copy: either rename wins.
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	// Concurrent tests may make the same copy: either one put in place wins.
+	if err := f.Commit(); err != nil {
 		tb.Fatal(err)
 	}
 	return out

@@ -46,6 +46,16 @@ type Perf struct {
 	Path string
 	id   string
 	dir  string // cache directory, "" = uncached
+	cwd  string // working directory of perf's runs ("" = the test's)
+}
+
+// At is p running in directory cwd, for questions whose answer depends on
+// it (perf 6.1 looks for a .gnu_debuglink file in its working directory);
+// the answers are keyed also by the directory and what it holds.
+func (p *Perf) At(cwd string) *Perf {
+	q := *p
+	q.cwd = cwd
+	return &q
 }
 
 var (
@@ -199,6 +209,7 @@ func (p *Perf) run(home string, args []string) Result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.Path, args...)
 	cmd.Env = append(os.Environ(), "PAGER=cat", "PERF_PAGER=cat", "LC_ALL=C")
+	cmd.Dir = p.cwd
 	if home != "" {
 		cmd.Env = append(cmd.Env, "HOME="+home)
 	}
@@ -228,6 +239,9 @@ func (p *Perf) key(args []string) string {
 	// argument is identified by what it names, and perf prints paths as
 	// they were given.
 	parts := []string{p.id}
+	if p.cwd != "" {
+		parts = append(parts, "cwd", p.cwd, pathIdentity(p.cwd))
+	}
 	for _, a := range args {
 		parts = append(parts, a)
 		if id := pathIdentity(a); id != "" {

@@ -33,25 +33,26 @@ import (
 func BootSynth(entry string) string { return "gprobe_latency_" + entry }
 
 // BootConfig is the boot-time setup measuring the latency of the function
-// whose entry and return probes (a kprobe and a kretprobe, as resolved)
+// whose entry and return probes (a kprobe and one kretprobe, as resolved)
 // are given, keyed by by ("", "comm" or "pid"). Its event names are
 // entry's event, that event with "__return", and BootSynth's.
-func BootConfig(entry, ret probe.Probe, by string) (*bootparam.Config, error) {
+func BootConfig(entry probe.Probe, rets []probe.Probe, by string) (*bootparam.Config, error) {
 	if by != "" && by != "comm" && by != "pid" {
 		return nil, fmt.Errorf("%w: --by %q: want comm or pid", ErrConfig, by)
 	}
-	entry, ret, err := probePair(entry, ret)
+	entry, rets, err := probePair(entry, rets, "")
 	if err != nil {
 		return nil, err
 	}
-	if entry.Kind != probe.Kprobe {
-		return nil, fmt.Errorf("%w: boot-time tracing defines kprobes only, not %s events", ErrConfig, entry.Kind)
+	if entry.Kind != probe.Kprobe || len(rets) != 1 || !rets[0].Return {
+		return nil, fmt.Errorf("%w: boot-time tracing measures a kprobe and its kretprobe, not %s events", ErrConfig, entry.Kind)
 	}
+	ret := rets[0]
 	g := bootparam.BootconfigGroup
 	entry.Group, ret.Group = g, g
 	ret.Event = entry.Event + "__return"
 	synth := BootSynth(entry.Event)
-	trig := triggerSpecs(by, g, entry.Event, ret.Event, synth)
+	trig := triggerSpecs(by, "", g, entry.Event, ret.Event, synth)
 	actions := func(file string) []string {
 		var out []string
 		for _, t := range trig {
@@ -78,7 +79,7 @@ func BootConfig(entry, ret probe.Probe, by string) (*bootparam.Config, error) {
 func BootReport(root *tracefs.FS, entry, by string) (*Result, error) {
 	g := bootparam.BootconfigGroup
 	ret := entry + "__return"
-	trig := triggerSpecs(by, g, entry, ret, BootSynth(entry))
+	trig := triggerSpecs(by, "", g, entry, ret, BootSynth(entry))
 	hists := map[string]string{}
 	for _, t := range trig {
 		if _, ok := hists[t.file]; ok {

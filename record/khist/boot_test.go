@@ -33,7 +33,7 @@ ftrace.event.kprobes.vfs_read__return.actions = 'hist:keys=common_pid.execname:s
 		t.Errorf("got:\n%s\nwant:\n%s", text, want)
 	}
 	// The same triggers as a run-time session's, but for the group.
-	run := (&session{cfg: Config{By: "comm"}, entry: e, ret: r, synth: BootSynth("vfs_read")}).triggerSpecs()
+	run := (&session{cfg: Config{By: "comm"}, entry: e, ret: r[0], synth: BootSynth("vfs_read")}).triggerSpecs()
 	var got []string
 	for _, ev := range cfg.Events {
 		got = append(got, ev.Actions...)
@@ -47,8 +47,15 @@ ftrace.event.kprobes.vfs_read__return.actions = 'hist:keys=common_pid.execname:s
 	u := probe.Probe{Kind: probe.Uprobe, Event: "work", Target: probe.Location{Path: "/bin/x", Offset: 0x10}}
 	ur := u
 	ur.Return, ur.Event = true, "work__return"
-	if _, err := BootConfig(u, ur, ""); !errors.Is(err, ErrConfig) {
+	if _, err := BootConfig(u, []probe.Probe{ur}, ""); !errors.Is(err, ErrConfig) {
 		t.Errorf("uprobes: %v", err)
+	}
+	// Probes on the return instructions (a Go function's) are not a
+	// kretprobe.
+	ri := r[0]
+	ri.Return = false
+	if _, err := BootConfig(e, []probe.Probe{ri, ri}, ""); !errors.Is(err, ErrConfig) {
+		t.Errorf("return-instruction probes: %v", err)
 	}
 	if _, err := BootConfig(e, r, "cpu"); !errors.Is(err, ErrConfig) {
 		t.Errorf("--by cpu: %v", err)

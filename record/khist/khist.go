@@ -17,7 +17,12 @@
 //
 // The entry saves its timestamp in a variable per thread (the key); the
 // return subtracts it and fires S with the latency, the thread and its
-// comm (the return probe fetches $comm); S's histograms count the calls
+// comm (the return probe fetches $comm). A Go function's calls are keyed
+// by goroutine instead (Config.Key: the goroutine may move to another
+// thread in the middle of a call), its returns are plain probes on its
+// return instructions (a uretprobe would crash the program when its stack
+// moves), and its entries are counted per thread by a trigger of their
+// own; S's histograms count the calls
 // per log2 bucket of latency, keyed by comm or pid for Config.By, with the
 // sum, and the largest and (through its negation) the smallest latency of
 // each bucket. common_timestamp is in nanoseconds; using it switches the
@@ -81,10 +86,18 @@ const Group = "gprobe_latency"
 type Config struct {
 	// Function names the function measured, for the report.
 	Function string
-	// Entry and Return are the function's entry and return probes as
-	// resolved (a kprobe and a kretprobe, or a uprobe and a uretprobe);
-	// the session picks the kind it installs (probePair) and names them.
-	Entry, Return probe.Probe
+	// Entry is the function's entry probe as resolved.
+	Entry probe.Probe
+	// Returns are its return probes as resolved: one return probe (a
+	// kretprobe, a uretprobe), or the plain probes on its return
+	// instructions, all of one event (a Go function's: a uretprobe would
+	// crash it). The session installs them in Group (probePair).
+	Returns []probe.Probe
+	// Key is the field of the entry and return probes by which a call's
+	// entry time waits for its return: "" for the thread (common_pid), or
+	// probe.GoroutineField for a Go function, whose goroutine may move to
+	// another thread in the middle of a call.
+	Key string
 	// By keys the histograms by "comm" or "pid"; "" keeps one.
 	By string
 	// All follows every process, not only the command and its children.
@@ -156,19 +169,69 @@ func Supported(root *tracefs.FS) error {
 	return nil
 }
 
-// probePair picks the kind of probe installed at the function's entry and
-// return, the one place that choice is made: a kprobe and a kretprobe for
-// a kernel function (Linux 6.1 and 6.12 have both), a uprobe and a
-// uretprobe in a binary. Both go in Group; the return probe fetches the
-// comm the synthetic event carries.
-func probePair(entry, ret probe.Probe) (probe.Probe, probe.Probe, error) {
-	if entry.Return || !ret.Return || entry.Kind != ret.Kind {
-		return entry, ret, fmt.Errorf("%w: want an entry and a return probe of one kind, have %q and %q", ErrConfig, entry.String(), ret.String())
+// KeyOf is the Config.Key for a function whose entry probe is entry: the
+// goroutine when the probe reads it (a Go function's, which gprobe gives
+// the pairing fields), else the thread.
+func KeyOf(entry probe.Probe) string {
+	for _, a := range entry.Args {
+		if a.Name == probe.GoroutineField {
+			return probe.GoroutineField
+		}
 	}
-	entry.Group, ret.Group = Group, Group
-	entry.Args = nil
-	ret.Args = []probe.FetchArg{{Name: "comm", Expr: probe.Comm{}, Type: "string"}}
-	return entry, ret, nil
+	return ""
+}
+
+// probePair checks and prepares the probes installed at the function's
+// entry and returns: a kprobe and a kretprobe for a kernel function (Linux
+// 6.1 and 6.12 have both), a uprobe and a uretprobe in a binary, or an
+// entry probe and plain probes of one event on the return instructions.
+// All go in Group; they keep only the key field, and the returns fetch
+// the comm the synthetic event carries.
+func probePair(entry probe.Probe, rets []probe.Probe, key string) (probe.Probe, []probe.Probe, error) {
+	bad := func(why string) error {
+		var texts []string
+		for _, r := range rets {
+			texts = append(texts, fmt.Sprintf("%q", r.String()))
+		}
+		return fmt.Errorf("%w: %s, have %q and %s", ErrConfig, why, entry.String(), strings.Join(texts, ", "))
+	}
+	if entry.Return || len(rets) == 0 {
+		return entry, nil, bad("want an entry probe and return probes")
+	}
+	if rets[0].Return && len(rets) > 1 {
+		return entry, nil, bad("want one return probe or plain probes on the return instructions")
+	}
+	for _, r := range rets {
+		if r.Kind != entry.Kind || r.Return != rets[0].Return || r.Event != rets[0].Event || r.Event == entry.Event {
+			return entry, nil, bad("want return probes of the entry's kind, all of one event")
+		}
+	}
+	keep := func(args []probe.FetchArg) ([]probe.FetchArg, error) {
+		if key == "" {
+			return nil, nil
+		}
+		for _, a := range args {
+			if a.Name == key {
+				return []probe.FetchArg{a}, nil
+			}
+		}
+		return nil, fmt.Errorf("%w: the key field %s is not fetched by the probes", ErrConfig, key)
+	}
+	var err error
+	entry.Group = Group
+	if entry.Args, err = keep(entry.Args); err != nil {
+		return entry, nil, err
+	}
+	out := make([]probe.Probe, len(rets))
+	for i, r := range rets {
+		r.Group = Group
+		if r.Args, err = keep(r.Args); err != nil {
+			return entry, nil, err
+		}
+		r.Args = append(r.Args, probe.FetchArg{Name: "comm", Expr: probe.Comm{}, Type: "string"})
+		out[i] = r
+	}
+	return entry, out, nil
 }
 
 func (c *Config) check() error {
@@ -204,7 +267,7 @@ func Run(cfg Config) (res *Result, err error) {
 	if err := Supported(root); err != nil {
 		return nil, err
 	}
-	entry, ret, err := probePair(cfg.Entry, cfg.Return)
+	entry, rets, err := probePair(cfg.Entry, cfg.Returns, cfg.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +286,7 @@ func Run(cfg Config) (res *Result, err error) {
 			err = cerr
 		}
 	}()
-	if err := s.setup(entry, ret); err != nil {
+	if err := s.setup(entry, rets); err != nil {
 		return nil, err
 	}
 	res = &Result{Function: cfg.Function, EntryEvent: Group + ":" + s.entry.Event, ReturnEvent: Group + ":" + s.ret.Event}
@@ -239,7 +302,19 @@ func Run(cfg Config) (res *Result, err error) {
 // trigger is a hist trigger the session attached.
 type trigger struct {
 	file, spec string
+	role       role
 }
+
+// role is what a trigger's table holds, for reading it back.
+type role int
+
+const (
+	roleNone       role = iota
+	roleSums            // calls, their sum and maximum per bucket
+	roleMins            // the minimum per bucket
+	roleEntryHits       // entry hits per thread
+	roleReturnHits      // return hits per thread
+)
 
 type session struct {
 	cfg        Config
@@ -254,14 +329,14 @@ type session struct {
 
 // setup installs the probes (all or none), defines the synthetic event,
 // creates the instance with its filters closed and attaches the triggers.
-func (s *session) setup(entry, ret probe.Probe) error {
+func (s *session) setup(entry probe.Probe, rets []probe.Probe) error {
 	installed, err := s.root.List()
 	if err != nil {
 		return err
 	}
 	reqs := []*install.Request{
 		{Point: s.cfg.Function, Probes: []probe.Probe{entry}},
-		{Point: s.cfg.Function + "%return", Probes: []probe.Probe{ret}},
+		{Point: s.cfg.Function + "%return", Probes: rets},
 	}
 	plan, err := install.Plan(reqs, installed, install.Options{Force: true, Features: s.root.Features()})
 	if err != nil {
@@ -271,7 +346,7 @@ func (s *session) setup(entry, ret probe.Probe) error {
 		return err
 	}
 	s.probes = plan
-	s.entry, s.ret = plan[0].Probe, plan[1].Probe
+	s.entry, s.ret = plan[0].Probe, plan[len(plan)-1].Probe
 
 	name := fmt.Sprintf("gprobe_latency_%d", os.Getpid())
 	for i := 0; ; i++ {
@@ -335,28 +410,44 @@ const (
 // counts only the returns that found ts0: a trigger skips an event whose
 // variables are not all set). They are removed in the reverse order: the
 // kernel refuses to remove a trigger whose variable is referenced, or a
-// synthetic event in use.
+// synthetic event in use. With Config.Key, ts0 is kept per key (a Go
+// function's goroutine) by a trigger of its own, and the entries are
+// counted per thread by another.
 func (s *session) triggerSpecs() []trigger {
-	return triggerSpecs(s.cfg.By, Group, s.entry.Event, s.ret.Event, s.synth)
+	return triggerSpecs(s.cfg.By, s.cfg.Key, Group, s.entry.Event, s.ret.Event, s.synth)
 }
 
-// triggerSpecs are the triggers of a measurement keyed by by, of the
-// probes group/entry and group/ret and the synthetic event synth, in the
-// order they are attached (see session.triggerSpecs).
-func triggerSpecs(by, group, entry, ret, synth string) []trigger {
-	key, size := "", bucketsSize
+// triggerSpecs are the triggers of a measurement grouped by by, its start
+// time kept per key ("": per thread), of the probes group/entry and
+// group/ret and the synthetic event synth, in the order they are attached
+// (see session.triggerSpecs).
+func triggerSpecs(by, key, group, entry, ret, synth string) []trigger {
+	byKey, size := "", bucketsSize
 	if by != "" {
-		key, size = by+",", groupsSize
+		byKey, size = by+",", groupsSize
 	}
 	synthFile := eventFile("synthetic", synth)
-	return []trigger{
-		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", key, size)},
-		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", key, size)},
-		{eventFile(group, entry), fmt.Sprintf("hist:keys=common_pid.execname:ts0=common_timestamp:size=%d", threadsSize)},
-		{eventFile(group, ret), fmt.Sprintf("hist:keys=common_pid.execname:size=%d", threadsSize)},
-		{eventFile(group, ret), fmt.Sprintf("hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
-			group, entry, synth, threadsSize)},
+	entryFile, retFile := eventFile(group, entry), eventFile(group, ret)
+	thread := "common_pid.execname"
+	call := thread
+	if key != "" {
+		call = key
 	}
+	out := []trigger{
+		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", byKey, size), roleSums},
+		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", byKey, size), roleMins},
+	}
+	if key == "" {
+		out = append(out, trigger{entryFile, fmt.Sprintf("hist:keys=%s:ts0=common_timestamp:size=%d", thread, threadsSize), roleEntryHits})
+	} else {
+		out = append(out,
+			trigger{entryFile, fmt.Sprintf("hist:keys=%s:ts0=common_timestamp:size=%d", call, threadsSize), roleNone},
+			trigger{entryFile, fmt.Sprintf("hist:keys=%s:size=%d", thread, threadsSize), roleEntryHits})
+	}
+	return append(out,
+		trigger{retFile, fmt.Sprintf("hist:keys=%s:size=%d", thread, threadsSize), roleReturnHits},
+		trigger{retFile, fmt.Sprintf("hist:keys=%s:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
+			call, group, entry, synth, threadsSize), roleNone})
 }
 
 func eventFile(group, event string) string { return "events/" + group + "/" + event + "/trigger" }
@@ -512,8 +603,13 @@ func (s *session) cleanup() error {
 		}
 		s.synth = ""
 	}
+	deleted := map[string]bool{} // an event of several probes goes at once
 	for i := len(s.probes) - 1; i >= 0; i-- {
 		p := s.probes[i].Probe
+		if deleted[p.GroupOrDefault()+"/"+p.Event] {
+			continue
+		}
+		deleted[p.GroupOrDefault()+"/"+p.Event] = true
 		if err := install.Delete(s.root, p.Kind, p.GroupOrDefault(), p.Event); err != nil {
 			errs = append(errs, err)
 		}

@@ -15,11 +15,29 @@ import (
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
-func kprobes(fn string) (probe.Probe, probe.Probe) {
+func kprobes(fn string) (probe.Probe, []probe.Probe) {
 	loc := probe.Location{Symbol: fn}
 	return probe.Probe{Kind: probe.Kprobe, Group: "probe", Event: fn, Target: loc},
-		probe.Probe{Kind: probe.Kprobe, Group: "probe", Event: fn + "__return", Return: true, Target: loc,
-			Args: []probe.FetchArg{{Expr: probe.Retval{}}}}
+		[]probe.Probe{{Kind: probe.Kprobe, Group: "probe", Event: fn + "__return", Return: true, Target: loc,
+			Args: []probe.FetchArg{{Expr: probe.Retval{}}}}}
+}
+
+// goProbes are a Go function's entry and return-instruction uprobes as
+// the resolver gives them: the pairing fields and an argument each.
+func goProbes() (probe.Probe, []probe.Probe) {
+	pairing := []probe.FetchArg{
+		{Name: "goid", Expr: probe.Mem{Off: 152, Inner: probe.Reg("r14")}, Type: "u64"},
+		{Name: "go_sp", Expr: probe.Reg("sp"), Type: "x64"},
+	}
+	at := func(off uint64) probe.Location { return probe.Location{Path: "/bin/svc", Offset: off} }
+	entry := probe.Probe{Kind: probe.Uprobe, Group: "probe_svc", Event: "main_work", Target: at(0x1006),
+		Args: append([]probe.FetchArg{{Name: "n", Expr: probe.Reg("bx"), Type: "s64"}}, pairing...)}
+	var rets []probe.Probe
+	for _, off := range []uint64{0x1050, 0x1090} {
+		rets = append(rets, probe.Probe{Kind: probe.Uprobe, Group: "probe_svc", Event: "main_work__retinsn", Target: at(off),
+			Args: append([]probe.FetchArg{{Name: "r0", Expr: probe.Reg("ax"), Type: "s64"}}, pairing...)})
+	}
+	return entry, rets
 }
 
 // TestProbePair: kernel functions get a kprobe and a kretprobe, in
@@ -27,20 +45,50 @@ func kprobes(fn string) (probe.Probe, probe.Probe) {
 // of one kind is refused.
 func TestProbePair(t *testing.T) {
 	e, r := kprobes("hrtimer_nanosleep")
-	e2, r2, err := probePair(e, r)
+	e2, r2, err := probePair(e, r, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := e2.String(), "p:gprobe_latency/hrtimer_nanosleep hrtimer_nanosleep+0"; got != want {
 		t.Errorf("entry %q, want %q", got, want)
 	}
-	if got, want := r2.String(), "r:gprobe_latency/hrtimer_nanosleep__return hrtimer_nanosleep+0 comm=$comm:string"; got != want {
+	if got, want := r2[0].String(), "r:gprobe_latency/hrtimer_nanosleep__return hrtimer_nanosleep+0 comm=$comm:string"; got != want {
 		t.Errorf("return %q, want %q", got, want)
 	}
+	// A Go function: plain probes on the return instructions, by goroutine.
+	ge, gr := goProbes()
+	ge2, gr2, err := probePair(ge, gr, "goid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{ge2.String()}
+	for _, p := range gr2 {
+		got = append(got, p.String())
+	}
+	if want := []string{
+		"p:gprobe_latency/main_work /bin/svc:0x1006 goid=+152(%r14):u64",
+		"p:gprobe_latency/main_work__retinsn /bin/svc:0x1050 goid=+152(%r14):u64 comm=$comm:string",
+		"p:gprobe_latency/main_work__retinsn /bin/svc:0x1090 goid=+152(%r14):u64 comm=$comm:string",
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Go probes:\n got %q\nwant %q", got, want)
+	}
+	if KeyOf(ge) != "goid" || KeyOf(e) != "" {
+		t.Errorf("keys: Go %q, C %q", KeyOf(ge), KeyOf(e))
+	}
 	u := probe.Probe{Kind: probe.Uprobe, Event: "work", Target: probe.Location{Path: "/bin/x", Offset: 0x10}}
-	for _, pair := range [][2]probe.Probe{{r, e}, {e, e}, {u, r}} {
-		if _, _, err := probePair(pair[0], pair[1]); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s and %s: %v", pair[0].String(), pair[1].String(), err)
+	mixed := append([]probe.Probe{gr[0]}, r...)
+	other := gr[1]
+	other.Event = "main_work__tailcall"
+	for _, c := range []struct {
+		entry probe.Probe
+		rets  []probe.Probe
+		key   string
+	}{
+		{r[0], []probe.Probe{e}, ""}, {e, []probe.Probe{e, e}, ""}, {u, r, ""}, {e, nil, ""},
+		{ge, mixed, "goid"}, {ge, []probe.Probe{gr[0], other}, "goid"}, {ge, gr, "nosuch"}, {ge, append(r, r...), ""},
+	} {
+		if _, _, err := probePair(c.entry, c.rets, c.key); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s and %d returns, key %q: %v", c.entry.String(), len(c.rets), c.key, err)
 		}
 	}
 }
@@ -49,28 +97,41 @@ func TestProbePair(t *testing.T) {
 func TestTriggerSpecs(t *testing.T) {
 	s := &session{synth: "gprobe_latency_42", entry: probe.Probe{Event: "f"}, ret: probe.Probe{Event: "f__return"}}
 	common := []trigger{
-		{"events/gprobe_latency/f/trigger", "hist:keys=common_pid.execname:ts0=common_timestamp:size=2048"},
-		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:size=2048"},
-		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(gprobe_latency.f).trace(gprobe_latency_42,$lat1,common_pid,comm):size=2048"},
+		{"events/gprobe_latency/f/trigger", "hist:keys=common_pid.execname:ts0=common_timestamp:size=2048", roleEntryHits},
+		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:size=2048", roleReturnHits},
+		{"events/gprobe_latency/f__return/trigger", "hist:keys=common_pid.execname:lat1=common_timestamp-$ts0+1:onmatch(gprobe_latency.f).trace(gprobe_latency_42,$lat1,common_pid,comm):size=2048", roleNone},
 	}
 	for by, synth := range map[string][]trigger{
 		"": {
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=128"},
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=128"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=128", roleSums},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=128", roleMins},
 		},
 		"comm": {
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=2048"},
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=2048"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=2048", roleSums},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=comm,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=2048", roleMins},
 		},
 		"pid": {
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=2048"},
-			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=2048"},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=2048", roleSums},
+			{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=pid,ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=2048", roleMins},
 		},
 	} {
 		s.cfg.By = by
 		if got, want := s.triggerSpecs(), append(synth, common...); !reflect.DeepEqual(got, want) {
-			t.Errorf("--by %q:\n got %q\nwant %q", by, got, want)
+			t.Errorf("--by %v:\n got %v\nwant %v", by, got, want)
 		}
+	}
+	// A Go function: ts0 per goroutine, hits per thread.
+	s = &session{cfg: Config{Key: "goid"}, synth: "gprobe_latency_42", entry: probe.Probe{Event: "main_work"}, ret: probe.Probe{Event: "main_work__retinsn"}}
+	want := []trigger{
+		{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=128", roleSums},
+		{"events/synthetic/gprobe_latency_42/trigger", "hist:keys=ns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=128", roleMins},
+		{"events/gprobe_latency/main_work/trigger", "hist:keys=goid:ts0=common_timestamp:size=2048", roleNone},
+		{"events/gprobe_latency/main_work/trigger", "hist:keys=common_pid.execname:size=2048", roleEntryHits},
+		{"events/gprobe_latency/main_work__retinsn/trigger", "hist:keys=common_pid.execname:size=2048", roleReturnHits},
+		{"events/gprobe_latency/main_work__retinsn/trigger", "hist:keys=goid:lat1=common_timestamp-$ts0+1:onmatch(gprobe_latency.main_work).trace(gprobe_latency_42,$lat1,common_pid,comm):size=2048", roleNone},
+	}
+	if got := s.triggerSpecs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Go:\n got %v\nwant %v", got, want)
 	}
 	if got := synthDefinition("gprobe_latency_42"); got != "gprobe_latency_42 u64 ns_plus1; int pid; char comm[]" {
 		t.Errorf("synthetic event %q", got)
@@ -81,10 +142,10 @@ func TestTriggerSpecs(t *testing.T) {
 func TestConfig(t *testing.T) {
 	e, r := kprobes("f")
 	for _, c := range []Config{
-		{Function: "f", Entry: e, Return: r, By: "tid", Command: []string{"true"}},
-		{Function: "f", Entry: e, Return: r},
-		{Function: "f", Entry: e, Return: r, All: true},
-		{Entry: e, Return: r, Command: []string{"true"}},
+		{Function: "f", Entry: e, Returns: r, By: "tid", Command: []string{"true"}},
+		{Function: "f", Entry: e, Returns: r},
+		{Function: "f", Entry: e, Returns: r, All: true},
+		{Entry: e, Returns: r, Command: []string{"true"}},
 	} {
 		if _, err := Run(c); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v", c, err)
@@ -226,8 +287,8 @@ func TestSetupFailureRemovesAll(t *testing.T) {
 	at := probe.Location{Path: "/bin/true", Offset: 0x10}
 	_, err := Run(Config{
 		Function: "work", Command: []string{"true"}, Tracefs: dir,
-		Entry:  probe.Probe{Kind: probe.Uprobe, Group: "probe_true", Event: "work", Target: at},
-		Return: probe.Probe{Kind: probe.Uprobe, Group: "probe_true", Event: "work__return", Return: true, Target: at},
+		Entry:   probe.Probe{Kind: probe.Uprobe, Group: "probe_true", Event: "work", Target: at},
+		Returns: []probe.Probe{{Kind: probe.Uprobe, Group: "probe_true", Event: "work__return", Return: true, Target: at}},
 	})
 	if !errors.Is(err, tracefs.ErrNotFound) {
 		t.Fatalf("setup in a fake tracefs: %v", err)
@@ -266,8 +327,8 @@ func TestRefusesBeforeCreating(t *testing.T) {
 	at := probe.Location{Path: "/bin/true", Offset: 0x10}
 	_, err := Run(Config{
 		Function: "work", Command: []string{"true"},
-		Entry:  probe.Probe{Kind: probe.Uprobe, Event: "work", Target: at},
-		Return: probe.Probe{Kind: probe.Uprobe, Event: "work__return", Return: true, Target: at},
+		Entry:   probe.Probe{Kind: probe.Uprobe, Event: "work", Target: at},
+		Returns: []probe.Probe{{Kind: probe.Uprobe, Event: "work__return", Return: true, Target: at}},
 	})
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Run: %v", err)

@@ -30,14 +30,13 @@ func histFile(trigger string) string { return strings.TrimSuffix(trigger, "trigg
 
 // counted reads what the triggers counted from the hist files (text by
 // trigger file) into res: the calls from the synthetic event's two
-// tables, the hits from the entry's and the return's counts.
+// tables, the hits from the entry's and the return's counts, the hits a
+// full table dropped from every table.
 func counted(triggers []trigger, hists map[string]string, by string, res *Result) error {
-	if len(triggers) != 5 {
-		return fmt.Errorf("%d triggers, want 5", len(triggers))
-	}
-	tables := make([]histfmt.Table, len(triggers))
+	var tables [roleReturnHits + 1]histfmt.Table
+	have := map[role]bool{}
 	parsed := map[string][]histfmt.Table{}
-	for i, t := range triggers {
+	for _, t := range triggers {
 		ts, ok := parsed[t.file]
 		if !ok {
 			var err error
@@ -49,23 +48,27 @@ func counted(triggers []trigger, hists map[string]string, by string, res *Result
 		found := 0
 		for _, tb := range ts {
 			if sameTrigger(tb.Trigger, t.spec) {
-				tables[i] = tb
+				tables[t.role] = tb
+				res.Lost += tb.Dropped
 				found++
 			}
 		}
 		if found != 1 {
 			return fmt.Errorf("%w: %s has %d tables for %s", histfmt.ErrSyntax, histFile(t.file), found, t.spec)
 		}
+		have[t.role] = true
 	}
-	rows, err := interpret(tables[0], tables[1], tables[2], tables[3], by)
+	for _, r := range []role{roleSums, roleMins, roleEntryHits, roleReturnHits} {
+		if !have[r] {
+			return fmt.Errorf("no trigger for table %d of %d triggers", r, len(triggers))
+		}
+	}
+	rows, err := interpret(tables[roleSums], tables[roleMins], tables[roleEntryHits], tables[roleReturnHits], by)
 	if err != nil {
 		return err
 	}
 	res.Rows = rows
-	res.Hits = tables[2].Hits + tables[3].Hits
-	for _, t := range tables {
-		res.Lost += t.Dropped
-	}
+	res.Hits = tables[roleEntryHits].Hits + tables[roleReturnHits].Hits
 	return nil
 }
 

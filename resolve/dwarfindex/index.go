@@ -198,7 +198,7 @@ func (t *FDEs) Find(addr uint64) int {
 
 // Format: a header, then the parts, little-endian throughout.
 //
-//	magic   [8]byte  "gpidx\x00\x00\x02" (the last byte is the version)
+//	magic   [8]byte  "gpidx\x00\x00\x03" (the last byte is the version)
 //	crc     uint32   CRC-32C of everything after this field
 //	size    uint64   Key.Size
 //	idlen   uint32   then idlen bytes of Key.BuildID
@@ -208,7 +208,10 @@ var magic = [8]byte{'g', 'p', 'i', 'd', 'x', 0, 0, formatVersion}
 // formatVersion is the index format's version, in its magic and its file
 // name: indexes of other versions (other gprobe releases sharing the cache)
 // are never read, so never taken for damaged ones.
-const formatVersion = 2
+//
+// Version 3: the function names of a unit that is not C's include those
+// of functions inside namespaces, classes and structures (Rust's).
+const formatVersion = 3
 
 // indexFile is the name of the index file in an image's cache directory.
 var indexFile = fmt.Sprintf("index-v%d", formatVersion)

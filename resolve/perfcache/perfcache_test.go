@@ -230,3 +230,37 @@ func TestValidChecksTheLink(t *testing.T) {
 		t.Errorf("ValidList %v %v", ids, err)
 	}
 }
+
+// EntryFile names an entry's files only once they pass the checks.
+func TestEntryFile(t *testing.T) {
+	c := newCache(t)
+	bid, real, err := c.Add(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf := filepath.Join(c.Dir(real, bid), "elf")
+	if p, err := c.EntryFile(bid, "elf"); err != nil || p != elf {
+		t.Fatalf("EntryFile(elf) = %q, %v", p, err)
+	}
+	if _, err := c.EntryFile(bid, "debug"); !errors.Is(err, ErrNotCached) {
+		t.Errorf("EntryFile(debug) without one: %v", err)
+	}
+	if _, err := c.EntryFile("00"+bid[2:], "elf"); !errors.Is(err, ErrNotCached) {
+		t.Errorf("EntryFile of an unknown build-id: %v", err)
+	}
+	debug := filepath.Join(c.Dir(real, bid), "debug")
+	if err := os.Symlink("elf", debug); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EntryFile(bid, "debug"); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("a debug file that is a link: %v", err)
+	}
+	os.Remove(debug)
+	if err := os.WriteFile(debug, []byte("x"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(debug, 0o666)
+	if _, err := c.EntryFile(bid, "debug"); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("a world-writable debug file: %v", err)
+	}
+}

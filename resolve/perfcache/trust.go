@@ -181,3 +181,34 @@ func readTrusted(dir, name string) ([]byte, error) {
 // maxProbesFile bounds a probe cache file (libjvm.so's 532 markers make
 // 100 KiB).
 const maxProbesFile = 64 << 20
+
+// EntryFile is the path of the file name of build-id bid's entry ("elf":
+// the binary perf copied, "debug": its debug information, as `perf
+// buildid-cache --add` keeps them), once the checks pass: the cache and
+// the entry's directories as for every read, and the file itself a
+// regular file, not a link, owned by the user gprobe runs as or root and
+// writable by no one else. A missing file wraps ErrNotCached.
+func (c *Cache) EntryFile(bid, name string) (string, error) {
+	dir, err := c.entryDir(bid)
+	if errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotCached) {
+		return "", fmt.Errorf("%s: %w (%v)", bid, ErrNotCached, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	st, err := os.Lstat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: %w", p, ErrNotCached)
+		}
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s: %w: not a regular file", p, ErrUntrusted)
+	}
+	if err := owned(p, st); err != nil {
+		return "", err
+	}
+	return p, nil
+}

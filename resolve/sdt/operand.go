@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
@@ -168,17 +168,17 @@ func strtol(s string) (int64, bool) {
 
 // hostArch is the architecture whose rules perf running here applies to
 // every binary: perf picks arch_sdt_arg_parse_op when it is built.
-var hostArch = sync.OnceValue(func() disasm.Arch {
+var hostArch = sync.OnceValue(func() arch.Arch {
 	if runtime.GOARCH == "arm64" {
-		return disasm.ARM64
+		return arch.ARM64
 	}
-	return disasm.AMD64
+	return arch.AMD64
 })
 
 // perfOp is perf 6.1's arch_sdt_arg_parse_op for arch: the uprobe text for
 // OP, or "" when perf skips it.
-func perfOp(arch disasm.Arch, op string) string {
-	if arch == disasm.ARM64 {
+func perfOp(a arch.Arch, op string) string {
+	if a == arch.ARM64 {
 		return perfARM64(op)
 	}
 	if x, ok := perfX86(op); ok {
@@ -304,7 +304,7 @@ func x86Fetch(op string, opts Options) (probe.Fetch, string) {
 	if x, ok := perfX86(op); ok {
 		reg := strings.TrimPrefix(x.kernel, "%")
 		switch {
-		case !slices.Contains(disasm.AMD64.FetchRegisters(), reg):
+		case !slices.Contains(arch.AMD64.FetchRegisters(), reg):
 			return nil, fmt.Sprintf("the kernel cannot fetch register %s", x.gasReg)
 		case x.open != x.close:
 			return nil, "unbalanced parenthesis"

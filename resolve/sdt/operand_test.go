@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 )
@@ -67,13 +67,13 @@ var x86Cases = []operandCase{
 	{"+8@%rax", "%ax", "%ax", "u64"},
 }
 
-func TestX86Operands(t *testing.T) { checkOperands(t, elf.EM_X86_64, disasm.AMD64, x86Cases) }
+func TestX86Operands(t *testing.T) { checkOperands(t, elf.EM_X86_64, arch.AMD64, x86Cases) }
 
-func TestARM64Operands(t *testing.T) { checkOperands(t, elf.EM_AARCH64, disasm.ARM64, arm64Cases) }
+func TestARM64Operands(t *testing.T) { checkOperands(t, elf.EM_AARCH64, arch.ARM64, arm64Cases) }
 
 // checkOperands translates each case for machine m, and perf's text with
 // perf's rules for arch.
-func checkOperands(t *testing.T, m elf.Machine, arch disasm.Arch, cases []operandCase) {
+func checkOperands(t *testing.T, m elf.Machine, a arch.Arch, cases []operandCase) {
 	t.Helper()
 	for _, c := range cases {
 		ops, err := Operands(m, c.text, Options{Immediates: true})
@@ -92,7 +92,7 @@ func checkOperands(t *testing.T, m elf.Machine, arch disasm.Arch, cases []operan
 		if o.Fetch != nil {
 			got = o.Fetch.String()
 		}
-		if perf := perfOp(arch, o.Op); perf != c.perf || got != c.gprobe || o.Type != c.typ {
+		if perf := perfOp(a, o.Op); perf != c.perf || got != c.gprobe || o.Type != c.typ {
 			t.Errorf("%s: perf %q gprobe %q type %q, want %q %q %q (%s)", c.text, perf, got, o.Type, c.perf, c.gprobe, c.typ, o.Why)
 		}
 		if o.Fetch == nil && o.Why == "" {
@@ -196,9 +196,9 @@ func FuzzOperands(f *testing.F) {
 	f.Add("8@%rbp 8@%r12 -4@%eax", false)
 	f.Add("-4@[sp, 12] -4@[sp, 8] -4@[sp,", true)
 	f.Fuzz(func(t *testing.T, args string, arm bool) {
-		m, arch := elf.EM_X86_64, disasm.AMD64
+		m, a := elf.EM_X86_64, arch.AMD64
 		if arm {
-			m, arch = elf.EM_AARCH64, disasm.ARM64
+			m, a = elf.EM_AARCH64, arch.ARM64
 		}
 		ops, err := Operands(m, args, Options{Immediates: true})
 		if err != nil {
@@ -220,7 +220,7 @@ func FuzzOperands(f *testing.F) {
 		if len(p.Args) == 0 || len(p.Args) > probedef.MaxTraceArgs {
 			return
 		}
-		if _, err := probedef.Parse(p.String(), &probedef.Options{Arch: arch, NoStat: true}); err != nil {
+		if _, err := probedef.Parse(p.String(), &probedef.Options{Arch: a, NoStat: true}); err != nil {
 			t.Fatalf("%q: %s: %v", args, p.String(), err)
 		}
 		again, err := Operands(m, args, Options{Immediates: true})
@@ -314,11 +314,11 @@ func FuzzPerfPatterns(f *testing.F) {
 		f.Add(op, true)
 	}
 	f.Fuzz(func(t *testing.T, op string, arm bool) {
-		arch := disasm.AMD64
+		a := arch.AMD64
 		if arm {
-			arch = disasm.ARM64
+			a = arch.ARM64
 		}
-		if got, want := perfOp(arch, op), perfByRegexp(arm, op); got != want {
+		if got, want := perfOp(a, op), perfByRegexp(arm, op); got != want {
 			t.Fatalf("%q (arm64 %v): %q, perf's pattern %q", op, arm, got, want)
 		}
 	})

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -318,11 +318,11 @@ func sameButDocumented(p probe.Probe, want, consistent string, imm bool) error {
 	}
 	f.Close()
 	arm := f.Machine == elf.EM_AARCH64
-	arch := disasm.AMD64
+	a := arch.AMD64
 	if arm {
-		arch = disasm.ARM64
+		a = arch.ARM64
 	}
-	if _, err := probedef.Parse(got, &probedef.Options{Arch: arch, NoStat: true}); err != nil {
+	if _, err := probedef.Parse(got, &probedef.Options{Arch: a, NoStat: true}); err != nil {
 		return err
 	}
 	if arm {
@@ -364,7 +364,7 @@ func TestArm64Definitions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := probedef.Parse(p.String(), &probedef.Options{Arch: disasm.ARM64, NoStat: true}); err != nil {
+			if _, err := probedef.Parse(p.String(), &probedef.Options{Arch: arch.ARM64, NoStat: true}); err != nil {
 				t.Errorf("%s: %v", p.String(), err)
 			}
 			switch n.Name {

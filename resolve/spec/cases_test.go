@@ -54,7 +54,6 @@ var pointCases = []pointCase{
 	{in: "vfs_read@k.c", want: with(fn("vfs_read"), func(p *Point) { p.File = "k.c"; p.HasFile = true })},
 	{in: "vfs_read@k.c:5", want: with(fn("vfs_read"), func(p *Point) { p.File = "k.c"; p.HasFile = true; p.Line = 5 })},
 	{in: "vfs_read:5@k.c", want: with(fn("vfs_read"), func(p *Point) { p.File = "k.c"; p.HasFile = true; p.Line = 5 })},
-	{in: "vfs_read@*", want: with(fn("vfs_read"), func(p *Point) { p.File = "*"; p.HasFile = true })},
 	{in: "vfs_read@", want: with(fn("vfs_read"), func(p *Point) { p.HasFile = true })},
 	{in: "k.c:12", want: &Point{File: "k.c", HasFile: true, Line: 12}},
 	{in: "dir/k.c:12", want: &Point{File: "dir/k.c", HasFile: true, Line: 12}},

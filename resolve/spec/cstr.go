@@ -194,7 +194,16 @@ func strtoxC(s string) (mag uint64, neg bool, end int, overflow bool) {
 
 // argvSplit is perf's argv_split(): words separated by runs of (tools ctype)
 // white space, no quoting.
-func argvSplit(s string) []string {
+func argvSplit(s string) []string { return splitWords(s, false) }
+
+// argvSplitQuoted is argvSplit that keeps white space inside quotes (as
+// quoted names take it: "ns::Klass::method(char const*)"), an extension of
+// newer perf's quoted names, whose argv_split cuts them there. A backslash
+// escapes the byte after it; an unclosed quote runs to the end.
+func argvSplitQuoted(s string) []string { return splitWords(s, hasQuote(s)) }
+
+// splitWords splits s at runs of white space, outside quotes when quotes.
+func splitWords(s string, quotes bool) []string {
 	var argv []string
 	i := 0
 	for i < len(s) {
@@ -205,9 +214,25 @@ func argvSplit(s string) []string {
 			break
 		}
 		j := i
-		for j < len(s) && !toolsIsSpace(s[j]) {
-			j++
+		var quote byte
+	word:
+		for ; j < len(s); j++ {
+			switch c := s[j]; {
+			case quote != 0 && c == '\\':
+				j++
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case toolsIsSpace(c):
+				break word
+			case quotes && c == '\\':
+				j++
+			case quotes && (c == '"' || c == '\''):
+				quote = c
+			}
 		}
+		j = min(j, len(s))
 		argv = append(argv, s[i:j])
 		i = j
 	}

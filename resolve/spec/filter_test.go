@@ -1,6 +1,9 @@
 package spec
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFilter(t *testing.T) {
 	for _, c := range []struct {
@@ -50,5 +53,35 @@ func TestOrFilters(t *testing.T) {
 		if got := OrFilters(c.in); got != c.want {
 			t.Errorf("OrFilters(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestMatchEvent: perf's event filter matches the event's name alone or
+// GROUP:EVENT.
+func TestMatchEvent(t *testing.T) {
+	f, err := ParseFilter("probe:vfs_* | do_*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		group, event string
+		want         bool
+	}{{"probe", "vfs_read", true}, {"other", "vfs_read", false}, {"other", "do_exit", true}, {"probe", "ksys_read", false}} {
+		if got := f.MatchEvent(c.group, c.event); got != c.want {
+			t.Errorf("MatchEvent(%s, %s) = %v", c.group, c.event, got)
+		}
+	}
+}
+
+func TestArgStrings(t *testing.T) {
+	p, err := ParseProbe("vfs_read file->f_pos n=count:u32 $comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.ArgStrings(), " "); got != "f_pos=file->f_pos n=count:u32 $comm" {
+		t.Errorf("ArgStrings = %q", got)
+	}
+	if p, _ := ParseProbe("vfs_read"); p.ArgStrings() != nil {
+		t.Errorf("no arguments gave %q", p.ArgStrings())
 	}
 }

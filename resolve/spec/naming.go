@@ -37,15 +37,47 @@ func eventBase(base string) string {
 
 // EventName is the event name perf 6.1 derives from base (a function or
 // symbol name, or the user's EVENT) for C targets when it is not taken yet:
-// see eventBase, plus "__return" for return probes. The result is not
-// validated; perf then requires IsCFuncName and a length below
-// probedef.MaxEventNameLen, the kernel's limit too ("Internal error: \"%s\" is an invalid event name.").
+// see eventBase, plus "__return" for return probes.
+//
+// Where perf 6.1 would stop with "Internal error: ... is an invalid event
+// name." because that is no C name (a C++ or Rust name: ns::Klass::method,
+// Vec<u8>::push), the name is made as newer perf makes it for other
+// languages: each run of bytes that are neither letters nor digits becomes
+// one '_', none at the start (ns_Klass_method, Vec_u8_push); a glob keeps
+// perf 6.1's failure (the event of "ksys_[rw]*:2" is "ksys_[rw]*_L2",
+// which the caller refuses, as perf does). The result is not validated
+// further; perf then requires IsCFuncName ("Internal error: \"%s\" is an
+// invalid event name.") and a length the kernel takes
+// (probedef.EventNameCode).
 func EventName(base string, ret bool) string {
 	n := eventBase(base)
+	if !IsCFuncName(n) && !IsGlob(n) {
+		n = sanitizeEventName(cString(base))
+	}
 	if ret {
 		n += "__return"
 	}
 	return n
+}
+
+// LanguageEventName is name as newer perf makes an event name of a name
+// that is not C's, glob bytes included (a C++ signature's "char*"): see
+// EventName.
+func LanguageEventName(name string) string { return sanitizeEventName(cString(name)) }
+
+// sanitizeEventName is newer perf's get_new_event_name rule for names that
+// are not C's: runs of non-alphanumeric bytes (per the tools' ctype, '_'
+// included) become one '_', and none is put first.
+func sanitizeEventName(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if toolsIsAlnum(s[i]) {
+			b = append(b, s[i])
+		} else if len(b) > 0 && b[len(b)-1] != '_' {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
 }
 
 // UprobeGroup is perf's default group for uprobes on the binary at path

@@ -8,7 +8,7 @@ import (
 // Point is a parsed PROBE POINT (perf's struct perf_probe_point plus the
 // event/group names given in front of it):
 //
-//	[[GROUP:]EVENT=]FUNC[@SRC][:RLN|+OFFS|%return|;PTN]
+//	[[GROUP:]EVENT=]FUNC[@SRC|@*][:RLN|+OFFS|%return|;PTN]
 //	[[GROUP:]EVENT=]SRC:ALN
 //	[[GROUP:]EVENT=]SRC;PTN
 //	0xADDR
@@ -47,7 +47,10 @@ type Point struct {
 }
 
 // ParsePoint parses a probe point the way perf's parse_perf_probe_point()
-// does. The input is a single word: no white-space splitting is done here
+// does, with two forms of newer perf for names that are not C's: quoted
+// parts ("ns::Klass::method", 'Vec<u8>::push') are taken literally, and
+// FUNC@* names a function in any file (perf 6.1 reads "*" as a file name).
+// The input is a single word: no white-space splitting is done here
 // (ParseProbe does that). Errors are *SyntaxError (perf's exact message).
 func ParsePoint(s string) (*Point, error) {
 	p := &Point{}
@@ -68,7 +71,7 @@ func isSDTEvent(s string) bool {
 // The group is checked as a C name before unescaping, the event after.
 // Error messages quote the raw (still escaped) text.
 func parseEventName(s string, sdt bool) (group, event string, err error) {
-	if i := strpbrkEsc(s, ":"); i >= 0 {
+	if i := strpbrkEsq(s, ":"); i >= 0 {
 		raw := s[:i]
 		if !sdt && !IsCFuncName(raw) {
 			return "", "", badEventName(raw)
@@ -76,7 +79,10 @@ func parseEventName(s string, sdt bool) (group, event string, err error) {
 		group = strdupEsc(raw)
 		s = s[i+1:]
 	}
-	event = strdupEsc(s)
+	event, ok := strdupEsq(s)
+	if !ok {
+		return "", "", unclosedQuote(s)
+	}
 	if !sdt && !IsCFuncName(event) {
 		return "", "", badEventName(s)
 	}
@@ -113,7 +119,7 @@ func parsePoint(arg string, p *Point) error {
 		return parseSDT(arg, p)
 	}
 
-	if i := strpbrkEsc(arg, ";=@+%"); i >= 0 && arg[i] == '=' {
+	if i := strpbrkEsq(arg, ";=@+%"); i >= 0 && arg[i] == '=' {
 		g, e, err := parseEventName(arg[:i], false)
 		if err != nil {
 			return err
@@ -125,8 +131,8 @@ func parsePoint(arg string, p *Point) error {
 	// File spec iff: no unescaped '+', '@' or '%'; an unescaped ':' or ';';
 	// and a '.' somewhere before it.
 	fileSpec := false
-	if strpbrkEsc(arg, "+@%") < 0 {
-		if i := strpbrkEsc(arg, ";:"); i >= 0 && strings.IndexByte(arg[:i], '.') >= 0 {
+	if strpbrkEsq(arg, "+@%") < 0 {
+		if i := strpbrkEsq(arg, ";:"); i >= 0 && strings.IndexByte(arg[:i], '.') >= 0 {
 			fileSpec = true
 		}
 	}
@@ -134,11 +140,14 @@ func parsePoint(arg string, p *Point) error {
 	const delims = ";:+@%"
 	head, rest, more := arg, "", false
 	var nc byte
-	if i := strpbrkEsc(arg, delims); i >= 0 {
+	if i := strpbrkEsq(arg, delims); i >= 0 {
 		head, nc, rest, more = arg[:i], arg[i], arg[i+1:], true
 	}
 	if head != "" {
-		name := strdupEsc(head)
+		name, ok := strdupEsq(head)
+		if !ok {
+			return unclosedQuote(head)
+		}
 		if fileSpec {
 			p.File, p.HasFile = name, true
 		} else {
@@ -160,7 +169,7 @@ func parsePoint(arg string, p *Point) error {
 			p.Lazy, p.HasLazy = part, true
 			break
 		}
-		if i := strpbrkEsc(part, delims); i >= 0 {
+		if i := strpbrkEsq(part, delims); i >= 0 {
 			part, nc, rest = part[:i], part[i], part[i+1:]
 		} else {
 			more = false
@@ -182,7 +191,16 @@ func parsePoint(arg string, p *Point) error {
 			if p.HasFile {
 				return semErr("SRC@SRC is not allowed.")
 			}
-			p.File, p.HasFile = strdupEsc(part), true
+			if part == "*" {
+				// FUNC@*: FUNC is a function, in any file (newer
+				// perf; perf 6.1 looks for a file named "*").
+				break
+			}
+			f, ok := strdupEsq(part)
+			if !ok {
+				return unclosedQuote(part)
+			}
+			p.File, p.HasFile = f, true
 		case '%':
 			if part != "return" {
 				return semErr("%%%s is not supported.", part)

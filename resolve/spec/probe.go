@@ -33,7 +33,7 @@ func ParseProbe(s string) (*Probe, error) { return ParseProbeOpts(s, Options{}) 
 
 // ParseProbeOpts is ParseProbe with target options.
 func ParseProbeOpts(s string, opts Options) (*Probe, error) {
-	argv := argvSplit(cString(s))
+	argv := argvSplitQuoted(cString(s))
 	if len(argv)-1 > probedef.MaxTraceArgs {
 		return nil, semErr("Too many probe arguments (%d).", len(argv)-1)
 	}
@@ -82,8 +82,9 @@ func (p Probe) String() string {
 	return b.String()
 }
 
-// ArgStrings are the arguments as perf prints them back ("file->f_pos",
-// "n=count:u32").
+// ArgStrings are the arguments as perf prints them back (Arg.String):
+// "n=count:u32", and "f_pos=file->f_pos" (perf names a field after its last
+// member).
 func (p *Probe) ArgStrings() []string {
 	var out []string
 	for _, a := range p.Args {

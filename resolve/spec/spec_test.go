@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -268,10 +269,25 @@ func TestEventName(t *testing.T) {
 		{"foo.constprop.3", true, "foo__return"},
 		{"malloc@GLIBC_2.2.5", false, "malloc"},
 		{".foo.part.1", false, "foo"},
-		{"..foo", false, ".foo"},
-		{"@x", false, "@x"},
-		{".", false, ""},
 		{"vfs_read_L5", false, "vfs_read_L5"},
+		// Names perf 6.1 refuses as event names: newer perf's rule.
+		{"..foo", false, "foo"},
+		{"@x", false, "x"},
+		{".", false, ""},
+		{"ns::Klass::method", false, "ns_Klass_method"},
+		{"ns::Klass::method", true, "ns_Klass_method__return"},
+		{"std::vector<int, std::allocator<int> >::size", false, "std_vector_int_std_allocator_int_size"},
+		{"rs::work::{closure#0}", false, "rs_work_closure_0_"},
+		{"__gnu_cxx::__verbose_terminate_handler", false, "gnu_cxx_verbose_terminate_handler"},
+		{"~Klass", false, "Klass"},
+		{"main.(*Server).poll", false, "main"},
+		{"1abc", false, "1abc"},
+		// A glob keeps perf 6.1's refusal.
+		{"ksys_[rw]*_L2", false, "ksys_[rw]*_L2"},
+		{"vfs_*", true, "vfs_*__return"},
+	}
+	if got := LanguageEventName("ns::f(char*, int[3])"); got != "ns_f_char_int_3_" {
+		t.Errorf("LanguageEventName of a signature = %q", got)
 	}
 	for _, c := range cases {
 		if got := EventName(c.base, c.ret); got != c.want {
@@ -409,5 +425,21 @@ func TestNoUserAccess(t *testing.T) {
 	checkErr(t, "probe", err, UserAccessUnsupportedMsg)
 	if _, err := ParseProbeOpts("vfs_read @user a@b@user", opts); err != nil {
 		t.Errorf("no @user suffix: %v", err)
+	}
+}
+
+// TestArgvSplitQuoted: white space inside quotes stays in the word (a
+// quoted C++ signature); elsewhere words split as perf's argv_split.
+func TestArgvSplitQuoted(t *testing.T) {
+	for in, want := range map[string][]string{
+		`"ns::K::m(char const*)" s`:  {`"ns::K::m(char const*)"`, "s"},
+		`ev='a b'%return  $retval x`: {`ev='a b'%return`, "$retval", "x"},
+		`f\" a`:                      {`f\"`, "a"},
+		`"open a`:                    {`"open a`},
+		" plain  words\t":            {"plain", "words"},
+	} {
+		if got := argvSplitQuoted(in); !slices.Equal(got, want) {
+			t.Errorf("argvSplitQuoted(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

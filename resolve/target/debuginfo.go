@@ -11,6 +11,7 @@ import (
 
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/perfcache"
 )
 
 // Debug information that is not in the probed file: a binary's separate
@@ -83,34 +84,85 @@ func openFetched(o *Options, id string, open func(string) (*dwarfinfo.File, erro
 	return f, nil
 }
 
-// separateDebug replaces t's binary, which has no DWARF, by its separate
-// debug file: the distribution's (perf's order), else debuginfod's. When
-// debuginfod was asked in vain, t.FetchErr says why.
-func (t *Target) separateDebug(o *Options) {
-	for _, c := range debugCandidates(t.Path) {
-		f, err := dwarfinfo.OpenSeparate(c, t.Path)
-		if err != nil {
-			continue
-		}
-		if f.HasDWARF() {
-			t.file.Close()
-			t.file = f
-			return
-		}
+// separateDebug replaces t's image, which has no DWARF, by its separate
+// debug file (findSeparate: the distribution's places in perf's order, the
+// build-id directory, .gnu_debuglink), else the one perf's build-id cache
+// keeps, else debuginfod's. file is the image read (within root r). When
+// debuginfod was asked in vain, t.FetchErr says why. An image left without
+// DWARF and without a symbol table takes its symbols from the copy perf's
+// cache keeps, as perf does.
+func (t *Target) separateDebug(o *Options, r root, file string) {
+	if f := findSeparate(r, t.Path, file, t.file, o.Trace); f != nil {
+		t.replace(f)
+		return
+	}
+	id := t.file.BuildID()
+	if f := fromPerfCache(o, id, "debug", t.Path, file); f != nil && f.HasDWARF() {
+		t.replace(f)
+		return
+	} else if f != nil {
 		f.Close()
 	}
-	if o.Debuginfod == nil {
-		return
-	}
-	f, err := openFetched(o, t.file.BuildID(), func(p string) (*dwarfinfo.File, error) {
-		return dwarfinfo.OpenSeparate(p, t.Path)
-	})
-	if err != nil {
+	if o.Debuginfod != nil {
+		f, err := openFetched(o, id, func(p string) (*dwarfinfo.File, error) {
+			f, err := dwarfinfo.OpenSeparate(p, file)
+			if err == nil {
+				f.Path = t.Path
+			}
+			return f, err
+		})
+		if err == nil {
+			t.replace(f)
+			return
+		}
 		t.FetchErr = err
-		return
 	}
+	if t.User && t.file.ELF.Section(".symtab") == nil {
+		if f := fromPerfCache(o, id, "elf", t.Path, file); f != nil && f.ELF.Section(".symtab") != nil {
+			t.replace(f)
+		} else if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// replace makes f the target's image.
+func (t *Target) replace(f *dwarfinfo.File) {
 	t.file.Close()
 	t.file = f
+}
+
+// fromPerfCache opens the file name ("debug", "elf") perf's build-id cache
+// keeps for build-id id, as the debug information of the image at path
+// (read from file), after the cache's checks and the build-id's; nil when
+// there is none.
+func fromPerfCache(o *Options, id, name, path, file string) *dwarfinfo.File {
+	if o.PerfCache == nil || id == "" {
+		return nil
+	}
+	p, err := o.PerfCache.EntryFile(id, name)
+	if err != nil {
+		if o.Trace != nil && !errors.Is(err, perfcache.ErrNotCached) {
+			o.Trace(fmt.Sprintf("perf's build-id cache: not used for %s: %v", path, err))
+		}
+		return nil
+	}
+	f, err := dwarfinfo.OpenSeparate(p, file)
+	if err == nil && f.BuildID() != id {
+		f.Close()
+		err = errOtherBuild
+	}
+	if err != nil {
+		if o.Trace != nil {
+			o.Trace(fmt.Sprintf("%s: not used for %s: %v", p, path, err))
+		}
+		return nil
+	}
+	if o.Trace != nil {
+		o.Trace(fmt.Sprintf("%s: perf's build-id cache copy used for %s", p, path))
+	}
+	f.Path = path
+	return f
 }
 
 // SourcePath finds the source file of a -L listing: where perf looks for

@@ -3,7 +3,7 @@
 // From BTF alone it answers:
 //   - a function's parameters: names, types and the ABI argument register
 //     each one lives in at function entry (Spec.Func, Spec.ParamRegs; the
-//     registers come from disasm.Arch);
+//     registers come from arch.Arch);
 //   - struct->field chains: the byte offset of every dereference level and,
 //     for bitfields, the kprobe b<width>@<offset>/<container> numbers
 //     (Spec.Resolve);

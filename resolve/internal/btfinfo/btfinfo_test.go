@@ -10,7 +10,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 const fixtureDir = "../../../testdata/vmlinux-fixtures"
@@ -24,11 +24,11 @@ func fixtures(t testing.TB) []string {
 	return fs
 }
 
-func fixtureArch(path string) disasm.Arch {
+func fixtureArch(path string) arch.Arch {
 	if strings.HasPrefix(filepath.Base(path), "arm64") {
-		return disasm.ARM64
+		return arch.ARM64
 	}
-	return disasm.AMD64
+	return arch.AMD64
 }
 
 // required fixtures for the differential tests.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 // Func is a function's prototype as BTF records it.
@@ -30,7 +30,7 @@ type Param struct {
 	Type  Type
 	Index int // 0-based position in the prototype
 	// Reg is the argument register holding the parameter at function entry
-	// (one of disasm.Arch.ArgRegisters), "" if the parameter is passed on
+	// (one of arch.Arch.ArgRegisters), "" if the parameter is passed on
 	// the stack or not in a general-purpose register (float/double). Filled
 	// in by ParamRegs.
 	Reg string
@@ -82,12 +82,12 @@ func (s *Spec) Func(name string) (*Func, error) {
 }
 
 // FuncArch is Func followed by ParamRegs(arch, f).
-func (s *Spec) FuncArch(name string, arch disasm.Arch) (*Func, error) {
+func (s *Spec) FuncArch(name string, isa arch.Arch) (*Func, error) {
 	f, err := s.Func(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.ParamRegs(arch, f); err != nil {
+	if err := s.ParamRegs(isa, f); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -150,16 +150,16 @@ func newFunc(bf *btf.Func) (*Func, error) {
 // Struct classification is simplified: any struct of 16 bytes or less is
 // treated as INTEGER class (true for kernel code, which has no floats).
 // Another architecture gives an error wrapping ErrUnsupported.
-func (s *Spec) ParamRegs(arch disasm.Arch, f *Func) error {
+func (s *Spec) ParamRegs(isa arch.Arch, f *Func) error {
 	var arm bool
-	switch arch {
-	case disasm.AMD64:
-	case disasm.ARM64:
+	switch isa {
+	case arch.AMD64:
+	case arch.ARM64:
 		arm = true
 	default:
-		return fmt.Errorf("architecture %v: no calling convention: %w", arch, ErrUnsupported)
+		return fmt.Errorf("architecture %v: no calling convention: %w", isa, ErrUnsupported)
 	}
-	regs := arch.ArgRegisters()
+	regs := isa.ArgRegisters()
 	next := 0
 	f.SretReg = ""
 	// A struct/union returned in memory (larger than 16 bytes) is written

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 type dParam struct {
@@ -245,12 +245,12 @@ func (df *dwarfFuncs) loclistsExpr(s *dSub, off int64, pc uint64) []byte {
 
 // dwarfRegName maps a location expression that is just DW_OP_regN to the
 // kprobe register name.
-func dwarfRegName(arch disasm.Arch, expr []byte) (string, bool) {
+func dwarfRegName(isa arch.Arch, expr []byte) (string, bool) {
 	if len(expr) != 1 || expr[0] < 0x50 || expr[0] > 0x6f {
 		return "", false
 	}
 	n := int(expr[0] - 0x50)
-	if arch == disasm.ARM64 {
+	if isa == arch.ARM64 {
 		return fmt.Sprintf("x%d", n), true
 	}
 	x86 := []string{"ax", "dx", "cx", "bx", "si", "di", "bp", "sp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
@@ -271,7 +271,7 @@ func TestFuncParamsVsDWARF(t *testing.T) {
 	var totFuncs, totParams, totRegs int
 	for _, path := range fixtures(t) {
 		name := filepath.Base(path)
-		arch := fixtureArch(path)
+		isa := fixtureArch(path)
 		t.Run(name, func(t *testing.T) {
 			s, err := Load(path)
 			if err != nil {
@@ -307,7 +307,7 @@ func TestFuncParamsVsDWARF(t *testing.T) {
 					skipped++
 					continue
 				}
-				f, err := s.FuncArch(fname, arch)
+				f, err := s.FuncArch(fname, isa)
 				if err != nil {
 					t.Errorf("%s: Func(%s): %v", name, fname, err)
 					continue
@@ -368,7 +368,7 @@ func TestFuncParamsVsDWARF(t *testing.T) {
 							t.Errorf("%s: %s: DWARF parameter %q not in BTF", name, fname, pn)
 							continue
 						}
-						reg, ok := dwarfRegName(arch, df.entryExpr(sub, p.loc, sub.lowpc))
+						reg, ok := dwarfRegName(isa, df.entryExpr(sub, p.loc, sub.lowpc))
 						if !ok {
 							continue
 						}
@@ -379,7 +379,7 @@ func TestFuncParamsVsDWARF(t *testing.T) {
 					}
 				}
 				// And the plain ABI table, by index.
-				regs := arch.ArgRegisters()
+				regs := isa.ArgRegisters()
 				for i, p := range f.Params {
 					sz, _ := btf.Sizeof(p.Type)
 					j := i

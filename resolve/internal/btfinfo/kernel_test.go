@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 func kernelSpec(t *testing.T) *Spec {
@@ -42,7 +42,7 @@ func memberOff(t *testing.T, s *Spec, structName, member string) int64 {
 
 func TestKernelVfsRead(t *testing.T) {
 	s := kernelSpec(t)
-	f, err := s.FuncArch("vfs_read", disasm.AMD64)
+	f, err := s.FuncArch("vfs_read", arch.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestKernelVfsRead(t *testing.T) {
 	if ts := TypeString(f.Params[0].Type, 0); ts != "struct file *" {
 		t.Errorf("file type %q", ts)
 	}
-	if err := s.ParamRegs(disasm.ARM64, f); err != nil || f.Params[3].Reg != "x3" {
+	if err := s.ParamRegs(arch.ARM64, f); err != nil || f.Params[3].Reg != "x3" {
 		t.Errorf("arm64: %v %+v", err, f.Params)
 	}
 	if k, _ := KprobeType(f.Params[2].Type, false); k != "u64" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
@@ -50,7 +50,7 @@ func TestDebianModuleSplitBTF(t *testing.T) {
 			if s.Base != base {
 				t.Fatal("split spec does not record its base")
 			}
-			f, err := s.FuncArch("loop_configure", disasm.AMD64)
+			f, err := s.FuncArch("loop_configure", arch.AMD64)
 			if err != nil {
 				t.Fatal(err)
 			}

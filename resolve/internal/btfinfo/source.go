@@ -6,7 +6,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -23,13 +23,13 @@ import (
 // Prototypes is s as the resolver's source of prototypes for arch, with
 // hex (the kernel's README offers x8..x64) choosing hexadecimal types for
 // unsigned values.
-func (s *Spec) Prototypes(arch disasm.Arch, hex bool) core.Prototypes {
-	return &prototypes{s: s, arch: arch, hex: hex}
+func (s *Spec) Prototypes(isa arch.Arch, hex bool) core.Prototypes {
+	return &prototypes{s: s, arch: isa, hex: hex}
 }
 
 type prototypes struct {
 	s    *Spec
-	arch disasm.Arch
+	arch arch.Arch
 	hex  bool
 }
 

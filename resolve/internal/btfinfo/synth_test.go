@@ -11,7 +11,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 )
 
 // synthSpec builds a raw BTF blob from types and loads it through Load.
@@ -141,26 +141,26 @@ func TestSynthFuncs(t *testing.T) {
 		{"f_simple.isra.0", "di si", "x0 x1"},
 		{"f_simple.constprop.3", "di si", "x0 x1"},
 	} {
-		for _, arch := range []disasm.Arch{disasm.AMD64, disasm.ARM64} {
-			f, err := s.FuncArch(tc.fn, arch)
+		for _, isa := range []arch.Arch{arch.AMD64, arch.ARM64} {
+			f, err := s.FuncArch(tc.fn, isa)
 			if err != nil {
 				t.Errorf("%s: %v", tc.fn, err)
 				continue
 			}
 			want := tc.x86
-			if arch == disasm.ARM64 {
+			if isa == arch.ARM64 {
 				want = tc.arm
 			}
 			if got := regsOf(f); got != want {
-				t.Errorf("%s %s: regs %q, want %q", arch, tc.fn, got, want)
+				t.Errorf("%s %s: regs %q, want %q", isa, tc.fn, got, want)
 			}
 		}
 	}
-	f, err := s.FuncArch("f_sret", disasm.AMD64)
+	f, err := s.FuncArch("f_sret", arch.AMD64)
 	if err != nil || f.SretReg != "di" {
 		t.Errorf("f_sret sret: %v %q", err, f.SretReg)
 	}
-	f, err = s.FuncArch("f_vararg", disasm.ARM64)
+	f, err = s.FuncArch("f_vararg", arch.ARM64)
 	if err != nil || !f.Variadic || len(f.Params) != 1 {
 		t.Errorf("f_vararg: %v %+v", err, f)
 	}
@@ -170,7 +170,7 @@ func TestSynthFuncs(t *testing.T) {
 	if _, err := s.Func("nope.isra.0"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("nope: %v", err)
 	}
-	if _, err := s.FuncArch("f_simple", disasm.Arch(0)); !errors.Is(err, ErrUnsupported) {
+	if _, err := s.FuncArch("f_simple", arch.Arch(0)); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("mips: %v", err)
 	}
 	if _, err := s.StructByName("dupstruct"); !errors.Is(err, ErrNotFound) {
@@ -196,7 +196,7 @@ func TestSynthFuncs(t *testing.T) {
 func TestSynthResolve(t *testing.T) {
 	_, types := synthTypes()
 	s := synthSpec(t, types...)
-	f, err := s.FuncArch("f_simple", disasm.AMD64)
+	f, err := s.FuncArch("f_simple", arch.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestLoadRawFixtureBTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.FuncArch("vfs_read", disasm.AMD64); err != nil {
+	if _, err := s.FuncArch("vfs_read", arch.AMD64); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -332,7 +332,7 @@ func FuzzLoad(f *testing.F) {
 			if i > 50 {
 				break
 			}
-			fn, err := s.FuncArch(n, disasm.AMD64)
+			fn, err := s.FuncArch(n, arch.AMD64)
 			if err != nil {
 				continue
 			}

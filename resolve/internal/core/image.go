@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/symtab"
@@ -23,7 +23,7 @@ type Image struct {
 	// Module is the kernel module (-m); nil for other images.
 	Module *Module
 	// Arch is the target's architecture: the image's, else the one given.
-	Arch disasm.Arch
+	Arch arch.Arch
 	Opts Options
 
 	// NoBoundaryCheck leaves out the instruction-boundary check, as perf
@@ -44,6 +44,17 @@ type Image struct {
 	//     other section whose file offset is not where libdwfl put it
 	//     (PostProcessSymbols).
 	PerfModuleAlt bool
+	// PerfUserAlt repeats perf 6.1's mistake on user binaries
+	// (internal/perfbug.UserAlt): the alternative search asks DWARF about
+	// a symbol's file offset as if it were its address (PerfAltAddr).
+	PerfUserAlt bool
+	// PerfArangesOnly repeats perf 6.1's search for the unit of an
+	// address through .debug_aranges alone in its alternative search
+	// (internal/perfbug.ArangesOnly).
+	PerfArangesOnly bool
+	// PerfAltArgs repeats perf 6.1's failure on a qualified name with
+	// arguments (internal/perfbug.AltArgs).
+	PerfAltArgs bool
 
 	syms    *symtab.Map
 	modSyms *symtab.Tree
@@ -56,9 +67,9 @@ type Module struct {
 }
 
 // New returns the image f with opts. user selects uprobes (-x). Without an
-// image (f nil), arch is the target's architecture (the zero value: the
+// image (f nil), isa is the target's architecture (the zero value: the
 // running machine's).
-func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, error) {
+func New(f *dwarfinfo.File, user bool, isa arch.Arch, opts Options) (*Image, error) {
 	if opts.MaxProbes <= 0 {
 		opts.MaxProbes = 128
 	}
@@ -66,17 +77,17 @@ func New(f *dwarfinfo.File, user bool, arch disasm.Arch, opts Options) (*Image, 
 		opts.Warn = func(string) {}
 	}
 	if f == nil {
-		arch, err := arch.OrHost()
+		isa, err := isa.OrHost()
 		if err != nil {
 			return nil, err
 		}
-		return &Image{User: user, Opts: opts, Arch: arch}, nil
+		return &Image{User: user, Opts: opts, Arch: isa}, nil
 	}
-	arch, err := disasm.ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	return &Image{File: f, User: user, Opts: opts, Arch: arch}, nil
+	return &Image{File: f, User: user, Opts: opts, Arch: isa}, nil
 }
 
 // NewModule returns the kernel module f (an ET_REL .ko file, possibly the
@@ -123,13 +134,24 @@ func (im *Image) TargetFeatures() *probedef.Features {
 // Symbols is perf's symbol map of the image.
 func (im *Image) Symbols() (*symtab.Map, error) {
 	if im.syms == nil {
-		m, err := symtab.NewMap(im.File)
+		m, err := symtab.NewMap(im.File, im.Naming())
 		if err != nil {
 			return nil, err
 		}
 		im.syms = m
 	}
 	return im.syms, nil
+}
+
+// Naming is how perf names the image's symbols: a user binary's demangled
+// unless NoDemangle, a kernel's or a module's only with DemangleKernel
+// (symbol-elf.c want_demangle).
+func (im *Image) Naming() symtab.Naming {
+	on := !im.Opts.Names.NoDemangle
+	if !im.User {
+		on = im.Opts.Names.DemangleKernel
+	}
+	return symtab.Naming{Demangle: on, Params: im.Opts.Names.Params}
 }
 
 // moduleTree is a module's alias-keeping map, made once.
@@ -154,7 +176,7 @@ func (im *Image) NameSymbols() (*symtab.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.Map(), nil
+	return t.Map(im.Naming()), nil
 }
 
 // PostProcessSymbols is the map perf renames DWARF points with: for a
@@ -207,6 +229,30 @@ func (im *Image) FileOffset(addr uint64) uint64 {
 	return addr
 }
 
+// CodeAddr converts a file offset of a user binary (an absolute uprobe
+// address) to the address it is loaded at, through the executable section
+// holding it; an offset outside the binary's code is an error wrapping
+// ErrInvalid (a uprobe there could never fire).
+func (im *Image) CodeAddr(off uint64) (uint64, error) {
+	var lo, hi uint64
+	for _, s := range im.File.ELF.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 {
+			continue
+		}
+		if off >= s.Offset && off-s.Offset < s.Size {
+			return off - s.Offset + s.Addr, nil
+		}
+		if lo == 0 || s.Offset < lo {
+			lo = s.Offset
+		}
+		hi = max(hi, s.Offset+s.Size)
+	}
+	if hi == 0 {
+		return 0, Errorf(ErrInvalid, "0x%x: %s has no executable section to place a uprobe in.", off, im.File.Path)
+	}
+	return 0, Errorf(ErrInvalid, "0x%x is not in the code of %s: its executable sections are at file offsets 0x%x-0x%x, and a uprobe elsewhere never fires.", off, im.File.Path, lo, hi)
+}
+
 // RelocSymbol is perf's ref_reloc_sym: the image's _text (or _stext).
 func (im *Image) RelocSymbol() *symtab.Symbol {
 	var found [2]*symtab.Symbol
@@ -223,9 +269,13 @@ func (im *Image) RelocSymbol() *symtab.Symbol {
 	return found[1]
 }
 
-// PerfAltAddr applies PerfModuleAlt to the address of a symbol-table
-// match, when set and the target is a module.
+// PerfAltAddr applies PerfModuleAlt or PerfUserAlt to the address of a
+// symbol-table match, when set and the target is a module or a user
+// binary.
 func (im *Image) PerfAltAddr(addr uint64) uint64 {
+	if im.PerfUserAlt && im.User {
+		return im.FileOffset(addr)
+	}
 	if !im.PerfModuleAlt || im.Module == nil {
 		return addr
 	}

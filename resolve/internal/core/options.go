@@ -27,4 +27,21 @@ type Options struct {
 	// fetches on $argN. They are still resolved here, to refuse what the
 	// kernel could not find.
 	KernelBTFArgs bool
+	// Names says how symbol names are shown (-F) and matched (FUNC found
+	// in the symbol table): perf's --no-demangle, --demangle-kernel, and
+	// -v's C++ parameters.
+	Names Names
+}
+
+// Names are perf's demangling options. The zero value is perf's default:
+// a user binary's mangled names are demangled, a kernel's are not, and
+// C++ names carry no parameters.
+type Names struct {
+	// NoDemangle keeps a user binary's ELF names (--no-demangle).
+	NoDemangle bool
+	// DemangleKernel demangles the names of a kernel image or module
+	// (--demangle-kernel).
+	DemangleKernel bool
+	// Params shows C++ parameters, as perf -v does.
+	Params bool
 }

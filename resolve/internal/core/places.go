@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -15,6 +14,10 @@ import (
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
+// Qualified reports a C++ or Rust name qualified with '::', which no DWARF
+// function has as its name: perf finds it in the symbol table only.
+func Qualified(fn string) bool { return strings.Contains(fn, "::") }
+
 // SymbolPlaces is perf's find_probe_trace_events_from_map: FUNC[+OFF] and
 // FUNC%return from the symbol table.
 func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
@@ -22,15 +25,9 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	cut := !strings.Contains(pp.Function, "@")
 	// The kernel's symbol map holds only text; a user binary's holds data
 	// objects too (perf then skips them as non-functions).
-	match := func(n []byte) bool { return spec.GlobMatch(string(n), pp.Function) }
-	if !spec.IsGlob(pp.Function) && !strings.Contains(pp.Function, "\\") {
-		want := []byte(pp.Function)
-		match = func(n []byte) bool { return bytes.Equal(n, want) }
-	}
-	matched := m.ByName(match, cut, im.Vmlinux())
+	matched := m.ByName(symtab.Query{Pattern: pp.Function, TextOnly: im.Vmlinux()})
 	target := im.TargetName()
 	if len(matched) == 0 {
 		return nil, Errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
@@ -51,6 +48,20 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 	if t := im.File.ELF.Section(".text"); t != nil && im.Vmlinux() {
 		textLo, textHi = t.Addr, t.Addr+t.Size
 	}
+	// Beyond perf, the functions a qualified name matches are told apart
+	// by their parameters (TracePoint.Overload).
+	overloads := false
+	if Qualified(pp.Function) {
+		var first uint64
+		for _, s := range matched {
+			if s.Type == elf.STT_FUNC {
+				if first == 0 {
+					first = s.Start
+				}
+				overloads = overloads || s.Start != first
+			}
+		}
+	}
 	var tps []TracePoint
 	seen := map[uint64]bool{}
 	for _, s := range matched {
@@ -58,15 +69,19 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 			continue
 		}
 		seen[s.Start] = true
+		name := m.Name(s)
 		if pp.Offset > s.End-s.Start {
-			return nil, Errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, s.Name())
+			return nil, Errorf(ErrNotFound, "Offset %d is bigger than the size of %s", pp.Offset, name)
 		}
 		if textHi != 0 && (s.Start+pp.Offset <= textLo || textHi < s.Start+pp.Offset) {
-			im.Opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", s.Name()))
+			im.Opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", name))
 			continue
 		}
-		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: s.Name(), Offset: pp.Offset,
-			Realname: s.Name(), Return: pp.Return}
+		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: name, Offset: pp.Offset,
+			Realname: name, Return: pp.Return}
+		if overloads {
+			tp.Overload = symtab.Naming{Demangle: true, Params: true}.Of(s.Raw)
+		}
 		if reloc != nil {
 			tp.Symbol, tp.Offset = reloc.Name(), tp.Addr-reloc.Start
 		}
@@ -118,9 +133,8 @@ func (im *Image) FunctionAddr(fn string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	want := []byte(fn)
 	var addrs []uint64
-	for _, s := range m.ByName(func(n []byte) bool { return bytes.Equal(n, want) }, false, true) {
+	for _, s := range m.ByName(symtab.Query{Pattern: fn, Exact: true, KeepVersion: true, TextOnly: true}) {
 		if s.Type == elf.STT_FUNC && !slices.Contains(addrs, s.Start) {
 			addrs = append(addrs, s.Start)
 		}
@@ -151,8 +165,10 @@ func (im *Image) CheckBoundaries(tps []TracePoint) error {
 
 func (im *Image) checkBoundary(tp TracePoint) error {
 	start, size, ok := im.functionBounds(tp.Addr)
-	if !ok {
-		return nil // not in a known function: nothing to check against
+	if !ok || tp.Addr == start {
+		// Not in a known function: nothing to check against; at its
+		// start: an instruction starts there (no need to decode it).
+		return nil
 	}
 	code := im.File.Code(start, size)
 	if code == nil {
@@ -173,8 +189,15 @@ func (im *Image) checkBoundary(tp TracePoint) error {
 		if errors.Is(err, disasm.ErrNotBoundary) {
 			is, n, text, _ := m.Insn(off)
 			sym, _ := im.syms.Find(start)
-			return Errorf(ErrNotBoundary, "%s+%d is not an instruction boundary: it is inside the %d-byte instruction at %s+%d (%s); the kernel would reject it with EILSEQ.",
-				tp.Symbol, tp.Offset, n, sym.Name(), is, text)
+			// The kernel decodes a kprobe's function and refuses a place
+			// inside an instruction; a uprobe's offset it takes, and the
+			// breakpoint it writes there changes that instruction.
+			outcome := "the kernel would reject it with EILSEQ"
+			if im.User {
+				outcome = "a uprobe there would never fire, and would change that instruction (the program would compute wrong values) while it is enabled"
+			}
+			return Errorf(ErrNotBoundary, "%s+%d is not an instruction boundary: it is inside the %d-byte instruction at %s+%d (%s); %s.",
+				tp.Symbol, tp.Offset, n, sym.Name(), is, text, outcome)
 		}
 		return fmt.Errorf("%s+%d: %w", tp.Symbol, tp.Offset, err)
 	}

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -21,6 +23,11 @@ type TracePoint struct {
 	Unit *lines.Unit
 	// Args are the converted arguments at this address (DWARF only).
 	Args []*TraceArg
+	// Overload is, for a point of one of several functions a qualified
+	// C++ or Rust name matched (overloads, instances), that function's
+	// name with its parameters ("ns::Klass::method(int)"): the event is
+	// named after it unless the probe names its event.
+	Overload string
 }
 
 // Ref is one dereference level (perf's probe_trace_arg_ref).
@@ -36,6 +43,11 @@ type TraceArg struct {
 	Refs  []Ref
 	Type  string
 	Found bool // false: skipped (perf's NULL value), filled in later
+	// Static is the address of the static variable Value names ("@sym"),
+	// when HasStatic: uprobes cannot fetch a symbol, and take the
+	// variable at a file offset instead (Image.FetchArgs).
+	Static    uint64
+	HasStatic bool
 }
 
 // fetch renders the value and its dereference levels the way perf's
@@ -44,7 +56,7 @@ func (t *TraceArg) fetch() probe.Fetch {
 	var f probe.Fetch
 	refs := t.Refs
 	switch {
-	case strings.HasPrefix(t.Value, "@") && len(refs) > 0:
+	case strings.HasPrefix(t.Value, "@") && !strings.HasPrefix(t.Value, "@+") && len(refs) > 0:
 		f = probe.Symbol{Name: t.Value[1:], Off: refs[0].Off}
 		refs = refs[1:]
 	case strings.HasPrefix(t.Value, "%"):
@@ -61,6 +73,27 @@ func (t *TraceArg) fetch() probe.Fetch {
 // FetchArg is the argument as the model holds it.
 func (t *TraceArg) FetchArg() probe.FetchArg {
 	return probe.FetchArg{Name: t.Name, Expr: t.fetch(), Type: t.Type}
+}
+
+// FetchArgs turns converted arguments into fetch args, the way the image
+// takes them: in a user binary, a static variable (perf's "@sym+OFF",
+// which uprobes refuse) is fetched at its file offset, "@+FILEOFFSET",
+// its members' offsets folded in: the kernel adds the probed mapping's
+// base (the probe's address less its file offset) to it, so the offset is
+// the variable's address less .text's address-offset delta, as the
+// probe's own offset is (FileOffset).
+func (im *Image) FetchArgs(args []*TraceArg) []probe.FetchArg {
+	var out []probe.FetchArg
+	for _, a := range args {
+		if im.User && a.HasStatic && len(a.Refs) > 0 && strings.HasPrefix(a.Value, "@") {
+			b := *a
+			b.Value = "@+0x" + strconv.FormatUint(im.FileOffset(a.Static)+uint64(a.Refs[0].Off), 16)
+			b.Refs = a.Refs[1:]
+			a = &b
+		}
+		out = append(out, a.FetchArg())
+	}
+	return out
 }
 
 // FetchArgs turns converted arguments into fetch args.
@@ -140,9 +173,18 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 	var out []probe.Probe
 	for _, tp := range tps {
 		base := pp.Event
-		if base == "" {
-			if pp.HasFunction && !strings.HasPrefix(pp.Function, "0x") && !spec.IsGlob(pp.Function) {
-				base = pp.Function
+		fn := pp.Function
+		// A qualified name with a signature names its one function, though
+		// a pointer's '*' makes it a glob.
+		signature := Qualified(fn) && strings.Contains(fn, "(")
+		switch {
+		case base == "" && tp.Overload != "":
+			base = SignatureBase(tp.Overload)
+		case base == "" && pp.HasFunction && signature:
+			base = SignatureBase(fn)
+		case base == "":
+			if pp.HasFunction && !strings.HasPrefix(fn, "0x") && !spec.IsGlob(fn) {
+				base = fn
 			} else {
 				base = tp.Realname
 			}
@@ -157,6 +199,14 @@ func (im *Image) Name(p *spec.Probe, tps []TracePoint) ([]probe.Probe, error) {
 		out = append(out, im.At(probe.Probe{Group: group, Event: ev, Return: tp.Return}, tp.Addr, tp.Symbol, tp.Offset))
 	}
 	return out, nil
+}
+
+// SignatureBase is the event-name base of a C++ name with parameters:
+// the name without the bytes after its last letter or digit, each run of
+// other bytes one '_' ("ns::Klass::method(char const*)" names
+// ns_Klass_method_char_const), its '*' and '[' not taken for a glob's.
+func SignatureBase(name string) string {
+	return spec.LanguageEventName(strings.TrimRightFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
 }
 
 // At places pr at an address of the image: a uprobe at its file offset, a
@@ -189,10 +239,12 @@ func FreeEventName(name, base string, used map[string]bool) (string, error) {
 	return CheckEventName(name)
 }
 
-// CheckEventName returns name, or perf's error when the kernel would not
-// take it as an event name.
+// CheckEventName returns name, or an error when the kernel's rule
+// (probedef.EventNameCode) finds it too long, or perf's "Internal error"
+// when it is not a C name as perf's is_c_func_name reads one. The whole
+// definition is read by probedef afterwards.
 func CheckEventName(name string) (string, error) {
-	if len(name) >= probedef.MaxEventNameLen {
+	if probedef.EventNameCode(name) == "EVENT_TOO_LONG" {
 		return "", Errorf(ErrInvalid, "Event name %q is too long (the kernel allows %d characters).", name, probedef.MaxEventNameLen-1)
 	}
 	if !spec.IsCFuncName(name) {
@@ -201,30 +253,25 @@ func CheckEventName(name string) (string, error) {
 	return name, nil
 }
 
-// Kernel limits on one fetch argument (kernel/trace/trace_probe.h).
-const (
-	maxArgStrLen  = 63 // MAX_ARGSTR_LEN: the body after NAME=, type included
-	maxArgNameLen = 32 // MAX_ARG_NAME_LEN
-)
-
-// CheckLimits refuses definitions the kernel would reject for their size,
-// before anything is printed or written: perf emits them, and the write
-// then fails with E2BIG-style errors in error_log.
+// CheckLimits refuses definitions the kernel would reject for their size
+// (emit/probedef's limits), before anything is printed or written, with
+// gprobe's advice: perf emits them, and the write then fails with
+// E2BIG-style errors in error_log.
 func CheckLimits(ps []probe.Probe) error {
 	for _, p := range ps {
 		if len(p.Args) > probedef.MaxTraceArgs {
 			return Errorf(ErrInvalid, "%s/%s: %d arguments; the kernel accepts at most %d.", p.Group, p.Event, len(p.Args), probedef.MaxTraceArgs)
 		}
 		for _, a := range p.Args {
-			if len(a.Name) > maxArgNameLen {
-				return Errorf(ErrInvalid, "%s/%s: argument name %q is %d characters long; the kernel accepts at most %d. Name it with NAME=ARG.", p.Group, p.Event, a.Name, len(a.Name), maxArgNameLen)
+			if len(a.Name) > probedef.MaxArgNameLen {
+				return Errorf(ErrInvalid, "%s/%s: argument name %q is %d characters long; the kernel accepts at most %d. Name it with NAME=ARG.", p.Group, p.Event, a.Name, len(a.Name), probedef.MaxArgNameLen)
 			}
 			body := a.Expr.String()
 			if a.Type != "" {
 				body += ":" + a.Type
 			}
-			if len(body) > maxArgStrLen {
-				return Errorf(ErrInvalid, "%s/%s: argument %s is %q, %d characters; the kernel accepts at most %d per argument.", p.Group, p.Event, a.Name, body, len(body), maxArgStrLen)
+			if len(body) > probedef.MaxArgStrLen {
+				return Errorf(ErrInvalid, "%s/%s: argument %s is %q, %d characters; the kernel accepts at most %d per argument.", p.Group, p.Event, a.Name, body, len(body), probedef.MaxArgStrLen)
 			}
 		}
 	}

@@ -2,7 +2,7 @@
 // address, into a kprobe fetch argument, the way perf 6.1's probe-finder.c
 // convert_variable_location() does.
 //
-// This is a translator, not an evaluator. Like perf, it decodes the whole
+// This is a translator, not an evaluator. Like perf, Translate decodes the whole
 // expression (as libdw's __libdw_intern_expression does, so a malformed
 // expression is rejected) but looks only at the FIRST operation:
 //
@@ -28,13 +28,17 @@
 // "DW_OP_breg5 0; DW_OP_stack_value" gives +0(%di) and
 // "DW_OP_reg5; DW_OP_piece 4; ..." gives %di. [Location.Ops] tells the caller
 // how many operations there were.
+//
+// [Pieces] reads a whole expression that composes a value from parts
+// (DW_OP_piece): Go keeps its strings, slices and interfaces that way, in
+// two or three registers, and its stack arguments at DW_OP_call_frame_cfa.
 package dwarfexpr
 
 import (
 	"errors"
 	"fmt"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/dwbuf"
 )
@@ -73,10 +77,10 @@ func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
 // RegisterError is a register number with no kprobe name on the arch. perf
 // prints this text as a warning and then ErrUnsupported's message; the error
-// matches both ErrUnsupported and disasm.ErrUnknownRegister.
+// matches both ErrUnsupported and arch.ErrUnknownRegister.
 type RegisterError struct {
 	Reg uint32
-	Err error // from disasm.KprobeRegister
+	Err error // from arch.KprobeRegister
 }
 
 func (e *RegisterError) Error() string   { return e.Err.Error() }
@@ -351,12 +355,12 @@ func ParseFrameBase(expr []byte, addrSize int) (fb FrameBase, needCFA bool, err 
 }
 
 // Translate converts expr, the location expression of a variable at the probe
-// address, into a fetch argument for arch. fb is the function's frame base at
+// address, into a fetch argument for isa. fb is the function's frame base at
 // that address; addrSize is the CU address size.
 //
 // Result: (loc, nil) or (nil, err) where err matches ErrUnsupported,
-// ErrOptimizedOut (and ErrMalformed), or is an arch error from disasm.
-func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Location, error) {
+// ErrOptimizedOut (and ErrMalformed), or is an arch error (disasm/arch).
+func Translate(expr []byte, isa arch.Arch, fb FrameBase, addrSize int) (*Location, error) {
 	ops, err := Decode(expr, addrSize)
 	if err != nil {
 		return nil, err
@@ -365,8 +369,13 @@ func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Loca
 		// perf: nops == 0 → -ENOENT.
 		return nil, ErrOptimizedOut
 	}
-	o := ops[0]
-	loc := &Location{Op: o.Atom, Ops: len(ops)}
+	return translateOp(ops[0], len(ops), isa, fb)
+}
+
+// translateOp is Translate's work on the expression's first operation o,
+// of nops.
+func translateOp(o Op, nops int, isa arch.Arch, fb FrameBase) (*Location, error) {
+	loc := &Location{Op: o.Atom, Ops: nops}
 	if o.Atom == opAddr {
 		loc.IsAddress = true
 		loc.Addr = o.Number
@@ -412,9 +421,9 @@ func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Loca
 	default:
 		return nil, &UnsupportedError{Op: atom, Detail: fmt.Sprintf("DW_OP %x is not supported.", atom)}
 	}
-	name, err := disasm.KprobeRegister(arch, int(regn))
+	name, err := arch.KprobeRegister(isa, int(regn))
 	if err != nil {
-		if errors.Is(err, disasm.ErrUnknownRegister) {
+		if errors.Is(err, arch.ErrUnknownRegister) {
 			return nil, &RegisterError{Reg: regn, Err: err}
 		}
 		return nil, err
@@ -426,4 +435,135 @@ func Translate(expr []byte, arch disasm.Arch, fb FrameBase, addrSize int) (*Loca
 		loc.Fetch = probe.Reg(name)
 	}
 	return loc, nil
+}
+
+// Piece is one part of a value a location composes with DW_OP_piece: Size
+// bytes at Loc, or a part that is not available at the address (Loc nil:
+// the compiler did not keep it there).
+type Piece struct {
+	Size int64
+	Loc  *Location
+	// Unreadable names the register that holds the part when a probe
+	// cannot read it (a floating-point or vector register: "xmm0", "v1");
+	// Loc is nil then.
+	Unreadable string
+}
+
+// Pieces translates a location expression in full, where Translate reads
+// only its first operation as perf does: a value split into pieces
+// ("DW_OP_reg0; DW_OP_piece 8; DW_OP_reg3; DW_OP_piece 8", a Go string in
+// RAX and RBX) comes back as one Piece per part, in order; an expression
+// without pieces as one Piece of Size 0 (the whole value). A part in a
+// floating-point or vector register is named in Piece.Unreadable. Each part is a
+// register (the value), an address (DW_OP_bregN, bregx, fbreg, addr, or
+// DW_OP_call_frame_cfa, optionally plus DW_OP_plus_uconst N or
+// DW_OP_consts N; DW_OP_plus), or empty. cfa is the canonical frame
+// address at the probe address, resolved by the caller through CFI
+// (FrameBaseNone when unknown), for DW_OP_call_frame_cfa: Go's address of
+// its stack-assigned arguments. A part computed any other way is an
+// *UnsupportedError (a probe fetches registers and memory, it computes
+// nothing).
+func Pieces(expr []byte, isa arch.Arch, fb, cfa FrameBase, addrSize int) ([]Piece, error) {
+	ops, err := Decode(expr, addrSize)
+	if err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return nil, ErrOptimizedOut
+	}
+	var out []Piece
+	var part []Op
+	whole := true
+	for _, o := range ops {
+		if o.Atom != opPiece {
+			part = append(part, o)
+			continue
+		}
+		whole = false
+		p := Piece{Size: int64(o.Number)}
+		if len(part) > 0 {
+			if p.Unreadable = vectorRegister(part, isa); p.Unreadable == "" {
+				if p.Loc, err = simpleLocation(part, isa, fb, cfa); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, p)
+		part = nil
+	}
+	if whole {
+		if v := vectorRegister(part, isa); v != "" {
+			return []Piece{{Unreadable: v}}, nil
+		}
+		loc, err := simpleLocation(part, isa, fb, cfa)
+		if err != nil {
+			return nil, err
+		}
+		return []Piece{{Loc: loc}}, nil
+	}
+	if len(part) > 0 {
+		return nil, &UnsupportedError{Op: part[0].Atom, Detail: "operations after the last DW_OP_piece"}
+	}
+	return out, nil
+}
+
+// vectorRegister names the floating-point or vector register a part is
+// in (DW_OP_regN or DW_OP_regx alone), or is "".
+func vectorRegister(ops []Op, isa arch.Arch) string {
+	if len(ops) != 1 {
+		return ""
+	}
+	reg := -1
+	switch o := ops[0]; {
+	case o.Atom >= opReg0 && o.Atom <= opReg31:
+		reg = int(o.Atom - opReg0)
+	case o.Atom == opRegx:
+		reg = int(uint32(o.Number))
+	}
+	name, _ := arch.VectorRegister(isa, reg)
+	return name
+}
+
+// simpleLocation is one part of Pieces: a register, or an address.
+func simpleLocation(ops []Op, isa arch.Arch, fb, cfa FrameBase) (*Location, error) {
+	o := ops[0]
+	var loc *Location
+	rest := ops[1:]
+	switch {
+	case o.Atom == opCallFrameCFA:
+		if cfa.Kind == FrameBaseNone || cfa.Reg < 0 {
+			return nil, &UnsupportedError{Op: o.Atom, Detail: "no call frame information at the address"}
+		}
+		name, err := arch.KprobeRegister(isa, cfa.Reg)
+		if err != nil {
+			return nil, &RegisterError{Reg: uint32(cfa.Reg), Err: err}
+		}
+		loc = &Location{Fetch: probe.Mem{Off: cfa.Offset, Inner: probe.Reg(name)}, IsAddress: true, Op: o.Atom, Ops: len(ops)}
+	default:
+		l, err := translateOp(o, len(ops), isa, fb)
+		if err != nil {
+			return nil, err
+		}
+		loc = l
+	}
+	// DW_OP_plus_uconst N, or DW_OP_consts N; DW_OP_plus (Go: the CFA plus
+	// an argument's offset), on an address.
+	switch {
+	case len(rest) == 0:
+	case len(rest) == 1 && rest[0].Atom == opPlusUconst && loc.IsAddress:
+		loc.Fetch = addOffset(loc.Fetch, int64(rest[0].Number))
+	case len(rest) == 2 && (rest[0].Atom == opConsts || rest[0].Atom == opConstu) && rest[1].Atom == 0x22 && loc.IsAddress:
+		loc.Fetch = addOffset(loc.Fetch, int64(rest[0].Number))
+	default:
+		return nil, &UnsupportedError{Op: rest[0].Atom, Detail: fmt.Sprintf("DW_OP %x after a location is not supported.", rest[0].Atom)}
+	}
+	return loc, nil
+}
+
+func addOffset(f probe.Fetch, off int64) probe.Fetch {
+	if m, ok := f.(probe.Mem); ok {
+		m.Off += off
+		return m
+	}
+	return f
 }

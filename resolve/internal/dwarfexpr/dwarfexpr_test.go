@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 )
 
 type golden struct {
 	line     int
-	arch     disasm.Arch
+	arch     arch.Arch
 	expr     []byte
 	fb       FrameBase
 	fbText   string
@@ -25,12 +25,12 @@ type golden struct {
 	exprText string
 }
 
-func parseArch(s string) (disasm.Arch, error) {
+func parseArch(s string) (arch.Arch, error) {
 	switch s {
 	case "x86_64":
-		return disasm.AMD64, nil
+		return arch.AMD64, nil
 	case "arm64":
-		return disasm.ARM64, nil
+		return arch.ARM64, nil
 	}
 	return 0, fmt.Errorf("unknown arch %q", s)
 }
@@ -84,7 +84,7 @@ func loadGolden(t *testing.T) []golden {
 		if len(fs) != 5 {
 			t.Fatalf("exprs.txt:%d: want 5 tab-separated fields, got %d", n, len(fs))
 		}
-		arch, err := parseArch(fs[0])
+		isa, err := parseArch(fs[0])
 		if err != nil {
 			t.Fatalf("exprs.txt:%d: %v", n, err)
 		}
@@ -96,7 +96,7 @@ func loadGolden(t *testing.T) []golden {
 		if err != nil {
 			t.Fatalf("exprs.txt:%d: %v", n, err)
 		}
-		cases = append(cases, golden{line: n, arch: arch, expr: expr, fb: fb, fbText: fs[2], want: fs[3], note: fs[4], exprText: fs[1]})
+		cases = append(cases, golden{line: n, arch: isa, expr: expr, fb: fb, fbText: fs[2], want: fs[3], note: fs[4], exprText: fs[1]})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -105,8 +105,8 @@ func loadGolden(t *testing.T) []golden {
 }
 
 // result renders a Translate outcome the way the golden file spells it.
-func result(arch disasm.Arch, expr []byte, fb FrameBase) string {
-	loc, err := Translate(expr, arch, fb, 8)
+func result(isa arch.Arch, expr []byte, fb FrameBase) string {
+	loc, err := Translate(expr, isa, fb, 8)
 	if err != nil {
 		if loc != nil {
 			return "BUG: both location and error"
@@ -173,10 +173,10 @@ func TestErrorClasses(t *testing.T) {
 		{"9170", FrameBase{}, []error{ErrUnsupported}, nil},
 		{"", FrameBase{}, []error{ErrOptimizedOut}, []error{ErrMalformed}},
 		{"75", FrameBase{}, []error{ErrMalformed, ErrOptimizedOut}, []error{ErrUnsupported}},
-		{"9020", FrameBase{}, []error{ErrUnsupported, disasm.ErrUnknownRegister}, nil},
+		{"9020", FrameBase{}, []error{ErrUnsupported, arch.ErrUnknownRegister}, nil},
 	} {
 		b, _ := hex.DecodeString(tc.hex)
-		loc, err := Translate(b, disasm.AMD64, tc.fb, 8)
+		loc, err := Translate(b, arch.AMD64, tc.fb, 8)
 		if loc != nil || err == nil {
 			t.Errorf("%s: want error, got %v, %v", tc.hex, loc, err)
 			continue
@@ -193,23 +193,23 @@ func TestErrorClasses(t *testing.T) {
 		}
 	}
 	var ue *UnsupportedError
-	_, err := Translate([]byte{0xa3, 0x01, 0x55}, disasm.AMD64, FrameBase{}, 8)
+	_, err := Translate([]byte{0xa3, 0x01, 0x55}, arch.AMD64, FrameBase{}, 8)
 	if !errors.As(err, &ue) || ue.Op != 0xa3 || ue.Detail != "DW_OP a3 is not supported." {
 		t.Errorf("entry_value detail: %#v", err)
 	}
-	if _, err := Translate([]byte{0x55}, disasm.Arch(0), FrameBase{}, 8); !errors.Is(err, disasm.ErrUnsupportedArch) {
+	if _, err := Translate([]byte{0x55}, arch.Arch(0), FrameBase{}, 8); !errors.Is(err, arch.ErrUnsupported) {
 		t.Errorf("bad arch: %v", err)
 	}
-	if _, err := Translate([]byte{0x03, 1, 2, 3, 4}, disasm.AMD64, FrameBase{}, 4); err != nil {
+	if _, err := Translate([]byte{0x03, 1, 2, 3, 4}, arch.AMD64, FrameBase{}, 4); err != nil {
 		t.Errorf("4-byte DW_OP_addr: %v", err)
 	}
-	if _, err := Translate([]byte{0x03, 1, 2}, disasm.AMD64, FrameBase{}, 2); !errors.Is(err, ErrMalformed) {
+	if _, err := Translate([]byte{0x03, 1, 2}, arch.AMD64, FrameBase{}, 2); !errors.Is(err, ErrMalformed) {
 		t.Errorf("2-byte address size: %v", err)
 	}
 }
 
 func TestLocationFields(t *testing.T) {
-	loc, err := Translate([]byte{0x91, 0x58}, disasm.AMD64, FrameBase{Kind: FrameBaseCFA, Reg: 7, Offset: 8}, 8)
+	loc, err := Translate([]byte{0x91, 0x58}, arch.AMD64, FrameBase{Kind: FrameBaseCFA, Reg: 7, Offset: 8}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +217,11 @@ func TestLocationFields(t *testing.T) {
 	if loc.Fetch != want || !loc.IsAddress || loc.Op != 0x91 || loc.Ops != 1 {
 		t.Errorf("fbreg: %+v", loc)
 	}
-	loc, err = Translate([]byte{0x55, 0x93, 0x08, 0x54, 0x93, 0x08}, disasm.AMD64, FrameBase{}, 8)
+	loc, err = Translate([]byte{0x55, 0x93, 0x08, 0x54, 0x93, 0x08}, arch.AMD64, FrameBase{}, 8)
 	if err != nil || loc.Fetch != probe.Reg("di") || loc.IsAddress || loc.Ops != 4 {
 		t.Errorf("reg5 pieces: %+v %v", loc, err)
 	}
-	loc, err = Translate([]byte{0x03, 0x10, 0x20, 0, 0, 0, 0, 0, 0}, disasm.AMD64, FrameBase{}, 8)
+	loc, err = Translate([]byte{0x03, 0x10, 0x20, 0, 0, 0, 0, 0, 0}, arch.AMD64, FrameBase{}, 8)
 	if err != nil || !loc.IsAddress || loc.Addr != 0x2010 {
 		t.Fatalf("addr: %+v %v", loc, err)
 	}
@@ -274,15 +274,15 @@ func FuzzTranslate(f *testing.F) {
 		f.Add(b, uint8(1), uint8(2), int64(7), int16(8), uint8(8))
 	}
 	f.Fuzz(func(t *testing.T, expr []byte, archSel, kind uint8, reg int64, off int16, addrSize uint8) {
-		arch := disasm.AMD64
+		isa := arch.AMD64
 		if archSel&1 == 1 {
-			arch = disasm.ARM64
+			isa = arch.ARM64
 		}
 		if archSel&2 == 2 {
-			arch = disasm.Arch(archSel) // sometimes invalid
+			isa = arch.Arch(archSel) // sometimes invalid
 		}
 		fb := FrameBase{Kind: int(kind % 4), Reg: int(reg), Offset: int64(off)}
-		loc, err := Translate(expr, arch, fb, int(addrSize%10))
+		loc, err := Translate(expr, isa, fb, int(addrSize%10))
 		if (loc == nil) == (err == nil) {
 			t.Fatalf("Translate(%x) = %v, %v: want exactly one", expr, loc, err)
 		}

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
-	"github.com/gprobe/gprobe/disasm"
+
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
@@ -21,7 +22,7 @@ type fixture struct {
 	path string
 	f    *elf.File
 	d    *dwarf.Data
-	arch disasm.Arch
+	arch arch.Arch
 	fdes frame.FrameDescriptionEntries
 }
 
@@ -37,11 +38,11 @@ func openFixture(t *testing.T, name string) *fixture {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	arch, err := disasm.ArchForMachine(f.Machine)
+	isa, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	fx := &fixture{path: path, f: f, d: d, arch: arch}
+	fx := &fixture{path: path, f: f, d: d, arch: isa}
 	if s := f.Section(".debug_frame"); s != nil {
 		data, err := s.Data()
 		if err != nil {
@@ -79,8 +80,8 @@ func (fx *fixture) cfaAt(pc uint64) (FrameBase, error) {
 	return FrameBase{Kind: FrameBaseCFA, Reg: int(fc.CFA.Reg), Offset: fc.CFA.Offset}, nil
 }
 
-func spReg(a disasm.Arch) int {
-	if a == disasm.ARM64 {
+func spReg(a arch.Arch) int {
+	if a == arch.ARM64 {
 		return 31
 	}
 	return 7

@@ -14,6 +14,15 @@ const (
 	tagLexicalBlock      = 0x0b
 	tagPartialUnit       = 0x3c
 	tagSkeletonUnit      = 0x4a
+	tagClassType         = 0x02
+	tagStructureType     = 0x13
+	tagModule            = 0x1e
+	tagNamespace         = 0x39
+
+	langC89 = 0x01
+	langC   = 0x02
+	langC99 = 0x0c
+	langC11 = 0x1d
 
 	atSibling        = 0x01
 	atName           = 0x03

@@ -57,31 +57,40 @@ func TestScopesMatchStdlib(t *testing.T) {
 	for _, path := range fixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			f := open(t, path)
-			units, err := f.unitHeaders()
-			if err != nil {
-				t.Fatal(err)
-			}
-			scopes := 0
-			for i := range units {
-				fast, err := f.decodeScopes(i, &units[i])
-				if err != nil {
-					t.Fatalf("unit %d: %v", i, err)
-				}
-				slow, err := f.decodeUnit(i, &units[i])
-				if err != nil {
-					t.Fatalf("unit %d (stdlib): %v", i, err)
-				}
-				if a, b := dumpUnit(fast.Lines), dumpUnit(slow.Lines); a != b {
-					t.Fatalf("unit %d (%s) differs from debug/dwarf:\n%s", i, fast.Lines.Name, firstDiff(a, b))
-				}
-				scopes += len(fast.Scopes)
-			}
+			units, scopes := matchStdlib(t, f, dumpUnit)
 			if scopes == 0 {
 				t.Fatal("no scopes decoded")
 			}
 			t.Logf("%d units, %d scopes identical", len(units), scopes)
 		})
 	}
+}
+
+// matchStdlib decodes every unit of f with the fast scanner and with
+// debug/dwarf and requires the same dump of each; it returns the units and
+// the number of scopes.
+func matchStdlib(t *testing.T, f *File, dump func(*lines.Unit) string) ([]unitHeader, int) {
+	t.Helper()
+	units, err := f.unitHeaders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes := 0
+	for i := range units {
+		fast, err := f.decodeScopes(i, &units[i])
+		if err != nil {
+			t.Fatalf("unit %d: %v", i, err)
+		}
+		slow, err := f.decodeUnit(i, &units[i])
+		if err != nil {
+			t.Fatalf("unit %d (stdlib): %v", i, err)
+		}
+		if a, b := dump(fast.Lines), dump(slow.Lines); a != b {
+			t.Fatalf("unit %d (%s) differs from debug/dwarf:\n%s", i, fast.Lines.Name, firstDiff(a, b))
+		}
+		scopes += len(fast.Scopes)
+	}
+	return units, scopes
 }
 
 func dumpUnit(u *lines.Unit) string {

@@ -58,10 +58,11 @@ type File struct {
 	infMu      sync.Mutex
 	inflations map[string]*inflation
 
-	cache *dwarfindex.Cache // nil: no index cache
-	key   dwarfindex.Key
-	warn  func(string)
-	idx   index
+	cache   *dwarfindex.Cache // nil: no index cache
+	key     dwarfindex.Key
+	warn    func(string)
+	idx     index
+	derived derived
 
 	unitsOnce sync.Once
 	units     []unitHeader
@@ -74,6 +75,14 @@ type File struct {
 	cfiSecs []*cfiSection // .eh_frame, then .debug_frame
 
 	rel *relocState // ET_REL: section layout and debug relocations
+
+	unitRangesOnce sync.Once
+	unitRanges     []unitRange // UnitCovering's table without .debug_aranges
+	unitRangesErr  error
+
+	// exec is the binary a separate debug file describes (OpenSeparate):
+	// its code, which the debug file does not carry.
+	exec *File
 }
 
 // Options tune Open.
@@ -201,6 +210,9 @@ func (f *File) Close() error {
 	if f.mm == nil {
 		return nil
 	}
+	if f.exec != nil {
+		f.exec.Close()
+	}
 	f.infMu.Lock()
 	for _, in := range f.inflations {
 		in.close()
@@ -210,6 +222,7 @@ func (f *File) Close() error {
 	if f.idx.x != nil {
 		f.idx.x.Close()
 	}
+	f.unmapDerived()
 	err := syscall.Munmap(f.mm)
 	f.mm = nil
 	if cerr := f.fd.Close(); err == nil {
@@ -399,6 +412,34 @@ func (f *File) Symbols(fn func(Symbol)) error {
 	return nil
 }
 
+// DynamicSymbols calls fn for each entry of .dynsym, in table order, when
+// the file has a .symtab too (Symbols walks .dynsym otherwise): perf 6.1
+// loads a user binary's .dynsym after its .symtab, so -F lists each
+// exported name twice. fn's Symbol.RawName aliases the mapping.
+func (f *File) DynamicSymbols(fn func(Symbol)) error {
+	if t, err := f.table(elf.SHT_SYMTAB); t == nil || err != nil {
+		return err
+	}
+	t, err := f.table(elf.SHT_DYNSYM)
+	if err != nil || t == nil {
+		return err
+	}
+	for i := 1; i < t.n; i++ {
+		fn(t.at(i))
+	}
+	return nil
+}
+
+// DynamicSymbol decodes entry i of .dynsym (0 is the null symbol); ok is
+// false when there is no such entry. Its RawName aliases the mapping.
+func (f *File) DynamicSymbol(i int) (s Symbol, ok bool) {
+	t, err := f.table(elf.SHT_DYNSYM)
+	if err != nil || t == nil || i < 0 || i >= t.n {
+		return Symbol{}, false
+	}
+	return t.at(i), true
+}
+
 // SortedSymbols is the symbol table Symbols walks, in address order
 // (Symbol.Value), entries with one address in table order, with random
 // access. Nothing is decoded until asked for.
@@ -487,15 +528,19 @@ type symbolTable struct {
 
 // symtab returns the table Symbols walks, nil if the file has none.
 func (f *File) symtab() (*symbolTable, error) {
+	if t, err := f.table(elf.SHT_SYMTAB); t != nil || err != nil {
+		return t, err
+	}
+	return f.table(elf.SHT_DYNSYM)
+}
+
+// table returns the first symbol table of type typ, nil if the file has
+// none.
+func (f *File) table(typ elf.SectionType) (*symbolTable, error) {
 	var sec *elf.Section
-	for _, want := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		for _, s := range f.ELF.Sections {
-			if s.Type == want {
-				sec = s
-				break
-			}
-		}
-		if sec != nil {
+	for _, s := range f.ELF.Sections {
+		if s.Type == typ {
+			sec = s
 			break
 		}
 	}
@@ -561,9 +606,12 @@ func (t *symbolTable) at(i int) Symbol {
 }
 
 // Code returns the bytes of the loaded image at [addr, addr+size), read
-// from the section that contains them, or nil when they are not in the
-// file (e.g. .bss).
+// from the section that contains them (in a separate debug file, from the
+// binary it describes), or nil when they are not in the file (e.g. .bss).
 func (f *File) Code(addr, size uint64) []byte {
+	if f.exec != nil {
+		return f.exec.Code(addr, size)
+	}
 	for i, s := range f.ELF.Sections {
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS {
 			continue

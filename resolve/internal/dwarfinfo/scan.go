@@ -359,9 +359,12 @@ func (s *scanner) unitNames(idx int, u *unitHeader) (unitNames, error) {
 	return un, err
 }
 
-// eachDef calls fn for every top-level subprogram definition of the unit
-// (perf's die_is_func_def: not a declaration, and inline or with code),
-// with the DIE's position in the unit.
+// eachDef calls fn for every subprogram definition of the unit (perf's
+// die_is_func_def: not a declaration, and inline or with code), with the
+// DIE's position in the unit, in DIE order as libdw's dwarf_getfuncs finds
+// them: the unit's own children in a C unit; in any other (C++, Rust),
+// also those inside namespaces, classes, structures and modules, where
+// Rust puts all its functions (see nestsFunctions).
 func (s *scanner) eachDef(u *unitHeader, fn func(d *dieAttrs, dieOff int)) error {
 	if u.unitType != utCompile && u.unitType != utPartial {
 		return nil
@@ -373,6 +376,35 @@ func (s *scanner) eachDef(u *unitHeader, fn func(d *dieAttrs, dieOff int)) error
 	if !cu.children {
 		return nil
 	}
+	return s.defsIn(&r, u, !isCLanguage(s.unit.language), fn)
+}
+
+// isCLanguage is libdw's test for a pure C unit (dwarf_getfuncs), whose
+// functions are all children of the unit.
+func isCLanguage(lang int64) bool {
+	switch lang {
+	case langC89, langC, langC99, langC11:
+		return true
+	}
+	return false
+}
+
+// nestsFunctions reports the DIEs without code that libdw's
+// __libdw_visit_scopes descends into for their functions, in a unit that
+// is not C's. (It descends into subprograms and lexical blocks too, for
+// functions defined inside functions; no compiler gprobe is tested with
+// puts a definition there, and those bodies are most of the DIEs.)
+func nestsFunctions(tag uint32) bool {
+	switch tag {
+	case tagNamespace, tagClassType, tagStructureType, tagModule:
+		return true
+	}
+	return false
+}
+
+// defsIn is eachDef over one list of sibling DIEs, up to its terminating
+// null entry or the unit's end; nested descends into nestsFunctions DIEs.
+func (s *scanner) defsIn(r *dwbuf.Cursor, u *unitHeader, nested bool, fn func(d *dieAttrs, dieOff int)) error {
 	for {
 		dieOff := uint64(r.Pos)
 		code := r.Uleb()
@@ -386,23 +418,32 @@ func (s *scanner) eachDef(u *unitHeader, fn func(d *dieAttrs, dieOff int)) error
 		if a == nil {
 			return s.bad(int(dieOff), "unknown abbrev code %d", code)
 		}
-		if a.tag != tagSubprogram {
-			if err := s.skipDIE(&r, a); err != nil {
+		if nested && a.children && nestsFunctions(a.tag) {
+			var d dieAttrs
+			s.readAttrs(r, a, &d)
+			if r.Err() != nil {
+				return s.bad(int(dieOff), "truncated DIE")
+			}
+			if err := s.defsIn(r, u, nested, fn); err != nil {
 				return err
 			}
-			continue
-		}
-		var d dieAttrs
-		s.readAttrs(&r, a, &d)
-		if r.Err() != nil {
-			return s.bad(int(dieOff), "truncated subprogram DIE")
-		}
-		if !d.declaration && (d.inline || d.code) {
-			fn(&d, int(dieOff))
-		}
-		if a.children {
-			if err := s.skipChildren(&r, &d); err != nil {
+		} else if a.tag != tagSubprogram {
+			if err := s.skipDIE(r, a); err != nil {
 				return err
+			}
+		} else {
+			var d dieAttrs
+			s.readAttrs(r, a, &d)
+			if r.Err() != nil {
+				return s.bad(int(dieOff), "truncated subprogram DIE")
+			}
+			if !d.declaration && (d.inline || d.code) {
+				fn(&d, int(dieOff))
+			}
+			if a.children {
+				if err := s.skipChildren(r, &d); err != nil {
+					return err
+				}
 			}
 		}
 		if uint64(r.Pos) >= u.end {

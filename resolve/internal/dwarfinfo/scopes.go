@@ -36,8 +36,13 @@ func (s *scanner) unitAttributes(r *dwbuf.Cursor, a *abbrev) (ua unitAttrs, lowF
 			ua.loclistsBase = v
 		case atLanguage:
 			ua.language = int64(v)
+		case atHighPC:
+			ua.highForm, ua.highVal = form, v
+		case atRanges:
+			ua.rangesForm, ua.ranges, ua.hasRanges = form, v, true
 		}
 	}
+	ua.lowForm, ua.lowVal = lowForm, lowVal
 	if nameForm != 0 {
 		ua.name = string(s.strBytes(nameForm, nameVal))
 	}
@@ -56,6 +61,11 @@ type unitAttrs struct {
 	addrBase, rnglistsBase uint64
 	loclistsBase           uint64
 	language               int64
+	// the unit's own address ranges (UnitCovering): DW_AT_high_pc's raw
+	// form and value, DW_AT_ranges'
+	lowForm, highForm, rangesForm uint32
+	lowVal, highVal, ranges       uint64
+	hasRanges                     bool
 }
 
 // scopeAttrs are the attributes of one scope DIE.
@@ -161,7 +171,8 @@ type originLink struct {
 }
 
 // children decodes the children of a DIE until its terminating null entry.
-// parent is nil at unit level.
+// parent is nil at unit level, and in a unit that is not C's inside the
+// namespaces, classes and structures whose functions are the unit's.
 func (d *scopeDecoder) children(r *dwbuf.Cursor, parent *lines.Scope) error {
 	s := d.s
 	for {
@@ -185,6 +196,20 @@ func (d *scopeDecoder) children(r *dwbuf.Cursor, parent *lines.Scope) error {
 			kind = lines.Inlined
 		case tagLexicalBlock:
 			kind = lines.Lexical
+		}
+		if parent == nil && a.children && nestsFunctions(a.tag) && !isCLanguage(d.ua.language) {
+			// A namespace, class or structure: its functions are the
+			// unit's, in DIE order (libdw's dwarf_getfuncs), as Rust
+			// puts every function in its crate's namespace.
+			var skip dieAttrs
+			s.readAttrs(r, a, &skip)
+			if r.Err() != nil {
+				return s.bad(pos, "truncated DIE")
+			}
+			if err := d.children(r, nil); err != nil {
+				return err
+			}
+			continue
 		}
 		if kind == 0 || (parent == nil && kind != lines.Subprogram) {
 			if err := s.skipDIE(r, a); err != nil {

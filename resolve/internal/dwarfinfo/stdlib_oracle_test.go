@@ -61,6 +61,14 @@ func (f *File) decodeUnit(idx int, u *unitHeader) (cu *CU, err error) {
 	origins := map[*lines.Scope]uint64{}
 	specs := map[*lines.Scope]uint64{}
 	var stack []*lines.Scope // nil entries for non-scope DIEs with children
+	// In a unit that is not C's, a namespace, class, structure or module
+	// at unit level holds unit-level functions (Rust puts them all there).
+	flat := &lines.Scope{}
+	nonC := true
+	switch cu.Language {
+	case 0x01, 0x02, 0x0c, 0x1d: // DW_LANG_C89, C, C99, C11
+		nonC = false
+	}
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -78,8 +86,16 @@ func (f *File) decodeUnit(idx int, u *unitHeader) (cu *CU, err error) {
 		}
 		var parent *lines.Scope
 		inScope := false
-		if n := len(stack); n > 0 {
+		if n := len(stack); n > 0 && stack[n-1] != flat {
 			parent, inScope = stack[n-1], stack[n-1] != nil
+		}
+		unitLevel := len(stack) == 0 || stack[len(stack)-1] == flat
+		if unitLevel && nonC && e.Children {
+			switch e.Tag {
+			case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType, dwarf.TagModule:
+				stack = append(stack, flat)
+				continue
+			}
 		}
 		var kind lines.ScopeKind
 		switch e.Tag {
@@ -90,7 +106,7 @@ func (f *File) decodeUnit(idx int, u *unitHeader) (cu *CU, err error) {
 		case dwarf.TagLexDwarfBlock:
 			kind = lines.Lexical
 		}
-		if kind == 0 || (len(stack) > 0 && !inScope) {
+		if kind == 0 || (!unitLevel && !inScope) {
 			if e.Children {
 				r.SkipChildren()
 			}
@@ -98,11 +114,21 @@ func (f *File) decodeUnit(idx int, u *unitHeader) (cu *CU, err error) {
 		}
 		s := f.scopeFromEntry(d, cu, e, kind)
 		cu.Scopes[s.Offset] = s
+		// debug/dwarf, given only this unit's bytes, reads a reference
+		// within the unit relative to it, and a DW_FORM_ref_addr (to
+		// another unit: Rust's and LTO's cross-unit origins) as its
+		// offset in the section, which is past this unit's length.
+		abs := func(o dwarf.Offset) uint64 {
+			if uint64(o) >= u.end-u.off {
+				return uint64(o)
+			}
+			return u.off + uint64(o)
+		}
 		if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
-			origins[s] = u.off + uint64(o)
-			s.Origin = u.off + uint64(o)
+			origins[s] = abs(o)
+			s.Origin = abs(o)
 		} else if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
-			specs[s] = u.off + uint64(o)
+			specs[s] = abs(o)
 		}
 		if parent != nil {
 			parent.Children = append(parent.Children, s)

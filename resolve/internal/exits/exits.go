@@ -53,7 +53,11 @@ var ErrExits = fmt.Errorf("function exits cannot all be probed: %w", core.ErrUns
 // instructions by which it leaves.
 type FuncExits struct {
 	Symbol string
-	Addr   uint64
+	// Name is the function's name as the symbol table shows it
+	// (demangled), and Overload its name with parameters when a
+	// qualified name matched several functions (core.TracePoint.Overload).
+	Name, Overload string
+	Addr           uint64
 	// Decl is the function's declaration "FILE:LINE" when DWARF has it.
 	Decl  string
 	Exits []Exit
@@ -187,12 +191,8 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 	if err != nil {
 		return nil, err
 	}
-	match := func(n []byte) bool { return spec.GlobMatch(string(n), pp.Function) }
-	if !spec.IsGlob(pp.Function) {
-		match = func(n []byte) bool { return string(n) == pp.Function }
-	}
 	var out []FuncExits
-	for _, s := range m.ByName(match, !strings.Contains(pp.Function, "@"), d.im.Vmlinux()) {
+	for _, s := range m.ByName(symtab.Query{Pattern: pp.Function, Exact: !spec.IsGlob(pp.Function), TextOnly: d.im.Vmlinux()}) {
 		if s.Type != elf.STT_FUNC && s.Type != elf.STT_GNU_IFUNC || coldPart().Match(s.Raw) {
 			continue
 		}
@@ -205,6 +205,11 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 	if len(out) == 0 {
 		return nil, core.Errorf(core.ErrNotFound, "Failed to find function %s in %s", pp.Function, d.im.TargetName())
 	}
+	if core.Qualified(pp.Function) && len(out) > 1 {
+		for i := range out {
+			out[i].Overload = symtab.Naming{Demangle: true, Params: true}.Of([]byte(out[i].Symbol))
+		}
+	}
 	if len(out) > d.im.Opts.MaxProbes {
 		return nil, core.Errorf(core.ErrInvalid, "Too many functions matched in %s", d.im.TargetName())
 	}
@@ -213,11 +218,11 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 
 // funcExits decodes the function at symbol s.
 func (d *Decoder) funcExits(m *symtab.Map, s symtab.Symbol) (FuncExits, error) {
-	fe := FuncExits{Symbol: s.Name(), Addr: s.Start}
+	fe := FuncExits{Symbol: s.Name(), Name: m.Name(s), Addr: s.Start}
 	var unit *lines.Unit
 	ranges := [][2]uint64{{s.Start, s.End}}
 	if d.im.File.HasDWARF() {
-		if idx, err := d.im.File.UnitForAddr(s.Start); err == nil && idx >= 0 {
+		if idx, err := d.im.File.UnitCovering(s.Start); err == nil && idx >= 0 {
 			if cu, err := d.im.File.Unit(idx); err == nil {
 				unit = cu.Lines
 				if sp := unit.FindRealFunc(s.Start); sp != nil {
@@ -367,6 +372,23 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.ProbesFor(p, funcs, Hooks{})
+}
+
+// Hooks let a caller give each exit its own arguments and each function
+// its event name's base (a Go function: values where the register ABI
+// puts them, names by spec.GoEventName). A nil hook keeps Probes' way.
+type Hooks struct {
+	// Args are the arguments of the probe on exit e of f.
+	Args func(f FuncExits, e Exit) ([]probe.FetchArg, error)
+	// Base is the event name's base of f's probes, when no EVENT is
+	// written.
+	Base func(f FuncExits) string
+}
+
+// ProbesFor is Probes on the functions Exits found for p, with hooks.
+func (d *Decoder) ProbesFor(p *spec.Probe, funcs []FuncExits, h Hooks) ([]probe.Probe, error) {
+	pp := p.Point
 	var refused []Exit
 	for _, f := range funcs {
 		for _, e := range f.Exits {
@@ -400,8 +422,13 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	var out []probe.Probe
 	for _, f := range funcs {
 		fbase := spec.EventName(base, false)
-		if base == "" {
-			fbase = spec.EventName(f.Symbol, false)
+		switch {
+		case pp.Event == "" && h.Base != nil:
+			fbase = h.Base(f)
+		case pp.Event == "" && f.Overload != "":
+			fbase = core.SignatureBase(f.Overload)
+		case base == "":
+			fbase = spec.EventName(f.Name, false)
 		}
 		// Returns, then tail calls: the lines of one event stay together
 		// (gprobe add --from makes one request of consecutive lines).
@@ -411,6 +438,12 @@ func (d *Decoder) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			kind, args := probe.ExitInsn, retArgs
 			if e.Kind == disasm.TailCall {
 				kind, args = probe.ExitTailCall, tailArgs
+			}
+			if h.Args != nil {
+				var err error
+				if args, err = h.Args(f, e); err != nil {
+					return nil, err
+				}
 			}
 			ev, err := exitEventName(fbase, kind, used)
 			if err != nil {

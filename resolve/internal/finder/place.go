@@ -208,7 +208,7 @@ func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (core.TracePo
 		if err != nil {
 			return core.TracePoint{}, err
 		}
-		sym, ok := m.Find(addr)
+		sym, ok := m.Find(f.dwflAddr(addr))
 		if !ok || (sym.Type != elf.STT_FUNC && sym.Type != elf.STT_GNU_IFUNC) {
 			f.warn("Failed to find symbol at 0x%x", addr)
 			return core.TracePoint{}, core.Errorf(core.ErrNotFound, "")

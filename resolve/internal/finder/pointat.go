@@ -1,23 +1,43 @@
 package finder
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/core"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // alternative is perf's find_alternative_probe_point: a function name
-// that DWARF does not know (a .constprop/.isra clone, an alias) is looked up
-// in the symbol table and its address mapped back to a DWARF point.
+// that DWARF does not know (a .constprop/.isra clone, an alias, a C++ or
+// Rust name qualified with '::') is looked up in the symbol table and its
+// address mapped back to a DWARF point.
 //
 // It returns nil when there is no such symbol or no point at its address,
 // and an error (perf's -EINVAL) when no unit covers the address.
 func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
+	alts, err := d.alternatives(pp, false)
+	if len(alts) == 0 {
+		return nil, err
+	}
+	return alts[0].point, nil
+}
+
+// altPoint is one point the alternative search found.
+type altPoint struct {
+	point *spec.Point
+	// overload names the function with its parameters when the name
+	// matched several functions (core.TracePoint.Overload).
+	overload string
+}
+
+// alternatives is alternative, which perf stops at the first symbol the
+// name matches (in address order); with all, and beyond perf, a qualified
+// name gives a point for each function it matches at its own address
+// (every overload of a C++ method, every instance of a Rust generic).
+func (d *DWARF) alternatives(pp *spec.Point, all bool) ([]altPoint, error) {
 	if !pp.HasFunction || pp.HasFile {
 		return nil, nil
 	}
@@ -25,44 +45,66 @@ func (d *DWARF) alternative(pp *spec.Point) (*spec.Point, error) {
 	if err != nil {
 		return nil, nil
 	}
-	var addr uint64
-	m.Each(func(s symtab.Symbol) bool {
-		if !s.Exec && d.im.Vmlinux() {
-			return true // perf looks in the kernel text map
+	// perf looks in the kernel text map.
+	q := symtab.Query{Pattern: pp.Function, TextOnly: d.im.Vmlinux()}
+	var syms []symtab.Symbol
+	if all && core.Qualified(pp.Function) {
+		for _, s := range m.ByName(q) {
+			if len(syms) == 0 || syms[len(syms)-1].Start != s.Start {
+				syms = append(syms, s)
+			}
 		}
-		n := s.Raw
-		if i := bytes.IndexByte(n, '@'); i >= 0 && !strings.Contains(pp.Function, "@") {
-			n = n[:i]
-		}
-		if spec.GlobMatch(string(n), pp.Function) {
-			addr = s.Start
-			return false
-		}
-		return true
-	})
-	if addr == 0 {
+	} else if s, ok := m.FirstByName(q); ok {
+		syms = append(syms, s)
+	}
+	if len(syms) == 0 || syms[0].Start == 0 {
 		return nil, nil
 	}
-	addr = d.im.PerfAltAddr(addr)
-	alt, err := d.probePointAt(addr)
-	if alt == nil {
-		return nil, err
+	// Unlike perf, for a name no DWARF function has (a qualified C++ or
+	// Rust name), find the unit by the units' own ranges where
+	// .debug_aranges has none for the address (clang writes none). A
+	// function DWARF knows by that name (whose line or pattern matched
+	// nothing) gets perf's answer.
+	anyUnit := false
+	if !d.im.PerfArangesOnly {
+		refs, err := d.im.File.FindFuncs(dwarfinfo.ExactName(pp.Function), true)
+		anyUnit = err == nil && len(refs) == 0
 	}
-	alt.Offset += pp.Offset
-	alt.Line += pp.Line
-	alt.Return = pp.Return
-	// perf does not carry a lazy pattern over: an unmatched FUNC;PTN ends
-	// up at the function's entry.
-	return alt, nil
+	var out []altPoint
+	for _, s := range syms {
+		alt, err := d.probePointAt(d.im.PerfAltAddr(s.Start), anyUnit)
+		if alt == nil {
+			if err != nil && len(syms) == 1 {
+				return nil, err
+			}
+			continue
+		}
+		alt.Offset += pp.Offset
+		alt.Line += pp.Line
+		alt.Return = pp.Return
+		// perf does not carry a lazy pattern over: an unmatched FUNC;PTN
+		// ends up at the function's entry.
+		ap := altPoint{point: alt}
+		if len(syms) > 1 {
+			ap.overload = symtab.Naming{Demangle: true, Params: true}.Of(s.Raw)
+		}
+		out = append(out, ap)
+	}
+	return out, nil
 }
 
 // probePointAt is perf's debuginfo__find_probe_point: the function (and
 // relative line, or offset) an address belongs to.
 //
 // It returns nil and an error wrapping core.ErrInvalid when no unit covers addr
-// (perf's -EINVAL), and nil, nil when the unit has no point there.
-func (d *DWARF) probePointAt(addr uint64) (*spec.Point, error) {
+// (perf's -EINVAL), and nil, nil when the unit has no point there. perf
+// (libdw 0.188's dwarf_addrdie) finds the unit through .debug_aranges
+// alone; with anyUnit, a unit they leave out is found by its own ranges.
+func (d *DWARF) probePointAt(addr uint64, anyUnit bool) (*spec.Point, error) {
 	idx, err := d.im.File.UnitForAddr(addr)
+	if err == nil && idx < 0 && anyUnit {
+		idx, err = d.im.File.UnitCovering(addr)
+	}
 	if err != nil || idx < 0 {
 		d.im.Opts.Warn(fmt.Sprintf("Failed to find debug information for address %x", addr))
 		return nil, core.Errorf(core.ErrInvalid, "Debuginfo analysis failed.")

@@ -1,6 +1,8 @@
 package finder
 
 import (
+	"errors"
+
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/vars"
@@ -16,15 +18,25 @@ func (d *DWARF) Places(p *spec.Probe) ([]core.TracePoint, error) {
 	pp := p.Point
 	immediates := d.im.Opts.Features.Immediates
 	tps, err := d.findDWARF(&pp, p.Args)
-	if err == nil && len(tps) == 0 && len(p.Args) > 0 && immediates {
+	if err == nil && len(tps) == 0 && len(p.Args) > 0 && immediates && (!core.Qualified(pp.Function) || d.im.PerfAltArgs) {
 		// perf's fill_empty_trace_arg: with arguments (and kernel
 		// immediates) finding no point is an error, reported
 		// without a message and without the alternative search.
+		// Beyond perf, a qualified name is still looked up.
 		err = core.Errorf(core.ErrNotFound, "")
 	}
 	if err == nil && len(tps) == 0 {
-		if alt, _ := d.alternative(&pp); alt != nil {
-			tps, err = d.findDWARF(alt, p.Args)
+		alts, _ := d.alternatives(&pp, true)
+		for _, alt := range alts {
+			more, aerr := d.findDWARF(alt.point, p.Args)
+			if aerr != nil {
+				tps, err = nil, aerr
+				break
+			}
+			for i := range more {
+				more[i].Overload = alt.overload
+			}
+			tps = append(tps, more...)
 		}
 	}
 	if err == nil && len(tps) > 0 && len(p.Args) > 0 && immediates {
@@ -42,8 +54,20 @@ func (d *DWARF) Places(p *spec.Probe) ([]core.TracePoint, error) {
 func (d *DWARF) Vars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
 	vls, err := d.findVars(pp, opts)
 	if err == nil && len(vls) == 0 {
-		if alt, _ := d.alternative(pp); alt != nil {
-			vls, err = d.findVars(alt, opts)
+		alts, aerr := d.alternatives(pp, true)
+		switch {
+		case len(alts) > 0:
+			for _, alt := range alts {
+				more, verr := d.findVars(alt.point, opts)
+				if verr != nil {
+					return nil, verr
+				}
+				vls = append(vls, more...)
+			}
+		case errors.Is(aerr, core.ErrInvalid):
+			// perf's show_available_vars_at reports the failed
+			// search itself ("Debuginfo analysis failed.").
+			err = &core.Error{Err: core.ErrInvalid}
 		}
 	}
 	return vls, err
@@ -64,7 +88,7 @@ func (d *DWARF) PointAt(addr uint64) (*spec.Point, error) {
 	warn := d.im.Opts.Warn
 	d.im.Opts.Warn = func(string) {}
 	defer func() { d.im.Opts.Warn = warn }()
-	return d.probePointAt(addr)
+	return d.probePointAt(addr, false)
 }
 
 // EntryArgs converts args at the entry address of the out-of-line

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -162,7 +162,7 @@ func TestBTFOnlyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: disasm.AMD64, Features: probedef.Features{HexTypes: true}})
+	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: arch.AMD64, Features: probedef.Features{HexTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

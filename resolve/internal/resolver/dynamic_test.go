@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -44,7 +44,7 @@ func debian612(t testing.TB, opts testOpts) (dw, bt *Resolver) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.BTF, opts.Arch = s, disasm.AMD64
+	opts.BTF, opts.Arch = s, arch.AMD64
 	if bt, err = testNew(nil, false, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestFprobeTprobe612(t *testing.T) {
 			t.Errorf("%s %q (DWARF):\n got %s %v\nwant %s", c.kind, c.def, got, err, c.want)
 			continue
 		}
-		if _, err := probedef.Parse(got, &probedef.Options{Features: feat, Arch: disasm.AMD64}); err != nil {
+		if _, err := probedef.Parse(got, &probedef.Options{Features: feat, Arch: arch.AMD64}); err != nil {
 			t.Errorf("%s: %v", got, err)
 		}
 		if c.kind == "kprobe" {
@@ -216,7 +216,7 @@ func FuzzEprobe(f *testing.F) {
 		f.Fatal(err)
 	}
 	feat := readmeFeatures(f, "6.12")
-	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: disasm.AMD64, Features: *feat})
+	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: arch.AMD64, Features: *feat})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func FuzzEprobe(f *testing.F) {
 			return
 		}
 		line := p.String()
-		back, err := probedef.Parse(line, &probedef.Options{Features: feat, Arch: disasm.AMD64})
+		back, err := probedef.Parse(line, &probedef.Options{Features: feat, Arch: arch.AMD64})
 		if err == nil && back.String() != line {
 			t.Fatalf("%q: %q reads back as %q", words, line, back.String())
 		}

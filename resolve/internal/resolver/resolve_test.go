@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
 	"github.com/gprobe/gprobe/resolve/internal/core"
@@ -26,7 +26,7 @@ type testOpts struct {
 	KernelBTFArgs  bool
 	TargetFeatures *probedef.Features
 	BTF            *btfinfo.Spec
-	Arch           disasm.Arch
+	Arch           arch.Arch
 	AllowMidInsn   bool
 }
 

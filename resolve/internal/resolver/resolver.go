@@ -15,7 +15,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/gprobe/gprobe/disasm"
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/perfbug"
@@ -59,6 +59,10 @@ type Options struct {
 	// fetches on $argN. They are still resolved here, to refuse what the
 	// kernel could not find.
 	KernelBTFArgs bool
+	// Uretprobe puts a uretprobe on FUNC%return in a Go program, as perf
+	// does, where gprobe probes the return instructions: a uretprobe kills
+	// the program when a goroutine's stack moves (see golang.go).
+	Uretprobe bool
 	// ImageFeatures says the probes are for the kernel a vmlinux is (-D
 	// prints them for it): its own tracefs README, when the image carries
 	// one, decides what perf 6.1 cannot write (fprobes, tracepoint probes,
@@ -67,6 +71,11 @@ type Options struct {
 	// Features (perf reads the running kernel's README even for another
 	// kernel's vmlinux).
 	ImageFeatures bool
+	// Names are perf's demangling options (--no-demangle,
+	// --demangle-kernel, -v's C++ parameters): how -F shows symbol names
+	// and how a function is looked up in the symbol table. The zero value
+	// is perf's default.
+	Names core.Names
 }
 
 // Resolver resolves probe specs against one target: a kernel (vmlinux), a
@@ -81,6 +90,8 @@ type Resolver struct {
 	dyn        *dynamic.Kinds
 	exits      *exits.Decoder
 	returnInsn bool
+	uretprobe  bool     // Options.Uretprobe
+	gostate    *goState // a Go program's, on first use
 }
 
 // Open opens the target o.Target names and returns its resolver; Close
@@ -125,34 +136,37 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 	}
 	mistakes := perfbug.In(o.Target.Context)
 	im.PerfModuleAlt = mistakes&perfbug.ModuleAlt != 0
+	im.PerfUserAlt = mistakes&perfbug.UserAlt != 0
+	im.PerfArangesOnly = mistakes&perfbug.ArangesOnly != 0
+	im.PerfAltArgs = mistakes&perfbug.AltArgs != 0
 	im.NoBoundaryCheck = mistakes&perfbug.NoBoundaryCheck != 0 || im.PerfModuleAlt && im.Module != nil // perf has no boundary check either
 	r := newResolver(im, t.BTF(), o.ReturnInsn)
 	r.t = t
+	r.uretprobe = o.Uretprobe
 	return r, nil
 }
 
 func coreOptions(o Options) core.Options {
 	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
-		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs}
+		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Names: o.Names}
 }
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
 // the running machine's).
-func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, arch disasm.Arch, co core.Options) (*core.Image, error) {
-	if f == nil && bt == nil {
-		return nil, errors.New("resolve: no image and no BTF")
-	}
-	return core.New(f, user, arch, co)
+func newImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, co core.Options) (*core.Image, error) {
+	return core.New(f, user, isa, co)
 }
 
 // fromImage is a resolver for the image f, or for BTF alone (f nil, bt
 // and arch given), without a target.
-func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, arch disasm.Arch, o Options) (*Resolver, error) {
-	im, err := newImage(f, user, bt, arch, coreOptions(o))
+func fromImage(f *dwarfinfo.File, user bool, bt *btfinfo.Spec, isa arch.Arch, o Options) (*Resolver, error) {
+	im, err := newImage(f, user, bt, isa, coreOptions(o))
 	if err != nil {
 		return nil, err
 	}
-	return newResolver(im, bt, o.ReturnInsn), nil
+	r := newResolver(im, bt, o.ReturnInsn)
+	r.uretprobe = o.Uretprobe
+	return r, nil
 }
 
 func newResolver(im *core.Image, bt *btfinfo.Spec, returnInsn bool) *Resolver {
@@ -177,7 +191,7 @@ func (r *Resolver) Close() {
 
 // Arch returns the target's architecture: the image's, else the running
 // machine's.
-func (r *Resolver) Arch() disasm.Arch { return r.im.Arch }
+func (r *Resolver) Arch() arch.Arch { return r.im.Arch }
 
 // HasDWARF reports whether the target has DWARF: source lines, locals and
 // inline instances resolve only then (else symbols and BTF answer).
@@ -218,12 +232,26 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 	if err := core.CheckRetval(p); err != nil {
 		return nil, err
 	}
+	if g := r.goProgram(); g != nil {
+		if ps, handled, err := r.goProbes(g, p); handled {
+			return ps, err
+		}
+	}
+	if err := r.checkGoid(p); err != nil {
+		return nil, err
+	}
 	if r.returnInsn {
 		return r.exits.Probes(p)
 	}
 	pp := p.Point
 	if pp.IsAbs {
-		return nil, core.Errorf(core.ErrUnsupported, "Absolute address probes are not supported yet.")
+		if ps, ok, err := r.absolute(p); ok {
+			return ps, err
+		}
+	}
+	if r.im.File == nil && r.btf == nil {
+		// The running kernel's kallsyms alone: only absolute addresses.
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: no vmlinux with debug information or BTF was found to resolve it.", pp.String())
 	}
 	if pp.Return && !r.im.User && core.WithVar(p.Args) {
 		return r.dyn.ReturnWithEntryValues(p, r.Probes)
@@ -271,7 +299,7 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 		case useSymbols:
 			probes[i].Args = core.RawArgs(p.Args)
 		case tps[i].Args != nil:
-			probes[i].Args = core.FetchArgs(tps[i].Args)
+			probes[i].Args = r.im.FetchArgs(tps[i].Args)
 		}
 	}
 	if err := core.CheckLimits(probes); err != nil {
@@ -377,6 +405,9 @@ func (r *Resolver) AvailableVars(pp *spec.Point, opts core.VarsOptions) ([]core.
 // availableVars is AvailableVars from the source that has them; an empty
 // result means the point was not found.
 func (r *Resolver) availableVars(pp *spec.Point, opts core.VarsOptions) ([]core.VarList, error) {
+	if r.im.File == nil && r.btf == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: no vmlinux with debug information or BTF was found.", pp.String())
+	}
 	if r.im.File == nil || r.debug == nil && r.hasBTF() {
 		if opts.Range {
 			return nil, core.Errorf(core.ErrNeedsDWARF, "--range needs DWARF: BTF has no variable locations; use -k with a vmlinux that has debug info")
@@ -401,25 +432,52 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
-	return r.debug.LineRange(lr)
+	return r.debug.LineRange(r.goLineRange(lr))
 }
 
-// Functions lists the image's function names as perf -F does. For a
-// kernel image: named function and label symbols of executable sections,
-// aliases and duplicates included. For a module or a user binary, every
-// symbol of perf's map for the DSO and, for a user binary, the @plt
-// entries perf synthesizes. Sorted by name, filtered. Without an image,
-// BTF's functions are listed.
+// Functions lists the image's function names as perf -F does (see
+// EachFunction).
 func (r *Resolver) Functions(filter *spec.Filter) ([]string, error) {
-	if r.im.File == nil {
-		protos, err := r.prototypes()
-		if err != nil {
-			return nil, err
+	var out []string
+	err := r.EachFunction(filter, func(name string) bool {
+		out = append(out, strings.Clone(name))
+		return true
+	})
+	return out, err
+}
+
+// EachFunction calls fn with the image's function names as perf -F lists
+// them, sorted, filtered, until fn returns false. For a kernel image:
+// named function and label symbols of executable sections, aliases and
+// duplicates included. For a module or a user binary, every symbol of
+// perf's map for the DSO and, for a user binary, the @plt entries perf
+// synthesizes. Without an image, BTF's functions, or the running kernel's
+// kallsyms as perf lists them (kallsyms.Table.Functions). A name may alias
+// the image's cache: it is valid during the call.
+func (r *Resolver) EachFunction(filter *spec.Filter, fn func(string) bool) error {
+	var names []string
+	var err error
+	switch {
+	case r.im.File == nil && r.btf == nil:
+		if r.t == nil || r.t.Kallsyms() == nil {
+			return errors.New("resolve: no image, BTF or kallsyms")
 		}
-		return protos.Functions(filter.Match)
+		names = r.t.Kallsyms().Functions(filter.Match)
+	case r.im.File == nil:
+		protos, perr := r.prototypes()
+		if perr != nil {
+			return perr
+		}
+		names, err = protos.Functions(filter.Match)
+	case r.im.Module != nil || r.im.User:
+		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, r.im.Naming(), filter.Match, fn)
+	default:
+		names, err = symtab.KernelFunctions(r.im.File, r.im.Naming(), filter.Match)
 	}
-	if r.im.Module != nil || r.im.User {
-		return symtab.DSOFunctions(r.im.File, r.im.Module == nil, filter.Match)
+	for _, n := range names {
+		if !fn(n) {
+			break
+		}
 	}
-	return symtab.KernelFunctions(r.im.File, filter.Match)
+	return err
 }

@@ -2,17 +2,19 @@ package symtab
 
 import (
 	"debug/elf"
-	"sort"
+	"fmt"
 	"strings"
+	"unsafe"
 
+	"github.com/gprobe/gprobe/internal/demangle"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
 // KernelFunctions lists a kernel image's function names as perf -F does:
 // named function and label symbols of executable sections (perf splits a
 // vmlinux's other sections into maps of their own), aliases and duplicates
-// included, those match keeps, sorted.
-func KernelFunctions(f *dwarfinfo.File, match func(string) bool) ([]string, error) {
+// included, each named as n says, those match keeps, sorted.
+func KernelFunctions(f *dwarfinfo.File, n Naming, match func(string) bool) ([]string, error) {
 	sections := f.ELF.Sections
 	var out []string
 	err := f.Symbols(func(s dwarfinfo.Symbol) {
@@ -34,41 +36,76 @@ func KernelFunctions(f *dwarfinfo.File, match func(string) bool) ([]string, erro
 		if IsMappingSymbol(f.Machine, s.RawName) {
 			return
 		}
-		if n := string(s.RawName); match(n) {
-			out = append(out, n)
-		}
+		out = append(out, string(s.RawName))
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
-	return out, nil
+	return n.List(out, match), nil
 }
 
 // DSOFunctions is perf -F on a module or a user binary: every name of the
 // DSO's symbol map (neither is loaded as a kernel image, so data objects
 // and labels of text and data sections are listed too), aliases included,
-// with plt the @plt entries perf synthesizes for a user binary, those match
-// keeps, sorted.
-func DSOFunctions(f *dwarfinfo.File, plt bool, match func(string) bool) ([]string, error) {
-	var out []string
-	err := f.Symbols(func(s dwarfinfo.Symbol) {
-		if _, ok := InModuleMap(f, s); ok && match(string(s.RawName)) {
-			out = append(out, string(s.RawName))
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if plt {
-		for _, n := range PLTNames(f.ELF) {
-			if match(n) {
-				out = append(out, n)
+// those of .dynsym after those of .symtab (perf 6.1 loads both),
+// with plt the @plt entries perf synthesizes for a user binary, each named
+// as n says; fn is called with those match keeps, sorted, until it
+// returns false. A name given to fn may alias the image's cache: it is
+// valid during the call.
+//
+// Demangled, the sorted names are kept with the image (a Listing, as
+// derived data of f), so that the next run demangles nothing.
+func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool, fn func(string) bool) error {
+	cached := listingName(plt, n)
+	if n.Demangle {
+		if data, ok := f.LoadDerived(cached); ok {
+			if l, ok := DecodeListing(data); ok {
+				l.Each(match, fn)
+				return nil
 			}
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	// The ELF names are views of the mapped file, valid until f closes:
+	// no copies of a library's every name.
+	var raws []string
+	add := func(s dwarfinfo.Symbol) {
+		if _, ok := InModuleMap(f, s); ok {
+			raws = append(raws, unsafe.String(unsafe.SliceData(s.RawName), len(s.RawName)))
+		}
+	}
+	if err := f.Symbols(add); err != nil {
+		return err
+	}
+	if err := f.DynamicSymbols(add); err != nil {
+		return err
+	}
+	if plt {
+		raws = append(raws, PLTNames(f)...)
+	}
+	names := n.List(raws, func(string) bool { return true })
+	if n.Demangle {
+		f.StoreDerived(cached, EncodeListing(names))
+	}
+	for _, name := range names {
+		if match(name) && !fn(name) {
+			break
+		}
+	}
+	return nil
+}
+
+// listingName names the derived data of a DSO's listing: what it lists
+// (with the @plt entries or not) and how it names them, and the
+// demangler's version.
+func listingName(plt bool, n Naming) string {
+	name := fmt.Sprintf("funcs-v2-demangle%d", demangle.Version)
+	if n.Params {
+		name += "-params"
+	}
+	if plt {
+		name += "-plt"
+	}
+	return name
 }
 
 // InModuleMap reports whether perf's dso__load_sym keeps a module file's

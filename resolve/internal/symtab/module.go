@@ -214,9 +214,9 @@ func (t *Tree) replaceChild(x, y int32) {
 }
 
 // Map is the tree's symbols in address order (aliases in table order), the
-// map perf searches by name.
-func (t *Tree) Map() *Map {
-	m := &Map{syms: make([]Symbol, 0, len(t.nodes))}
+// map perf searches by name, its symbols named as n says.
+func (t *Tree) Map(n Naming) *Map {
+	m := &Map{syms: make([]Symbol, 0, len(t.nodes)), naming: n}
 	t.inorder(t.root, func(i int32) { m.syms = append(m.syms, t.nodes[i].sym) })
 	return m
 }
@@ -263,45 +263,41 @@ func (p perfSpaceSymbols) Find(addr uint64) (Symbol, bool) {
 // to (an IRELATIVE relocation refers to none and gives "@plt"). perf
 // synthesizes nothing without a .dynsym, a .plt, or when the relocation
 // section is not linked to the .dynsym.
-func PLTNames(f *elf.File) []string {
-	rel := f.Section(".rela.plt")
+func PLTNames(f *dwarfinfo.File) []string {
+	ef := f.ELF
+	rel := ef.Section(".rela.plt")
 	if rel == nil {
-		rel = f.Section(".rel.plt")
+		rel = ef.Section(".rel.plt")
 	}
-	if rel == nil || rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL || f.Section(".plt") == nil {
+	if rel == nil || rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL || ef.Section(".plt") == nil {
 		return nil
 	}
-	var dynsym *elf.Section
-	var dynsymIdx uint32
-	for i, s := range f.Sections {
+	dynsymIdx := -1
+	for i, s := range ef.Sections {
 		if s.Type == elf.SHT_DYNSYM {
-			dynsym, dynsymIdx = s, uint32(i)
+			dynsymIdx = i
 			break
 		}
 	}
-	if dynsym == nil || rel.Link != dynsymIdx || rel.Entsize == 0 {
+	if dynsymIdx < 0 || rel.Link != uint32(dynsymIdx) || rel.Entsize == 0 {
 		return nil
 	}
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		return nil
-	}
-	data, err := rel.Data()
-	if err != nil {
+	data := f.Section(rel.Name)
+	if data == nil {
 		return nil
 	}
 	var out []string
 	for off := uint64(0); off+rel.Entsize <= uint64(len(data)); off += rel.Entsize {
 		var sym uint32
 		switch {
-		case f.Class == elf.ELFCLASS64:
-			sym = elf.R_SYM64(f.ByteOrder.Uint64(data[off+8:]))
+		case ef.Class == elf.ELFCLASS64:
+			sym = elf.R_SYM64(ef.ByteOrder.Uint64(data[off+8:]))
 		default:
-			sym = elf.R_SYM32(f.ByteOrder.Uint32(data[off+4:]))
+			sym = elf.R_SYM32(ef.ByteOrder.Uint32(data[off+4:]))
 		}
 		name := ""
-		if sym > 0 && int(sym) <= len(syms) { // DynamicSymbols drops entry 0
-			name = syms[sym-1].Name
+		if s, ok := f.DynamicSymbol(int(sym)); ok && sym > 0 {
+			name = string(s.RawName)
 		}
 		out = append(out, name+"@plt")
 	}

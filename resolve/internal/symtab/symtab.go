@@ -1,7 +1,6 @@
 package symtab
 
 import (
-	"bytes"
 	"debug/elf"
 	"sort"
 	"strings"
@@ -34,16 +33,17 @@ type Map struct {
 	sorted   *dwarfinfo.SortedSymbols // nil for a map given whole
 	sections []*elf.Section
 	machine  elf.Machine
+	naming   Naming
 	syms     []Symbol // sorted by start; nil until All()
 }
 
-// NewMap returns perf's map of the image f.
-func NewMap(f *dwarfinfo.File) (*Map, error) {
+// NewMap returns perf's map of the image f, its symbols named as n says.
+func NewMap(f *dwarfinfo.File, n Naming) (*Map, error) {
 	sorted, err := f.SortedSymbols()
 	if err != nil {
 		return nil, err
 	}
-	m := &Map{sorted: sorted, sections: f.ELF.Sections, machine: f.Machine}
+	m := &Map{sorted: sorted, sections: f.ELF.Sections, machine: f.Machine, naming: n}
 	if sorted == nil {
 		m.syms = []Symbol{}
 	}
@@ -248,26 +248,52 @@ func (m *Map) findSorted(addr uint64) (s Symbol, ok, done bool) {
 	return Symbol{}, false, true
 }
 
-// ByName lists the symbols whose name, with any @VERSION cut off unless
-// the pattern has one, matches (perf's find_probe_functions), in address
-// order; textOnly keeps only symbols of executable sections.
-func (m *Map) ByName(match func([]byte) bool, cutVersion, textOnly bool) []Symbol {
+// Name is the name perf gives s (the map's Naming of its ELF name).
+func (m *Map) Name(s Symbol) string { return m.naming.Of(s.Raw) }
+
+// ByName lists the symbols q selects (perf's find_probe_functions), in
+// address order, without making the whole map.
+func (m *Map) ByName(q Query) []Symbol {
+	match := q.matcher(m.naming)
 	var out []Symbol
-	for _, s := range m.All() {
-		if textOnly && !s.Exec {
-			continue
-		}
-		n := s.Raw
-		if cutVersion {
-			if i := bytes.IndexByte(n, '@'); i >= 0 {
-				n = n[:i]
+	if m.syms != nil {
+		for _, s := range m.syms {
+			if match(s) {
+				out = append(out, s)
 			}
 		}
-		if match(n) {
+		return out
+	}
+	// Without the whole map: a zero-sized match ends where Find says
+	// (the next symbol's start, as All extends it).
+	m.Each(func(s Symbol) bool {
+		if match(s) {
+			if s.End == s.Start {
+				if f, ok := m.Find(s.Start); ok && f.Start == s.Start {
+					s.End = f.End
+				}
+			}
 			out = append(out, s)
 		}
-	}
+		return true
+	})
 	return out
+}
+
+// FirstByName is the first symbol in address order that q selects
+// (perf's map__for_each_symbol_by_name, stopped at the first), found
+// without making the whole map.
+func (m *Map) FirstByName(q Query) (Symbol, bool) {
+	match := q.matcher(m.naming)
+	var found Symbol
+	ok := false
+	m.Each(func(s Symbol) bool {
+		if match(s) {
+			found, ok = s, true
+		}
+		return !ok
+	})
+	return found, ok
 }
 
 // IsMappingSymbol reports ARM ELF mapping symbols ($a, $d, $t, $x, and

@@ -24,14 +24,14 @@ func TestSymbolMapFind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sorted, err := NewMap(f)
+		sorted, err := NewMap(f, Naming{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, _ := NewMap(f)
+		whole, _ := NewMap(f, Naming{})
 		all := whole.All()
 		// each, on a map not yet made whole, walks the same symbols.
-		fresh, _ := NewMap(f)
+		fresh, _ := NewMap(f, Naming{})
 		k := 0
 		fresh.Each(func(s Symbol) bool {
 			if k >= len(all) || all[k].Start != s.Start || string(all[k].Raw) != string(s.Raw) {

@@ -23,7 +23,7 @@ func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 		}
 		vars := a.Var == "$vars"
 		_, err := c.findChild(c.Sc.Offset, func(e *dwarf.Entry) (findResult, error) {
-			if e.Tag == dwarf.TagFormalParameter || (e.Tag == dwarf.TagVariable && vars) {
+			if (e.Tag == dwarf.TagFormalParameter || (e.Tag == dwarf.TagVariable && vars)) && !goResult(c.CU, e) {
 				err := c.varLocation(e, nil)
 				var re *core.Error
 				switch {

@@ -116,13 +116,13 @@ func (c *Scope) fields(vr *dwarf.Entry, varname string, fs []spec.Field, t *core
 				c.Im.Warnf("Failed to get the type of %s.", varname)
 				return nil, core.Errorf(core.ErrNotFound, "")
 			}
-			if typ.Tag != dwarf.TagStructType && typ.Tag != dwarf.TagUnionType {
+			if !isRecord(typ) {
 				c.Im.Warnf("%s is not a data structure nor a union.", varname)
 				return nil, core.Errorf(core.ErrInvalid, "")
 			}
 			t.Refs = append(t.Refs, core.Ref{})
 		} else {
-			if typ.Tag != dwarf.TagStructType && typ.Tag != dwarf.TagUnionType {
+			if !isRecord(typ) {
 				c.Im.Warnf("%s is not a data structure nor a union.", varname)
 				return nil, core.Errorf(core.ErrInvalid, "")
 			}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
+	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
+	"github.com/gprobe/gprobe/resolve/internal/golang"
 )
 
 // Collector gathers -V's lists over the addresses of a probe point (the
@@ -30,7 +32,7 @@ func (c *Scope) Collect(vc *Collector, symbol string, offset uint64) error {
 	seen := map[string]bool{}
 	// add is perf's collect_variables_cb; parent is the DIE holding e.
 	add := func(e *dwarf.Entry, parent uint64, external bool) (findResult, error) {
-		if isVarTag(e.Tag) {
+		if isVarTag(e.Tag) && !goResult(c.CU, e) {
 			err := c.varLocation(e, nil)
 			inv := errors.Is(err, errOutOfRange)
 			// Computed values are listed as perf lists them; using one
@@ -65,6 +67,18 @@ func (c *Scope) Collect(vc *Collector, symbol string, offset uint64) error {
 	vc.addrs = append(vc.addrs, c.Addr)
 	vc.Lists = append(vc.Lists, vl)
 	return nil
+}
+
+// goResult reports a Go function's result (~r0, or a named one): Go's
+// DWARF lists results among the parameters (DW_AT_variable_parameter);
+// they have no value before the function returns, and perf leaves them
+// out of $params.
+func goResult(cu *dwarfinfo.CU, e *dwarf.Entry) bool {
+	if cu.Language != golang.LangGo || e.Tag != dwarf.TagFormalParameter {
+		return false
+	}
+	v, _ := e.Val(dwarf.AttrVarParam).(bool)
+	return v
 }
 
 // varEntry is the line collect_variables_cb lists for variable e:

@@ -2,13 +2,16 @@ package vars
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
+	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
 )
 
@@ -123,10 +126,13 @@ func (c *Scope) varLocation(vr *dwarf.Entry, t *core.TraceArg) error {
 	return computed
 }
 
-// Opcodes the multi-operation check needs.
+// Opcodes the multi-operation check and static addresses need.
 const (
-	opPiece      = 0x93
-	opStackValue = 0x9f
+	opPiece        = 0x93
+	opStackValue   = 0x9f
+	opAddr         = 0x03
+	opAddrx        = 0xa1
+	opGNUAddrIndex = 0xfb
 )
 
 // multiOp checks an expression of several operations, of which perf
@@ -192,11 +198,55 @@ func describeOps(ops []dwarfexpr.Op) string {
 	return strings.Join(parts, "; ")
 }
 
-// staticVar: perf's static_var label, "@name" with a zero-offset ref.
+// staticVar: perf's static_var label, "@name" with a zero-offset ref; in
+// a user binary also the variable's address (core.TraceArg.Static).
 func (c *Scope) staticVar(vr *dwarf.Entry, t *core.TraceArg) error {
 	if t != nil {
 		t.Value = "@" + c.name(vr)
 		t.Refs = []core.Ref{{}}
+		if c.Im.User {
+			addr, err := c.staticAddr(vr)
+			if err != nil {
+				return err
+			}
+			t.Static, t.HasStatic = addr, true
+		}
 	}
 	return nil
+}
+
+// staticAddr is the address of a static variable of a user binary: its
+// DW_OP_addr location, else (a declaration, or an address DWARF gives
+// indirectly) the one data symbol of its name.
+func (c *Scope) staticAddr(vr *dwarf.Entry) (uint64, error) {
+	name := c.name(vr)
+	if fld := vr.AttrField(dwarf.AttrLocation); fld != nil {
+		if expr, ok, err := c.CU.Location(fld, c.Addr); err == nil && ok {
+			if ops, err := dwarfexpr.Decode(expr, c.CU.AddrSize); err == nil && len(ops) == 1 && ops[0].Atom == opAddr {
+				return ops[0].Number, nil
+			} else if err == nil && len(ops) > 0 && ops[0].Atom != opAddr && ops[0].Atom != opAddrx && ops[0].Atom != opGNUAddrIndex {
+				return 0, core.Errorf(core.ErrUnsupported, "%s is not at a fixed address (%s): a uprobe cannot fetch it.", name, describeOps(ops))
+			}
+		}
+	}
+	m, err := c.Im.Symbols()
+	if err != nil {
+		return 0, err
+	}
+	var addrs []uint64
+	for _, s := range m.ByName(symtab.Query{Pattern: name, Exact: true, KeepVersion: true}) {
+		if s.Type == elf.STT_TLS {
+			return 0, core.Errorf(core.ErrUnsupported, "%s is thread-local: a uprobe cannot fetch it.", name)
+		}
+		if s.Type == elf.STT_OBJECT && !slices.Contains(addrs, s.Start) {
+			addrs = append(addrs, s.Start)
+		}
+	}
+	switch len(addrs) {
+	case 1:
+		return addrs[0], nil
+	case 0:
+		return 0, core.Errorf(core.ErrNotFound, "Failed to find the address of %s (no data symbol of that name): a uprobe fetches a global at its file offset.", name)
+	}
+	return 0, core.Errorf(core.ErrInvalid, "%d data symbols are named %s and its debug information gives no address: a uprobe fetches a global at its file offset.", len(addrs), name)
 }

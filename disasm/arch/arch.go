@@ -1,23 +1,37 @@
-package disasm
+// Package arch describes each architecture gprobe supports, once: its ELF
+// machine, the names the kernel and perf give it and its registers (a
+// DWARF register number as a kprobe fetch argument names it, the registers
+// a fetch argument may name) and the registers of its C calling
+// convention. It is a leaf every layer may import: the grammar checker
+// (emit/probedef), the DWARF and BTF readers and the disassembler.
+package arch
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+)
+
+var (
+	// ErrUnsupported: the architecture or ELF machine is not handled.
+	ErrUnsupported = errors.New("unsupported architecture")
+	// ErrUnknownRegister: a DWARF register number has no kprobe name.
+	ErrUnknownRegister = errors.New("unknown DWARF register")
 )
 
 // Arch is an instruction set architecture gprobe supports, and the one
 // place that describes it: its ELF machine, its names, the registers kprobe
 // fetch arguments name, and the registers of its C calling convention.
 // Adding an architecture means adding its entry to arches and a decoder
-// (Boundaries, Map.Insn). What is not a table stays with its user: the
+// (disasm.Boundaries, disasm.Map.Insn). What is not a table stays with its user: the
 // calling convention's rules (btfinfo.ParamRegs), ELF relocations
 // (dwarfinfo), and the kernel's x86 ENDBR entry offset (probedef).
 type Arch int
 
 // Supported architectures. The zero value is not a valid Arch; options that
-// take an Arch read it as "the running machine" (HostArch).
+// take an Arch read it as "the running machine" (Host).
 const (
 	AMD64 Arch = iota + 1
 	ARM64
@@ -40,6 +54,17 @@ type archInfo struct {
 	// convention, in order.
 	argRegs []string
 	ret, sp string // the return-value register and the stack pointer
+	// goInts, goFloats and goG are Go's register ABI (ABIInternal, Go
+	// 1.17+, src/cmd/compile/abi-internal.md): the integer and
+	// floating-point argument and result registers in order, and the
+	// register that holds the running goroutine's g.
+	goInts, goFloats []string
+	goG              string
+	// vectorBase is the DWARF number of the first floating-point/vector
+	// register (xmm0: 17, v0: 64); vectorN how many there are and
+	// vectorName their name's prefix.
+	vectorBase, vectorN int
+	vectorName          string
 }
 
 // arches is indexed by Arch; index 0 (the invalid Arch) is empty, AMD64 is
@@ -65,6 +90,11 @@ var arches = [...]archInfo{
 		argRegs: []string{"di", "si", "dx", "cx", "r8", "r9"},
 		ret:     "ax",
 		sp:      "sp",
+		goInts:  []string{"ax", "bx", "cx", "di", "si", "r8", "r9", "r10", "r11"},
+		goFloats: []string{"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+			"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14"},
+		goG:        "r14",
+		vectorBase: 17, vectorN: 16, vectorName: "xmm",
 	},
 	ARM64: {
 		name:    "arm64",
@@ -90,6 +120,12 @@ var arches = [...]archInfo{
 		argRegs: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"},
 		ret:     "x0",
 		sp:      "sp",
+		goInts: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
+			"x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15"},
+		goFloats: []string{"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7",
+			"v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15"},
+		goG:        "x28",
+		vectorBase: 64, vectorN: 32, vectorName: "v",
 	},
 }
 
@@ -110,16 +146,16 @@ func (a Arch) String() string {
 	return fmt.Sprintf("Arch(%d)", int(a))
 }
 
-// ArchForMachine returns the Arch for an ELF machine: EM_X86_64 gives AMD64
+// ForMachine returns the Arch for an ELF machine: EM_X86_64 gives AMD64
 // and EM_AARCH64 gives ARM64. Any other machine gives an error wrapping
-// ErrUnsupportedArch.
-func ArchForMachine(m elf.Machine) (Arch, error) {
+// ErrUnsupported.
+func ForMachine(m elf.Machine) (Arch, error) {
 	for a := AMD64; int(a) < len(arches); a++ {
 		if arches[a].machine == m {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupportedArch)
+	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupported)
 }
 
 // Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an
@@ -131,26 +167,26 @@ func (a Arch) Machine() elf.Machine {
 	return elf.EM_NONE
 }
 
-// HostArch returns the Arch of the machine gprobe runs on. On any other
-// machine it returns an error wrapping ErrUnsupportedArch.
-func HostArch() (Arch, error) {
+// Host returns the Arch of the machine gprobe runs on. On any other
+// machine it returns an error wrapping ErrUnsupported.
+func Host() (Arch, error) {
 	for a := AMD64; int(a) < len(arches); a++ {
 		if arches[a].goarch == runtime.GOARCH {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("GOARCH %s: %w", runtime.GOARCH, ErrUnsupportedArch)
+	return 0, fmt.Errorf("GOARCH %s: %w", runtime.GOARCH, ErrUnsupported)
 }
 
-// OrHost returns a, or HostArch() if a is the zero Arch: options that take
+// OrHost returns a, or Host() if a is the zero Arch: options that take
 // an Arch mean the running machine by the zero value. An invalid a gives an
-// error wrapping ErrUnsupportedArch.
+// error wrapping ErrUnsupported.
 func (a Arch) OrHost() (Arch, error) {
 	switch {
 	case a == 0:
-		return HostArch()
+		return Host()
 	case a.info() == nil:
-		return 0, fmt.Errorf("arch %v: %w", a, ErrUnsupportedArch)
+		return 0, fmt.Errorf("arch %v: %w", a, ErrUnsupported)
 	}
 	return a, nil
 }
@@ -194,6 +230,50 @@ func (a Arch) StackPointer() string {
 	return ""
 }
 
+// GoIntRegisters returns the integer registers of Go's register ABI in
+// assignment order (x86-64: ax bx cx di si r8 r9 r10 r11; arm64: x0..x15),
+// as kprobe fetch arguments name them. An invalid Arch gives nil. The
+// slice is the caller's.
+func (a Arch) GoIntRegisters() []string {
+	if i := a.info(); i != nil {
+		return slices.Clone(i.goInts)
+	}
+	return nil
+}
+
+// GoFloatRegisters returns the floating-point registers of Go's register
+// ABI in assignment order (x86-64: xmm0..xmm14; arm64: v0..v15). A probe
+// cannot fetch them: they are named for messages. An invalid Arch gives
+// nil. The slice is the caller's.
+func (a Arch) GoFloatRegisters() []string {
+	if i := a.info(); i != nil {
+		return slices.Clone(i.goFloats)
+	}
+	return nil
+}
+
+// GoGRegister returns the register in which Go code compiled for the
+// register ABI keeps the running goroutine's g ("r14", "x28"). An invalid
+// Arch gives "".
+func (a Arch) GoGRegister() string {
+	if i := a.info(); i != nil {
+		return i.goG
+	}
+	return ""
+}
+
+// VectorRegister names the floating-point or vector register a DWARF
+// register number denotes (x86-64 17-32: xmm0-xmm15; arm64 64-95:
+// v0-v31), which kprobe fetch arguments cannot read: for messages that
+// say where a value is. ok is false for any other number.
+func VectorRegister(a Arch, dwarfReg int) (name string, ok bool) {
+	i := a.info()
+	if i == nil || dwarfReg < i.vectorBase || dwarfReg >= i.vectorBase+i.vectorN {
+		return "", false
+	}
+	return fmt.Sprintf("%s%d", i.vectorName, dwarfReg-i.vectorBase), true
+}
+
 // RegisterError reports a DWARF register number with no kprobe name. It wraps
 // ErrUnknownRegister.
 type RegisterError struct {
@@ -215,11 +295,11 @@ func (e *RegisterError) Unwrap() error { return ErrUnknownRegister }
 // and 31 gives sp. Any other number gives a *RegisterError (wrapping
 // ErrUnknownRegister) whose text is perf's: "Mapping for the register number
 // N missing on this architecture." An invalid arch gives an error wrapping
-// ErrUnsupportedArch.
+// ErrUnsupported.
 func KprobeRegister(arch Arch, dwarfReg int) (string, error) {
 	i := arch.info()
 	if i == nil {
-		return "", fmt.Errorf("arch %v: %w", arch, ErrUnsupportedArch)
+		return "", fmt.Errorf("arch %v: %w", arch, ErrUnsupported)
 	}
 	if dwarfReg < 0 || dwarfReg >= len(i.dwarfRegs) {
 		return "", &RegisterError{Arch: arch, Reg: dwarfReg}

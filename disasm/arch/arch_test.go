@@ -1,4 +1,4 @@
-package disasm
+package arch
 
 import (
 	"debug/elf"
@@ -33,6 +33,16 @@ func renderArch(a Arch) string {
 	fmt.Fprintf(&b, "return %s\n", a.ReturnRegister())
 	fmt.Fprintf(&b, "stack %s\n", a.StackPointer())
 	fmt.Fprintf(&b, "fetch %s\n", strings.Join(a.FetchRegisters(), " "))
+	fmt.Fprintf(&b, "go ints %s\n", strings.Join(a.GoIntRegisters(), " "))
+	fmt.Fprintf(&b, "go floats %s\n", strings.Join(a.GoFloatRegisters(), " "))
+	fmt.Fprintf(&b, "go g %s\n", a.GoGRegister())
+	var vec []string
+	for reg := 0; reg < 128; reg++ {
+		if name, ok := VectorRegister(a, reg); ok {
+			vec = append(vec, fmt.Sprintf("%d=%s", reg, name))
+		}
+	}
+	fmt.Fprintf(&b, "vector %s\n", strings.Join(vec, " "))
 	return b.String()
 }
 
@@ -57,8 +67,8 @@ func TestArchGolden(t *testing.T) {
 		if got != want {
 			t.Errorf("%v: got\n%s\nwant (%s)\n%s", a, got, path, want)
 		}
-		if m, err := ArchForMachine(a.Machine()); m != a || err != nil {
-			t.Errorf("%v: ArchForMachine(%v) = %v, %v", a, a.Machine(), m, err)
+		if m, err := ForMachine(a.Machine()); m != a || err != nil {
+			t.Errorf("%v: ForMachine(%v) = %v, %v", a, a.Machine(), m, err)
 		}
 	}
 }
@@ -72,33 +82,33 @@ func TestArchInvalid(t *testing.T) {
 	}
 }
 
-func TestHostArch(t *testing.T) {
-	a, err := HostArch()
+func TestHost(t *testing.T) {
+	a, err := Host()
 	switch runtime.GOARCH {
 	case "amd64":
 		if a != AMD64 || err != nil {
-			t.Errorf("HostArch() = %v, %v; want x86_64", a, err)
+			t.Errorf("Host() = %v, %v; want x86_64", a, err)
 		}
 	case "arm64":
 		if a != ARM64 || err != nil {
-			t.Errorf("HostArch() = %v, %v; want arm64", a, err)
+			t.Errorf("Host() = %v, %v; want arm64", a, err)
 		}
 	default:
-		if !errors.Is(err, ErrUnsupportedArch) {
-			t.Errorf("HostArch() = %v, %v; want ErrUnsupportedArch", a, err)
+		if !errors.Is(err, ErrUnsupported) {
+			t.Errorf("Host() = %v, %v; want ErrUnsupported", a, err)
 		}
 	}
 }
 
 func TestOrHost(t *testing.T) {
-	host, hostErr := HostArch()
+	host, hostErr := Host()
 	if a, err := Arch(0).OrHost(); a != host || (err == nil) != (hostErr == nil) {
 		t.Errorf("Arch(0).OrHost() = %v, %v; want %v, %v", a, err, host, hostErr)
 	}
 	if a, err := ARM64.OrHost(); a != ARM64 || err != nil {
 		t.Errorf("ARM64.OrHost() = %v, %v", a, err)
 	}
-	if a, err := Arch(3).OrHost(); a != 0 || !errors.Is(err, ErrUnsupportedArch) {
+	if a, err := Arch(3).OrHost(); a != 0 || !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Arch(3).OrHost() = %v, %v", a, err)
 	}
 }
@@ -124,6 +134,61 @@ func TestPrintedRegistersAreAccepted(t *testing.T) {
 			}
 			if !slices.Contains(a.FetchRegisters(), name) {
 				t.Errorf("%v: DWARF register %d prints as %%%s, which the kernel refuses", a, n, name)
+			}
+		}
+	}
+}
+
+func TestArch(t *testing.T) {
+	if AMD64.String() != "x86_64" || ARM64.String() != "arm64" || Arch(0).String() != "Arch(0)" {
+		t.Errorf("String: %v %v %v", AMD64, ARM64, Arch(0))
+	}
+	for m, want := range map[elf.Machine]Arch{elf.EM_X86_64: AMD64, elf.EM_AARCH64: ARM64} {
+		if got, err := ForMachine(m); got != want || err != nil {
+			t.Errorf("ForMachine(%v) = %v, %v", m, got, err)
+		}
+	}
+	for _, m := range []elf.Machine{elf.EM_386, elf.EM_ARM, elf.EM_RISCV, elf.EM_NONE} {
+		if _, err := ForMachine(m); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("ForMachine(%v) error = %v", m, err)
+		}
+	}
+	for _, a := range []Arch{0, 3, -1} {
+		if _, err := KprobeRegister(a, 0); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("KprobeRegister(%v) error = %v", a, err)
+		}
+	}
+}
+
+func TestKprobeRegister(t *testing.T) {
+	x86 := []string{"ax", "dx", "cx", "bx", "si", "di", "bp", "sp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"}
+	var arm []string
+	for i := 0; i <= 29; i++ {
+		arm = append(arm, fmt.Sprintf("x%d", i))
+	}
+	arm = append(arm, "lr", "sp")
+
+	for _, tc := range []struct {
+		arch Arch
+		want []string
+	}{{AMD64, x86}, {ARM64, arm}} {
+		for reg := -2; reg < 130; reg++ {
+			got, err := KprobeRegister(tc.arch, reg)
+			if reg >= 0 && reg < len(tc.want) {
+				if err != nil || got != tc.want[reg] {
+					t.Errorf("%v: KprobeRegister(%d) = %q, %v; want %q", tc.arch, reg, got, err, tc.want[reg])
+				}
+				continue
+			}
+			var re *RegisterError
+			if got != "" || !errors.Is(err, ErrUnknownRegister) || !errors.As(err, &re) || re.Reg != reg || re.Arch != tc.arch {
+				t.Errorf("%v: KprobeRegister(%d) = %q, %v; want RegisterError", tc.arch, reg, got, err)
+				continue
+			}
+			want := fmt.Sprintf("Mapping for the register number %d missing on this architecture.", reg)
+			if err.Error() != want {
+				t.Errorf("%v: KprobeRegister(%d) error %q, want %q", tc.arch, reg, err, want)
 			}
 		}
 	}

@@ -1,0 +1,3 @@
+module gprobetest/recurse
+
+go 1.21

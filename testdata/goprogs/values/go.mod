@@ -1,0 +1,3 @@
+module gprobetest/values
+
+go 1.21
