@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -150,4 +151,60 @@ func BTFForms(tb testing.TB, k *Kernel) (stripped, raw string) {
 		}
 	}
 	return stripped, raw
+}
+
+// ErrStaleKernel: the cached built kernel was configured from an older
+// scripts/kernel/gprobe.config than the repository's.
+var ErrStaleKernel = errors.New("the built kernel is stale")
+
+// CheckBuiltConfig reports (wrapping ErrStaleKernel) an option of the
+// repository's scripts/kernel/gprobe.config that the cached built kernel's
+// config does not have, so that a test never boots a kernel built from an
+// older fragment (scripts/build-kernel.sh, run by scripts/provision.sh,
+// rebuilds it). It returns nil for a kernel that is not Built, or when
+// its config is not cached (what is missing is Check's to report).
+func (k *Kernel) CheckBuiltConfig() error {
+	if !k.Built {
+		return nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	fragment, err := os.ReadFile(filepath.Join(root, "scripts", "kernel", "gprobe.config"))
+	if err != nil {
+		return err
+	}
+	config, err := os.ReadFile(filepath.Join(k.Dir(), "config"))
+	if err != nil {
+		return nil
+	}
+	if opt := missingOption(string(fragment), string(config)); opt != "" {
+		return fmt.Errorf("%w: %s lacks %s of scripts/kernel/gprobe.config (run scripts/provision.sh built)", ErrStaleKernel, filepath.Join(k.Dir(), "config"), opt)
+	}
+	return nil
+}
+
+// missingOption returns the first line of the Kconfig fragment (CONFIG_X=V;
+// V "n" for an option turned off) that config, a .config, does not
+// satisfy, or "".
+func missingOption(fragment, config string) string {
+	set := map[string]string{}
+	for _, line := range strings.Split(config, "\n") {
+		if opt, val, ok := strings.Cut(line, "="); ok && strings.HasPrefix(opt, "CONFIG_") {
+			set[opt] = val
+		}
+	}
+	for _, line := range strings.Split(fragment, "\n") {
+		line = strings.TrimSpace(line)
+		opt, want, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		got, on := set[opt]
+		if want == "n" && on || want != "n" && got != want {
+			return line
+		}
+	}
+	return ""
 }

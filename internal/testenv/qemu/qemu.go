@@ -223,9 +223,13 @@ type Result struct {
 
 // Check reports (wrapping ErrUnavailable) what is missing to boot the
 // guest: qemu for its architecture, the kernel and its virtio modules, a
-// static busybox.
+// static busybox; for the built kernel, a build from the repository's
+// configuration fragment (testenv.ErrStaleKernel).
 func Check(k *Kernel) error {
 	m := machineOf(k)
+	if err := k.CheckBuiltConfig(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	if _, err := exec.LookPath(m.qemu); err != nil {
 		return fmt.Errorf("%w: %s not found (run scripts/provision.sh)", ErrUnavailable, m.qemu)
 	}
