@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,10 +25,12 @@ import (
 //   - gprobe latency vfs_read --bootconfig: a synthetic event and hist
 //     triggers with an onmatch handler measuring vfs_read from boot; at the
 //     first shell gprobe latency --boot-report reads the histogram;
-//   - gprobe --bootconfig -D on do_filp_open's entry (the name opened) and
-//     return: the kernel's own early opens (/dev/console, /init) go
-//     through it, before any process runs; the trace at the first shell
-//     holds them, and a return for each entry.
+//   - gprobe --bootconfig -D on do_filp_open's entry (the name opened,
+//     fetched through registers: the kernel has no debug information, so
+//     its probes are placed from its symbols, as _text+OFFSET) and return:
+//     the kernel's own early opens (/dev/console, /init) go through it,
+//     before any process runs; the trace at the first shell holds them,
+//     and a return for each entry.
 //
 // perf probe 6.1's --bootconfig output for vfs_write is attached too: the
 // kernel reads its keys and defines nothing from them.
@@ -53,7 +56,15 @@ func TestQemuBuiltKernel(t *testing.T) {
 	// the kprobes group's triggers use it, and bootconfig keeps the order
 	// in which a group's keys first appear.
 	lat := gprobeD(t, "latency", "vfs_read", "--bootconfig", "-k", vmlinux)
-	probes := gprobeD(t, "-k", vmlinux, "--bootconfig", "-D", "do_filp_open dfd pathname->name:string", "-D", "do_filp_open%return $retval:x64")
+	probes := gprobeD(t, "-k", vmlinux, "--bootconfig", "-D", "do_filp_open dfd=%di:s32 name=+0(+0(%si)):string", "-D", "do_filp_open%return $retval:x64")
+	// Placed as perf places them on a kernel without debug information.
+	at := map[string]string{}
+	for _, fn := range []string{"vfs_read", "do_filp_open", "vfs_write"} {
+		at[fn] = textOffset(t, vmlinux, fn)
+	}
+	if want := "ftrace.event.kprobes.do_filp_open.probes = '" + at["do_filp_open"] + " dfd="; !strings.Contains(probes, want) {
+		t.Fatalf("gprobe --bootconfig -D: want %q in\n%s", want, probes)
+	}
 	// perf probe 6.1's --bootconfig for vfs_write, in the same boot: the
 	// kernel reads the keys but defines nothing from them.
 	perfCfg := ""
@@ -63,6 +74,13 @@ func TestQemuBuiltKernel(t *testing.T) {
 			t.Fatalf("perf probe --bootconfig: %v\n%s", err, out)
 		}
 		perfCfg = string(out)
+		// Without --bootconfig, perf's definitions and gprobe's are the
+		// same lines (placed at _text+OFFSET).
+		defs := []string{"-k", vmlinux, "-D", "do_filp_open", "-D", "vfs_read", "-D", "vfs_read%return"}
+		pd, err := exec.Command(perf, append([]string{"probe"}, defs...)...).Output()
+		if gd := gprobeD(t, defs...); err != nil || gd != string(pd) {
+			t.Errorf("-D on the built kernel: perf (%v)\n%s\ngprobe\n%s", err, pd, gd)
+		}
 	} else if os.Getenv("GPROBE_REQUIRE_PERF") == "1" {
 		t.Fatal(err)
 	}
@@ -85,6 +103,8 @@ func TestQemuBuiltKernel(t *testing.T) {
 	const goRequests, cEvents = 50, 40
 
 	script := fmt.Sprintf(`T=/sys/kernel/tracing
+echo "== clock"
+cat /sys/devices/system/clocksource/clocksource0/current_clocksource
 echo "== bootconfig"
 cat /proc/bootconfig
 echo "== kprobes"
@@ -143,6 +163,12 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		t.Errorf("the guest kernel complained:\n%s", d)
 	}
 
+	// The trace's clock is finer than a jiffy: the kernel found a
+	// reference to calibrate the TSC against (ACPI's PM timer, the HPET).
+	if cs := strings.TrimSpace(steps["clock"]); cs == "" || strings.Contains(cs, "jiffies") {
+		t.Errorf("the guest's clocksource is %q: every timestamp is a jiffy", cs)
+	}
+
 	t.Run("bootconfig", func(t *testing.T) {
 		// The kernel read the whole config (it prints it back in its own
 		// flat form), defined the probes, and said nothing of failures.
@@ -159,9 +185,9 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		kp := steps["kprobes"]
 		// A return probe is an r line with the kernel's maxactive.
 		for _, want := range []string{
-			`p:kprobes/vfs_read vfs_read$`,
+			`p:kprobes/vfs_read ` + regexp.QuoteMeta(at["vfs_read"]) + `$`,
 			`r\d+:kprobes/vfs_read__return vfs_read comm=\$comm:string$`,
-			`p:kprobes/do_filp_open do_filp_open dfd=%di:s32 name=\+0\(\+0\(%si\)\):string$`,
+			`p:kprobes/do_filp_open ` + regexp.QuoteMeta(at["do_filp_open"]) + ` dfd=%di:s32 name=\+0\(\+0\(%si\)\):string$`,
 			`r\d+:kprobes/do_filp_open__return do_filp_open arg1=\$retval:x64$`,
 		} {
 			if !regexp.MustCompile(`(?m)^` + want).MatchString(kp) {
@@ -172,7 +198,7 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		// for the events to set up and does not find them.
 		perfFailed := "trace_boot: Failed to find event: kprobes:vfs_write\ntrace_boot: Failed to find event: kprobes:vfs_write__return\n"
 		if perfCfg != "" {
-			if !strings.Contains(bc, "ftrace.event.kprobes.vfs_write.probe = \"vfs_write+0\"\n") || !strings.Contains(kp, perfFailed) ||
+			if !strings.Contains(bc, "ftrace.event.kprobes.vfs_write.probe = \""+at["vfs_write"]+"\"\n") || !strings.Contains(kp, perfFailed) ||
 				regexp.MustCompile(`(?m)^[pr]\d*:kprobes/vfs_write`).MatchString(kp) {
 				t.Errorf("perf's --bootconfig output: the kernel did not read it, or defined an event from it:\n%s\n%s", bc, kp)
 			}
@@ -181,13 +207,14 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		if strings.Contains(kp, "trace_boot") || strings.Contains(kp, "Failed to") {
 			t.Errorf("boot-time tracing failed:\n%s", kp)
 		}
-		// The kernel's own opens, before init: the console, then /init.
+		// The kernel's own opens, before init: the console, then /init, at
+		// do_filp_open's first instruction (where _text+OFFSET is).
 		bt := string(res.Files["/tmp/trace.boot"])
 		t.Logf("the trace at the first shell (head):\n%s", head(bt, 16))
 		t.Logf("pid 1's opens:\n%s", strings.Join(regexp.MustCompile(`(?m)^\s+\S+-1\s.*$`).FindAllString(bt, 12), "\n"))
 		checkBufferComplete(t, bt)
 		for _, file := range []string{"/dev/console", "/init"} {
-			re := `(?m)^\s+\S+-1\s+\[\d+\] \S+\s+[\d.]+: do_filp_open: \(do_filp_open\+0x[0-9a-f]+/0x[0-9a-f]+\) dfd=-100 name="` + regexp.QuoteMeta(file) + `"$`
+			re := `(?m)^\s+\S+-1\s+\[\d+\] \S+\s+[\d.]+: do_filp_open: \(do_filp_open\+0x0/0x[0-9a-f]+\) dfd=-100 name="` + regexp.QuoteMeta(file) + `"$`
 			if !regexp.MustCompile(re).MatchString(bt) {
 				t.Errorf("the boot trace lacks the kernel's open of %s:\n%s", file, head(bt, 30))
 			}
@@ -202,11 +229,16 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 
 	t.Run("latency", func(t *testing.T) {
 		out := steps["boot-report"]
-		m := regexp.MustCompile(`(?m)^\s*vfs_read\s+(\d+)\s+`).FindStringSubmatch(out)
+		m := regexp.MustCompile(`(?m)^\s*vfs_read\s+(\d+)\s+\d+\s+\d+\s+([\d.]+)\s`).FindStringSubmatch(out)
 		if m == nil || !strings.HasSuffix(out, "status 0\n") || !strings.Contains(out, "vfs_read  (kprobes:vfs_read -> kprobes:vfs_read__return)") {
 			t.Fatalf("gprobe latency --boot-report:\n%s", out)
 		}
 		calls, _ := strconv.Atoi(m[1])
+		// A read takes more than nothing: a minimum of 0 is a clock
+		// that counts in jiffies.
+		if min, _ := strconv.ParseFloat(m[2], 64); min <= 0 {
+			t.Errorf("the shortest vfs_read took %s us:\n%s", m[2], out)
+		}
 		// The hist file's total: the calls the kernel counted, before and
 		// after the report read them.
 		hits := func(f string) int {
@@ -291,4 +323,25 @@ func recordedReport(t *testing.T, step string, data []byte, name string) string 
 	}
 	t.Logf("trace-cmd report -i %s (head):\n%s", name, head(string(rep), 12))
 	return string(rep)
+}
+
+// textOffset is where perf probe, and gprobe, place a kprobe on the
+// function fn of a kernel without debug information: _text+OFFSET, from
+// the vmlinux's symbol table (perf's find_probe_trace_events_from_map).
+func textOffset(t *testing.T, vmlinux, fn string) string {
+	t.Helper()
+	syms := testenv.ELFSymbols(t, vmlinux)
+	var text, addr uint64
+	for _, s := range syms {
+		switch {
+		case s.Name == "_text":
+			text = s.Value
+		case s.Name == fn && elf.ST_TYPE(s.Info) == elf.STT_FUNC:
+			addr = s.Value
+		}
+	}
+	if text == 0 || addr <= text {
+		t.Fatalf("%s: no _text or %s in the symbol table", vmlinux, fn)
+	}
+	return fmt.Sprintf("_text+%d", addr-text)
 }

@@ -26,6 +26,10 @@ type Kernel struct {
 	// source (Extra Boot Config, boot-time tracing, user_events): its
 	// directory also holds the bootconfig tool.
 	Built bool
+	// NoDebugInfo is set for a kernel built without debug information:
+	// its vmlinux has symbols only, and it has no BTF
+	// (/sys/kernel/btf/vmlinux).
+	NoDebugInfo bool
 }
 
 var (
@@ -45,8 +49,8 @@ var (
 	// Debian's linux-source-6.12 (tinyconfig plus
 	// scripts/kernel/gprobe.config): what Debian's kernels lack, Extra
 	// Boot Config, boot-time tracing and user_events, with kprobes,
-	// uprobes, fprobes, hist triggers, DWARF 5 and BTF; x86-64.
-	LinuxBuilt = &Kernel{Release: "6.12.117-gprobe", Version: "6.12", Arch: "amd64", Built: true}
+	// uprobes, fprobes and hist triggers; x86-64, no debug information.
+	LinuxBuilt = &Kernel{Release: "6.12.117-gprobe", Version: "6.12", Arch: "amd64", Built: true, NoDebugInfo: true}
 )
 
 // Bootconfig is the bootconfig tool built from the kernel's own source
@@ -64,8 +68,8 @@ func (k *Kernel) Dir() string { return filepath.Join(CacheDir(), k.Release) }
 // Image is the bootable vmlinuz.
 func (k *Kernel) Image() string { return filepath.Join(k.Dir(), "vmlinuz") }
 
-// Vmlinux is the -dbg vmlinux matching Image. For Linux61, $GPROBE_VMLINUX
-// overrides it.
+// Vmlinux is the -dbg vmlinux matching Image (for a NoDebugInfo kernel,
+// its vmlinux: symbols only). For Linux61, $GPROBE_VMLINUX overrides it.
 func (k *Kernel) Vmlinux() string {
 	if v := os.Getenv("GPROBE_VMLINUX"); v != "" && k == Linux61 {
 		return v

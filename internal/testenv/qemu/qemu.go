@@ -413,7 +413,7 @@ func writeInitramfs(out string, o Options, mark string) error {
 // opens and closes it: the last close of a serial port waits until the
 // UART has sent everything, so nothing is lost when reboot -f follows.
 // The guest ends with a reboot, which qemu -no-reboot turns into its exit:
-// a power-off would need ACPI, which the built kernel leaves out.
+// unlike a power-off, it needs no ACPI.
 // Collected files are first copied (pseudo-files such as tracefs's report
 // size 0, which tar would trust), then archived onto the virtio disk,
 // named by their index.
