@@ -158,7 +158,7 @@ func TestOutputs(t *testing.T) {
 // read from, in order.
 func TestParquetWriterOrder(t *testing.T) {
 	a, b := recordings.Path(t, "trace.txt"), recordings.Path(t, "trace-pipe.txt")
-	w, err := parquet.New(io.Discard, []string{a, b}, parquet.Options{})
+	w, err := parquet.New(io.Discard, []string{a, b}, analyze.Scan, parquet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func Log2Report(format string, events, lost int64, ls []latency.Log2) *report.Report {
 	rep := &report.Report{Format: format, Events: events, LostEvents: lost, Latency: []latency.Result{}}
 	for i := range ls {
-		rep.Latency = append(rep.Latency, ls[i].Result())
+		rep.Latency = append(rep.Latency, latency.Log2Result(&ls[i]))
 	}
 	sort.Slice(rep.Latency, func(i, j int) bool {
 		a, b := rep.Latency[i], rep.Latency[j]

@@ -60,6 +60,13 @@ func RankObjects(paths []string, r *objtrace.Ranker) error {
 	})
 }
 
+// Scan calls fn for every event (data and loss markers) of the recording
+// at path, in order, and closes it; fn must not keep an event past its
+// call.
+func Scan(path string, fn func(*trace.Event) error) error {
+	return eachRecording([]string{path}, func(_ string, src trace.Source) error { return src.Run(fn) })
+}
+
 // eachRecording opens each recording in turn and hands it to fn.
 func eachRecording(paths []string, fn func(path string, src trace.Source) error) error {
 	for _, p := range paths {

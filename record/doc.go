@@ -11,6 +11,8 @@
 // are counted in the metadata's Lost (tracefmt.Metadata), stored in the
 // file (option tracefmt.OptionGprobe) and printed by [Result.Summary].
 //
-// [Run] removes the instance and disables its events on every exit path.
-// It never adds or deletes probe events.
+// [Run] removes the instance and disables its events on every exit path;
+// while it runs, a ledger (record/leftover) names the instance, so that a
+// gprobe killed without a chance to remove it (SIGKILL) is cleaned up
+// after by `gprobe cleanup`. It never adds or deletes probe events.
 package record

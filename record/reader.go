@@ -45,6 +45,9 @@ func openCPUReader(inst *tracefs.Instance, cpu int, layout ringbuf.Layout, tmpDi
 		unix.Close(fd)
 		return nil, err
 	}
+	// Unlinked at once: the data lives as long as the descriptor, and a
+	// gprobe killed by SIGKILL leaves no file behind.
+	os.Remove(tmp.Name())
 	return &cpuReader{cpu: cpu, layout: layout, dec: ringbuf.NewDecoder(layout, binary.NativeEndian), fd: fd, name: name, tmp: tmp,
 		out: bufio.NewWriterSize(tmp, 16*layout.PageSize())}, nil
 }
@@ -119,10 +122,9 @@ func (r *cpuReader) readAvailable(fd int, buf []byte, live bool) error {
 
 func (r *cpuReader) size() int64 { return int64(r.pages.Load()) * int64(r.layout.PageSize()) }
 
-// close releases the trace_pipe_raw descriptor and removes the temporary
-// file (its data must have been copied out before).
+// close releases the trace_pipe_raw descriptor and the temporary file
+// (its data must have been copied out before).
 func (r *cpuReader) close() {
 	unix.Close(r.fd)
 	r.tmp.Close()
-	os.Remove(r.tmp.Name())
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gprobe/gprobe/internal/tracefmt"
 	"github.com/gprobe/gprobe/internal/tracefmt/ringbuf"
 	"github.com/gprobe/gprobe/record/follow"
+	"github.com/gprobe/gprobe/record/leftover"
 )
 
 // ErrConfig reports contradictory or invalid session settings.
@@ -42,8 +43,9 @@ type Config struct {
 	// Command is run and followed, with its children; recording ends
 	// when it exits.
 	Command []string
-	// Signals stop the recording (SIGINT, SIGTERM from the CLI). A
-	// still-running command then gets SIGTERM, as perf record does.
+	// Signals stop the recording (from the CLI: SIGINT, SIGTERM, SIGHUP,
+	// SIGQUIT, SIGPIPE). A still-running command then gets SIGTERM, as
+	// perf record does.
 	Signals <-chan os.Signal
 	// Progress receives a live progress line about once a second; nil
 	// for none (not a terminal).
@@ -171,15 +173,18 @@ type session struct {
 	tmpDir  string // beside the output, for the per-CPU data
 	meta    tracefmt.Metadata
 	started time.Time
+	ledger  *leftover.Ledger // what the session created, for a later gprobe if this one is killed
 }
 
 // setup creates and configures the instance; tracing stays off.
 func (s *session) setup() error {
-	inst, err := s.root.NewUniqueInstance(fmt.Sprintf("gprobe-%d", os.Getpid()))
+	s.ledger = leftover.Start(s.root.Root, "record")
+	inst, err := s.root.NewUniqueInstance(leftover.RecordInstance(os.Getpid()))
 	if err != nil {
 		return err
 	}
 	s.inst = inst
+	s.ledger.Add(leftover.Object{Kind: "instance", Name: inst.Name})
 	st := []struct{ file, val string }{
 		{"tracing_on", "0"},
 		{"trace_clock", clock},
@@ -631,25 +636,76 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 
 	// Written beside the target and renamed: never a half-written file
 	// under the output name.
-	out, err := os.CreateTemp(filepath.Dir(s.cfg.Output), ".gprobe-out-*")
+	out, err := newOutput(filepath.Dir(s.cfg.Output))
 	if err != nil {
 		return 0, err
 	}
 	n, err := f.WriteTo(out)
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = out.Chmod(0o644)
 	}
 	if err == nil {
-		err = os.Chmod(out.Name(), 0o644)
+		err = out.publish(s.cfg.Output)
 	}
-	if err == nil {
-		err = os.Rename(out.Name(), s.cfg.Output)
-	}
+	out.Close()
 	if err != nil {
-		os.Remove(out.Name())
 		return 0, fmt.Errorf("write %s: %w", s.cfg.Output, err)
 	}
 	return n, nil
+}
+
+// output is the file a recording is written to before it takes its name:
+// an unnamed file (O_TMPFILE), so that a gprobe killed while writing
+// leaves nothing behind, or on file systems without them a temporary
+// name, removed on failure.
+type output struct {
+	*os.File
+	dir   string
+	named bool
+}
+
+func newOutput(dir string) (*output, error) {
+	if fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600); err == nil {
+		return &output{File: os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), dir: dir}, nil
+	}
+	f, err := os.CreateTemp(dir, ".gprobe-out-*")
+	if err != nil {
+		return nil, err
+	}
+	return &output{File: f, dir: dir, named: true}, nil
+}
+
+// publish gives the file the name path (replacing what had it).
+func (o *output) publish(path string) error {
+	name := o.Name()
+	if !o.named {
+		// Linked under a temporary name, then renamed over path: linkat
+		// does not replace.
+		for i := 0; ; i++ {
+			name = filepath.Join(o.dir, fmt.Sprintf(".gprobe-out-%d-%d", os.Getpid(), i))
+			err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", o.Fd()), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, unix.EEXIST) || i == 100 {
+				return err
+			}
+		}
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// Close closes the file; a named one not published is removed.
+func (o *output) Close() error {
+	err := o.File.Close()
+	if o.named {
+		os.Remove(o.Name())
+	}
+	return err
 }
 
 func (s *session) disableEvents() error {
@@ -669,7 +725,8 @@ func (s *session) disableEvents() error {
 
 // cleanup undoes setup in every case: readers stopped and closed, events
 // disabled, instance removed.
-func (s *session) cleanup() error {
+func (s *session) cleanup() (err error) {
+	defer func() { s.ledger.Done(err == nil) }()
 	if s.inst == nil {
 		return nil
 	}

@@ -14,7 +14,7 @@
 # kernels (6.1 and 6.12, x86-64 and arm64) it holds the extracted -dbg
 # vmlinux (DWARF 5; 590 MB for 6.1), the bootable vmlinuz, its config, a
 # source subset (x86-64), and the virtio modules the qemu guests
-# (internal/testenv/qemu) load to hand files back; busybox-arm64/ holds
+# (internal/qemu) load to hand files back; busybox-arm64/ holds
 # the arm64 guests' busybox; 6.12.117-gprobe is the kernel
 # scripts/build-kernel.sh builds from linux-source-6.12 (Extra Boot Config,
 # boot-time tracing, user_events).
@@ -47,7 +47,9 @@ packages() {
 		# SDT markers: <sys/sdt.h> for the test programs, and the shipped
 		# binaries with markers (python3.11, libstdc++, libjvm.so); libjvm.so's
 		# 58k C++ symbols are also the -F benchmark (scripts/bench-names.sh)
-		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless)
+		systemtap-sdt-dev python3.11-minimal libstdc++6 openjdk-17-jre-headless
+		# a shipped library with its detached debug file (weak aliases, PLT entries)
+		libc6-dbg)
 	# The Rust test program (cmd/gprobe/testdata/rust) needs a rustc: Debian's
 	# unless one is on PATH already (rustup's).
 	command -v rustc > /dev/null || want+=(rustc)

@@ -1,36 +1,24 @@
 package latency
 
+import "github.com/gprobe/gprobe/internal/log2lat"
+
 // Log2 is one function's (and group's) latencies as something other than
-// Analyzer aggregated them: in log2 buckets, per bucket a count, a sum, a
-// minimum and a maximum (gprobe latency's in-kernel histograms). Result
-// turns it into the Result Analyzer would report for the same calls, with
-// the same buckets.
-type Log2 struct {
-	Function, Group, EntryEvent, ReturnEvent string
-	// Buckets[i] holds the calls whose latency has bits.Len64 i:
-	// [2^(i-1), 2^i) ns, and 0 ns for i = 0, the buckets of
-	// Result.Histogram.
-	Buckets [65]Log2Bucket
-	// Entries and Returns count the entry and return probe hits: those
-	// the calls do not account for are unmatched.
-	Entries, Returns uint64
-	// Uncertain: hits were lost, a call may be missing.
-	Uncertain bool
-}
+// Analyzer aggregated them: in log2 buckets (gprobe latency's in-kernel
+// histograms). Log2Result turns it into the Result Analyzer would report
+// for the same calls, with the same buckets: Buckets[i] are the buckets
+// of Result.Histogram.
+type Log2 = log2lat.Hist
 
-// Log2Bucket is what a log2 bucket knows of its calls. MinNs and MaxNs are
-// meaningful when Count > 0.
-type Log2Bucket struct {
-	Count, SumNs, MinNs, MaxNs uint64
-}
+// Log2Bucket is what a log2 bucket knows of its calls.
+type Log2Bucket = log2lat.Bucket
 
-// Result summarises l as Analyzer.Results summarises calls: count, mean,
+// Log2Result summarises l as Analyzer.Results summarises calls: count, mean,
 // minimum and maximum are exact. A percentile is the mean of the
 // latencies in the bucket that holds it, so it is within that bucket's
 // minimum and maximum, less than the bucket's width from the exact value.
 // Unmatched entries (returns) are the entry (return) hits no call
 // accounts for.
-func (l *Log2) Result() Result {
+func Log2Result(l *Log2) Result {
 	r := Result{Function: l.Function, Group: l.Group, EntryEvent: l.EntryEvent, ReturnEvent: l.ReturnEvent, Uncertain: l.Uncertain}
 	var h log2hist
 	var sum uint64
@@ -53,16 +41,16 @@ func (l *Log2) Result() Result {
 		return r
 	}
 	r.MeanNs = sum / r.Count
-	r.P50Ns = l.quantile(0.50, r.Count)
-	r.P90Ns = l.quantile(0.90, r.Count)
-	r.P99Ns = l.quantile(0.99, r.Count)
-	r.P999Ns = l.quantile(0.999, r.Count)
+	r.P50Ns = log2Quantile(l, 0.50, r.Count)
+	r.P90Ns = log2Quantile(l, 0.90, r.Count)
+	r.P99Ns = log2Quantile(l, 0.99, r.Count)
+	r.P999Ns = log2Quantile(l, 0.999, r.Count)
 	return r
 }
 
-// quantile is the mean of the bucket holding the value of rank ceil(p*n),
+// log2Quantile is the mean of the bucket holding the value of rank ceil(p*n),
 // as quantiles.quantile ranks.
-func (l *Log2) quantile(p float64, n uint64) uint64 {
+func log2Quantile(l *Log2, p float64, n uint64) uint64 {
 	rank := max(uint64(p*float64(n)+0.999999999), 1)
 	var cum uint64
 	for _, b := range l.Buckets {

@@ -47,7 +47,7 @@ func TestLog2AgreesWithAnalyzer(t *testing.T) {
 		}
 		want := a.Results()[0]
 		l := log2Of(ds)
-		got := l.Result()
+		got := Log2Result(&l)
 		if got.Count != want.Count || got.MinNs != want.MinNs || got.MaxNs != want.MaxNs || got.MeanNs != want.MeanNs ||
 			!reflect.DeepEqual(got.Histogram, want.Histogram) || got.UnmatchedEntries != 0 || got.UnmatchedReturns != 0 ||
 			got.Function != "f" || got.EntryEvent != "g:f" || got.ReturnEvent != "g:f__return" {
@@ -73,12 +73,12 @@ func TestLog2AgreesWithAnalyzer(t *testing.T) {
 func TestLog2Unmatched(t *testing.T) {
 	l := log2Of([]uint64{100, 200, 300})
 	l.Entries, l.Returns = 5, 4
-	r := l.Result()
+	r := Log2Result(&l)
 	if r.Count != 3 || r.UnmatchedEntries != 2 || r.UnmatchedReturns != 1 || r.P50Ns != 200 || r.P99Ns != 300 {
 		t.Errorf("%+v", r)
 	}
 	l = Log2{Function: "f", Entries: 2, Uncertain: true}
-	if r := l.Result(); r.Count != 0 || r.UnmatchedEntries != 2 || r.MaxNs != 0 || len(r.Histogram) != 0 || r.Histogram == nil || !r.Uncertain {
+	if r := Log2Result(&l); r.Count != 0 || r.UnmatchedEntries != 2 || r.MaxNs != 0 || len(r.Histogram) != 0 || r.Histogram == nil || !r.Uncertain {
 		t.Errorf("no calls: %+v", r)
 	}
 }

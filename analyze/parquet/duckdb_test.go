@@ -15,6 +15,7 @@ import (
 	"github.com/gprobe/gprobe/analyze/parquet"
 	"github.com/gprobe/gprobe/analyze/refcount"
 	"github.com/gprobe/gprobe/analyze/report"
+	"github.com/gprobe/gprobe/analyze/trace"
 )
 
 // The golden recordings of analyze's tests: refprog with 30 calls of work
@@ -47,7 +48,14 @@ func export(t *testing.T, files []string, opts parquet.Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parquet.Export(fh, files, opts); err != nil {
+	w, err := parquet.New(fh, files, analyze.Scan, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analyze.RunFiles(files, analyze.Config{Exporters: []analyze.Exporter{w}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := fh.Close(); err != nil {
@@ -241,5 +249,73 @@ func TestDuckDBSchema(t *testing.T) {
 	if len(recs) != 2 || recs[0].File != bin || recs[0].Events != binRep.Events || recs[0].Host != "h1" ||
 		len(recs[0].Probes) == 0 || recs[1].File != text || recs[1].Format != "ftrace text" {
 		t.Errorf("gprobe.recordings %+v", recs)
+	}
+}
+
+// TestDuckDBFilters: filters DuckDB answers from the row groups'
+// statistics (minimum, maximum, null count) count what the recording
+// holds, so the statistics gprobe writes are true.
+func TestDuckDBFilters(t *testing.T) {
+	db := duck(t)
+	path := golden.Path(t, "gprobe.dat.zst")
+	pq := export(t, []string{path}, parquet.Options{Host: "h1", RowGroupRows: 16})
+	rec, err := analyze.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	type ev struct {
+		ts      uint64
+		name    string
+		obj     bool
+		objAddr uint64
+	}
+	var evs []ev
+	if err := rec.Run(func(e *trace.Event) error {
+		if e.Kind == trace.Data {
+			o := ev{ts: e.TS, name: e.Name}
+			if fl := e.Format.Field("obj"); fl != nil {
+				o.objAddr, o.obj = fl.Uint(e.Data, e.Order)
+			}
+			evs = append(evs, o)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 1, len(evs) / 3, len(evs) / 2, len(evs) - 1} {
+		at := evs[k]
+		var want, wantObj, wantNull int64
+		for _, e := range evs {
+			if e.ts >= at.ts && e.name == "work" {
+				want++
+			}
+			if e.obj && at.obj && e.objAddr > at.objAddr {
+				wantObj++
+			}
+			if e.ts < at.ts && !e.obj {
+				wantNull++
+			}
+		}
+		// Each filter is the query's WHERE, which DuckDB pushes into
+		// the scan (an aggregate's FILTER it would not).
+		var n, nObj, nNull int64
+		for _, q := range []struct {
+			dst   *int64
+			where string
+			args  []any
+		}{
+			{&n, "ts >= ? AND event = 'work'", []any{at.ts}},
+			{&nObj, "obj > ?", []any{at.objAddr}},
+			{&nNull, "ts < ? AND obj IS NULL", []any{at.ts}},
+		} {
+			if err := db.QueryRow("SELECT count(*) FROM read_parquet(?) WHERE "+q.where, append([]any{pq}, q.args...)...).Scan(q.dst); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if at.obj && nObj != wantObj || n != want || nNull != wantNull {
+			t.Errorf("at event %d: %d work events from ts %d, want %d; %d with obj > %#x, want %d; %d earlier without obj, want %d",
+				k, n, at.ts, want, nObj, at.objAddr, wantObj, nNull, wantNull)
+		}
 	}
 }

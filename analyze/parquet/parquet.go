@@ -20,13 +20,12 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/gprobe/gprobe/analyze"
 	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/analyze/trace"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 )
 
-// ErrNoInput: Export was given no recording.
+// ErrNoInput: New was given no recording.
 var ErrNoInput = errors.New("no recording to export")
 
 // SchemaVersion is the value of the gprobe.schema metadata key; it
@@ -63,7 +62,7 @@ type Recording struct {
 	Probes          []string `json:"probes,omitempty"`
 }
 
-// Summary is what Export wrote.
+// Summary is what a Writer wrote.
 type Summary struct {
 	Columns    []Column
 	Rows       int64
@@ -85,9 +84,15 @@ type Writer struct {
 	batch *batch
 }
 
-// New reads the recordings in files for the schema and starts the Parquet
-// file on out. The pass must then read exactly these files, in this order.
-func New(out io.Writer, files []string, opts Options) (*Writer, error) {
+// Scan calls fn for every event of the recording at path, in order: how
+// New reads the recordings for their schema (analyze.Scan reads every
+// format gprobe analyzes).
+type Scan func(path string, fn func(*trace.Event) error) error
+
+// New reads the recordings in files through scan for the schema and
+// starts the Parquet file on out. The pass must then read exactly these
+// files, in this order.
+func New(out io.Writer, files []string, scan Scan, opts Options) (*Writer, error) {
 	if len(files) == 0 {
 		return nil, ErrNoInput
 	}
@@ -99,7 +104,7 @@ func New(out io.Writer, files []string, opts Options) (*Writer, error) {
 	}
 	sb := newSchemaBuilder()
 	for _, f := range files {
-		if err := each(f, sb.event); err != nil {
+		if err := scan(f, func(e *trace.Event) error { sb.event(e); return nil }); err != nil {
 			return nil, err
 		}
 	}
@@ -185,35 +190,6 @@ func (w *Writer) Close() error {
 
 // Summary is what was written.
 func (w *Writer) Summary() *Summary { return &w.sum }
-
-// Export writes the events of every recording in files to out as one
-// Parquet file (a pass of analyze.RunFiles with a Writer).
-func Export(out io.Writer, files []string, opts Options) (*Summary, error) {
-	w, err := New(out, files, opts)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := analyze.RunFiles(files, analyze.Config{Exporters: []analyze.Exporter{w}}, nil); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return w.Summary(), nil
-}
-
-// each runs fn over the events of the recording at path.
-func each(path string, fn func(*trace.Event)) error {
-	rec, err := analyze.Open(path)
-	if err != nil {
-		return err
-	}
-	defer rec.Close()
-	if err := rec.Run(func(e *trace.Event) error { fn(e); return nil }); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
 
 // metadata is the file's key-value metadata.
 func metadata(sum *Summary) ([][2]string, error) {

@@ -6,7 +6,7 @@ import (
 	"github.com/gprobe/gprobe/analyze/trace"
 )
 
-const kallsyms = `0000000000000000 A fixed_percpu_data
+const kallsymsText = `0000000000000000 A fixed_percpu_data
 ffffffff81000000 T _stext
 ffffffff81234560 t foo_open
 ffffffff81234600 T foo_release
@@ -23,7 +23,7 @@ func textEvent(name, ip string, kv ...string) *trace.Event {
 }
 
 func TestKernel(t *testing.T) {
-	s := New(nil, func() ([]byte, error) { return []byte(kallsyms), nil })
+	s := New(nil, func() ([]byte, error) { return []byte(kallsymsText), nil })
 	e := textEvent("get", "0xffffffff81234600", "o", "0xffff888000001000")
 	for _, c := range []struct {
 		addr uint64

@@ -1,13 +1,11 @@
 package symbolize
 
 import (
-	"bufio"
-	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/gprobe/gprobe/internal/kallsyms"
 )
 
 // sym is one function: [start, end) (end 0: up to the next symbol).
@@ -65,23 +63,15 @@ func (t *table) lookup(pc uint64) (Place, bool) {
 // without the right to see them gets zeros).
 func parseKallsyms(text []byte) *table {
 	t := &table{}
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 3 || len(f[1]) != 1 || !strings.ContainsAny(f[1], "tTwW") {
-			continue
+	kallsyms.Each(text, func(k kallsyms.Symbol) bool {
+		switch k.Type {
+		case 't', 'T', 'w', 'W':
+			if k.Addr != 0 {
+				t.syms = append(t.syms, sym{start: k.Addr, name: k.Name, module: k.Module})
+			}
 		}
-		a, err := strconv.ParseUint(f[0], 16, 64)
-		if err != nil || a == 0 {
-			continue
-		}
-		s := sym{start: a, name: f[2]}
-		if len(f) > 3 {
-			s.module = strings.Trim(f[3], "[]")
-		}
-		t.syms = append(t.syms, s)
-	}
+		return true
+	})
 	if len(t.syms) == 0 {
 		return nil
 	}

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/analyze/objtrace"
-	"github.com/gprobe/gprobe/analyze/refcount"
-	"github.com/gprobe/gprobe/analyze/report"
 	"github.com/gprobe/gprobe/internal/gcpace"
 )
 
@@ -56,75 +50,15 @@ func (a *app) done(command string, err error) int {
 	return exitEINVAL
 }
 
-// analyzeRequest is what analyze's flags ask.
-type analyzeRequest struct {
-	cfg  analyze.Config
-	out  report.Output
-	unit report.Unit
-	// parts says how several recordings are reported: "file" or "host"
-	// ("" when --by does not say).
-	parts string
-	all   bool // --all-objects
-}
-
-// analyzeFlags reads analyze's flags (but those of --object and --objects).
-func analyzeFlags(c *cli.Context) (req analyzeRequest, err error) {
-	if req.unit, err = report.ParseUnit(c.String("unit")); err != nil {
-		return req, err
-	}
-	switch {
-	case c.Bool("json") && c.Bool("json-lines"):
-		return req, errors.New("--json and --json-lines: choose one")
-	case c.Bool("json"):
-		req.out = report.OutputJSON
-	case c.Bool("json-lines"):
-		req.out = report.OutputJSONLines
-	}
-	if req.cfg.MaxListed = c.Int("max-objects"); req.cfg.MaxListed <= 0 {
-		return req, fmt.Errorf("--max-objects %d: want at least 1", req.cfg.MaxListed)
-	}
-	if req.cfg.Latency.By, req.parts, err = analyze.ParseBy(c.String("by")); err != nil {
-		return req, err
-	}
-	if s := c.String("refcount"); s != "" {
-		spec, err := refcount.ParseSpec(s)
-		if err != nil {
-			return req, err
-		}
-		req.cfg.Refcount, req.cfg.RefSpec = &spec, s
-	}
-	if p := c.String("probes"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return req, err
-		}
-		req.cfg.Latency.Definitions = strings.Split(string(b), "\n")
-	}
-	req.all = c.Bool("all-objects")
-	return req, nil
-}
-
 func (a *app) analyze(c *cli.Context) int {
 	// Past 8 MiB live, collecting at 40% keeps the peak below
 	// trace-cmd's at every size.
 	gcpace.SwitchAt(8 << 20)
-	args := c.Args().Slice()
-	if len(args) == 0 {
-		args = []string{"trace.out"}
-	}
-	req, err := analyzeFlags(c)
+	req, err := analyze.ParseRequest(c, c.Args().Slice())
 	if err != nil {
 		return a.done("analyze", err)
 	}
-	paths, err := analyze.Inputs(args)
-	if err != nil {
-		return a.done("analyze", err)
-	}
-	if c.IsSet("object") || c.IsSet("objects") {
-		return a.analyzeObjects(c, paths, req)
-	}
-	many := len(args) > 1 || len(paths) != 1 || paths[0] != args[0] || req.parts != ""
-	if !many {
+	if !req.Objects() && !req.Many {
 		// One recording: the objects' store and index live outside Go's
 		// heap, which holds the metadata and buffers, nearly all live to
 		// the end, so a collection before 16 MiB frees little and costs
@@ -134,60 +68,5 @@ func (a *app) analyze(c *cli.Context) int {
 		// leave each one's state behind: Go's pacing stays.
 		debug.SetGCPercent(400)
 	}
-	if many && req.parts == "host" && req.all && req.out != report.OutputJSONLines {
-		return a.done("analyze", errors.New("--all-objects lists the objects of each recording: use --by file or --json-lines"))
-	}
-	return a.done("analyze", a.analyzeReport(c, req, paths, many))
-}
-
-// analyzeReport runs the pass over the recordings at paths: the report of
-// each (of each host), the total, and the outputs of the format flags.
-func (a *app) analyzeReport(c *cli.Context, req analyzeRequest, paths []string, many bool) error {
-	_, _, err := withFormats("analyze", formatInput{c, paths, req.cfg}, many, func(cfg analyze.Config) error {
-		if many {
-			m := report.NewMany(a.stdout, req.out, cmp.Or(req.parts, "file")+"s", req.unit, cfg.MaxListed)
-			return analyze.ReportFiles(m, paths, cfg, req.parts == "host", req.all)
-		}
-		return analyze.File(paths[0], cfg, func(an *analyze.Analysis) error {
-			r := an.Report()
-			r.AllObjects = req.all
-			return report.Write(a.stdout, r, req.out, req.unit, cfg.MaxListed)
-		})
-	})
-	return err
-}
-
-// analyzeObjects runs --object or --objects, alone.
-func (a *app) analyzeObjects(c *cli.Context, paths []string, req analyzeRequest) int {
-	var alone []string
-	for _, f := range formats {
-		if f.command == "analyze" {
-			alone = append(alone, f.flag)
-		}
-	}
-	for _, f := range append(alone, "json-lines", "all-objects", "by", "probes") {
-		if c.IsSet(f) {
-			return a.done("analyze", fmt.Errorf("--%s does not go with --object or --objects", f))
-		}
-	}
-	asJSON, unit, spec := req.out == report.OutputJSON, req.unit, req.cfg.Refcount
-	if c.IsSet("object") {
-		if c.IsSet("objects") || spec != nil {
-			return a.done("analyze", errors.New("--object follows every field: give it without --objects or --refcount"))
-		}
-		addr, err := objtrace.ParseAddr(c.String("object"))
-		if err == nil {
-			err = analyze.ReportObject(a.stdout, paths, addr, asJSON, unit)
-		}
-		return a.done("analyze", err)
-	}
-	n := c.Int("objects")
-	if n <= 0 {
-		return a.done("analyze", fmt.Errorf("--objects %d: want at least 1", n))
-	}
-	by, err := objtrace.ParseBy(c.String("rank"))
-	if err == nil {
-		err = analyze.ReportRanking(a.stdout, paths, objtrace.NewRanker(n, by, spec), asJSON, unit)
-	}
-	return a.done("analyze", err)
+	return a.done("analyze", req.Run(a.stdout))
 }

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +17,9 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/lines"
+	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -221,6 +221,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.latencyCommand(),
 			a.exportCommand(),
 			a.checkCommand(),
+			a.cleanupCommand(),
 		},
 	}
 }
@@ -395,19 +396,23 @@ func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*re
 // errInterrupted ends a command whose download was interrupted.
 var errInterrupted = errors.New("Interrupted.")
 
-// interruptible is a context for a debuginfod download: SIGINT or SIGTERM
+// interruptible is a context for a debuginfod download: follow.StopSignals
 // cancel it (the partial file is removed) instead of ending gprobe at once.
 func (a *app) interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(a.base(), os.Interrupt, syscall.SIGTERM)
+	return signal.NotifyContext(a.base(), follow.StopSignals...)
 }
 
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without
 // servers), with a progress line when stderr is a terminal.
 func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	d := debuginfod.FromEnv()
-	if d != nil && isTerminal(a.stderr) && !boolean(c, "quiet") {
+	if d == nil {
+		return nil
+	}
+	if isTerminal(a.stderr) && !boolean(c, "quiet") {
 		d.Progress = debuginfod.ProgressLine(a.stderr)
 	}
+	d.Warn = a.warnFunc(c)
 	return d
 }
 
@@ -646,14 +651,8 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	return exitOK
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether w is a terminal (termsafe.IsTerminal).
+func isTerminal(w io.Writer) bool { return termsafe.IsTerminal(w) }
 
 // showFuncs implements -F [FILTER] (perf's default "!_* & !*@plt"): the
 // image's function symbols, sorted.

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,10 +39,12 @@ func (a *app) check(c *cli.Context) int {
 		fmt.Fprintln(a.stderr, "gprobe check: give the KERNEL files to check the probe list against")
 		return exitUsage
 	}
-	points, err := portability.ReadProbesFile(c.String("probes"))
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
-		err = fmt.Errorf("--probes: %w", err)
+	req := portability.Request{Probes: c.String("probes"), Kernels: c.Args().Slice(), OutDir: c.String("out"), JSON: c.Bool("json"),
+		Options: portability.Options{MaxProbes: c.Int("max-probes"), Jobs: c.Int("jobs")}}
+	if feat, known := tracefs.RunningFeatures(); known {
+		req.Options.Features = &feat
 	}
+	bad, err := req.Run(a.stdout, a.stderr)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
 		if errors.Is(err, portability.ErrBadProbeList) {
@@ -51,40 +52,10 @@ func (a *app) check(c *cli.Context) int {
 		}
 		return exitENOENT
 	}
-	opts := portability.Options{MaxProbes: c.Int("max-probes"), Jobs: c.Int("jobs")}
-	if feat, known := tracefs.RunningFeatures(); known {
-		opts.Features = &feat
+	for _, s := range bad {
+		fmt.Fprintf(a.stderr, "gprobe check: %q resolves on no kernel\n", s)
 	}
-	rep, err := portability.Check(points, c.Args().Slice(), opts)
-	if err != nil {
-		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
-		return exitENOENT
-	}
-	if dir := c.String("out"); dir != "" {
-		paths, err := rep.WriteDefinitions(dir)
-		if err != nil {
-			fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
-			return exitENOENT
-		}
-		for i, p := range paths {
-			if p != "" {
-				fmt.Fprintf(a.stderr, "%s: %s\n", rep.Kernels[i], p)
-			}
-		}
-	}
-	if c.Bool("json") {
-		err = rep.WriteJSON(a.stdout)
-	} else {
-		err = rep.WriteText(a.stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(a.stderr, "gprobe check: %v\n", err)
-		return exitENOENT
-	}
-	if bad := rep.Unresolved(); len(bad) > 0 {
-		for _, s := range bad {
-			fmt.Fprintf(a.stderr, "gprobe check: %q resolves on no kernel\n", s)
-		}
+	if len(bad) > 0 {
 		return exitUnresolved
 	}
 	return exitOK

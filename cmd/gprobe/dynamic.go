@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"strings"
+	"errors"
 
 	"github.com/urfave/cli/v2"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // The kinds perf probe 6.1 does not write: --fprobe (f:), --tracepoint
@@ -42,7 +39,7 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 		a.errf(c, "--fprobe, --tracepoint and --event probe the kernel (vmlinux), not -x or -m targets.\n%s\n", trailer)
 		return exitUsage
 	}
-	resolveOne, st := a.dynamicResolver(c, defs, trailer)
+	dd, st := a.dynamicDefs(c, defs, trailer)
 	if st != exitOK {
 		return st
 	}
@@ -60,7 +57,8 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 		feat, known = host, hostKnown
 	}
 	for i := range defs {
-		p, err := resolveOne(r, i, reqs[i])
+		p, point, args, err := dd.Resolve(r, i)
+		reqs[i].Point, reqs[i].Args = point, args
 		if err != nil {
 			return a.resolveFailedOn(c, r, err, trailer)
 		}
@@ -74,42 +72,22 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 	return exitOK
 }
 
-// dynamicResolver reads defs for the mode c selects (the --event's format,
-// or the PROBEDEFs) and returns how the i-th is resolved into a probe and
-// described in req.
-func (a *app) dynamicResolver(c *cli.Context, defs []string, trailer string) (func(r *resolve.Resolver, i int, req *install.Request) (probe.Probe, error), int) {
-	if e := str(c, "event"); e != "" {
-		ev, ok := probe.ParseEventID(e)
-		if !ok {
-			a.errf(c, "--event %q: want SYSTEM/EVENT (sched/sched_switch).\n%s\n", e, trailer)
-			return nil, exitUsage
-		}
-		format, err := eventFormat(c, ev)
-		if err != nil {
-			a.errf(c, "%v\n%s\n", err, trailer)
-			return nil, exitENOENT
-		}
-		return func(r *resolve.Resolver, i int, req *install.Request) (probe.Probe, error) {
-			req.Point, req.Args = "event "+ev.System+"/"+ev.Name, strings.Fields(defs[i])
-			return r.Eprobe(ev, format, strings.Fields(defs[i]))
-		}, exitOK
+// dynamicDefs reads defs for the kind c selects (the --event's format, or
+// the PROBEDEFs); it prints the failure and returns its exit status.
+func (a *app) dynamicDefs(c *cli.Context, defs []string, trailer string) (*resolve.DynamicDefs, int) {
+	d := resolve.Dynamic{Tracepoint: boolean(c, "tracepoint"), Event: str(c, "event"), Format: str(c, "format")}
+	dd, err := d.Parse(defs)
+	switch {
+	case errors.Is(err, resolve.ErrBadEvent):
+		a.errf(c, "%v\n%s\n", err, trailer)
+		return nil, exitUsage
+	case err != nil && d.Event != "":
+		a.errf(c, "%v\n%s\n", err, trailer)
+		return nil, exitENOENT
+	case err != nil:
+		return nil, a.parseFailed(err, "-D")
 	}
-	var specs []*spec.Probe
-	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, spec.Options{EntryValues: true})
-		if err != nil {
-			return nil, a.parseFailed(err, "-D")
-		}
-		specs = append(specs, p)
-	}
-	return func(r *resolve.Resolver, i int, req *install.Request) (probe.Probe, error) {
-		req.Point, req.Args = specs[i].Point.String(), specs[i].ArgStrings()
-		if boolean(c, "tracepoint") {
-			req.Point = "tracepoint " + req.Point
-			return r.Tprobe(specs[i])
-		}
-		return r.Fprobe(specs[i])
-	}, exitOK
+	return dd, exitOK
 }
 
 // showDynamic is -D in the dynamic modes.
@@ -126,25 +104,4 @@ func (a *app) showDynamic(c *cli.Context, defs []string) int {
 		all = append(all, r.Probes...)
 	}
 	return a.printProbes(c, all, "  Error: Failed to add events.")
-}
-
-// eventFormat reads the --event's format: --format FILE, else the running
-// kernel's tracefs.
-func eventFormat(c *cli.Context, ev probe.EventID) (string, error) {
-	if f := str(c, "format"); f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("--format: %w", err)
-		}
-		return string(b), nil
-	}
-	fs, err := tracefs.Open()
-	if err != nil {
-		return "", fmt.Errorf("--event %s/%s: %w (give its format file with --format)", ev.System, ev.Name, err)
-	}
-	b, err := fs.EventFormat(ev.System, ev.Name)
-	if err != nil {
-		return "", fmt.Errorf("--event %s/%s: no such event on this kernel (%w)", ev.System, ev.Name, err)
-	}
-	return string(b), nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gprobe/gprobe/analyze"
 )
 
 // TestFormatTable: every format's flag is a flag of the command that
@@ -12,19 +14,19 @@ import (
 func TestFormatTable(t *testing.T) {
 	a := newApp(nil, nil)
 	seen := map[string]bool{}
-	for _, f := range formats {
-		key := f.command + " --" + f.flag
+	for _, f := range analyze.Formats {
+		key := f.Command + " --" + f.Flag
 		if seen[key] {
 			t.Errorf("%s: two rows", key)
 		}
 		seen[key] = true
-		var cmd = a.cliApp().Command(f.command)
+		var cmd = a.cliApp().Command(f.Command)
 		if cmd == nil {
-			t.Fatalf("%s: no command %s", key, f.command)
+			t.Fatalf("%s: no command %s", key, f.Command)
 		}
 		n := 0
 		for _, fl := range cmd.Flags {
-			if fl.Names()[0] == f.flag {
+			if fl.Names()[0] == f.Flag {
 				n++
 			}
 		}

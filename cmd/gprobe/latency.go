@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/termsafe"
+	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/record/khist"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -106,7 +107,7 @@ func (a *app) latency(c *cli.Context) int {
 		return a.latencyFail(errors.New("nothing to follow: give a command after --, or -a"), exitEINVAL)
 	}
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, follow.StopSignals...)
 	defer signal.Stop(sigs)
 
 	// Refuse before resolving or creating anything.
@@ -117,13 +118,14 @@ func (a *app) latency(c *cli.Context) int {
 	if err := khist.Supported(fs); err != nil {
 		return a.latencyFail(err, exitEOPNOTSUPP)
 	}
+	reportLeftovers(a.stderr, fs)
 	entry, rets, st := a.resolveFunction(c, fn, fs)
 	if st != exitOK {
 		return st
 	}
 	res, err := khist.Run(khist.Config{
 		Function: fn, Entry: entry, Returns: rets, Key: khist.KeyOf(entry), By: by, All: c.Bool("all"), Command: command,
-		Signals: sigs, Stdout: a.stdout, Stderr: a.stderr,
+		Signals: sigs, Stdout: termsafe.Raw(a.stdout), Stderr: termsafe.Raw(a.stderr),
 	})
 	if res != nil {
 		if perr := a.printLatency(c, res, unit); perr != nil && err == nil {

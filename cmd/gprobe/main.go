@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/gprobe/gprobe/internal/gcpace"
+	"github.com/gprobe/gprobe/internal/termsafe"
 )
 
 func main() {
@@ -36,7 +37,13 @@ func main() {
 // errors, 234 (-EINVAL) parse errors of positional definitions, 254
 // (-ENOENT) probe points or lines not found.
 func run(args []string, stdout, stderr io.Writer) int {
-	return newApp(stdout, stderr).run(args)
+	// On a terminal, control characters in what is printed (names and
+	// lines from files gprobe does not control) are shown escaped.
+	out, flushOut := termsafe.Guard(stdout)
+	errw, flushErr := termsafe.Guard(stderr)
+	defer flushErr()
+	defer flushOut()
+	return newApp(out, errw).run(args)
 }
 
 // run is main for a, with a panic reported as an internal error, and a

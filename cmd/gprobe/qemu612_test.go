@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // TestQemu612Kinds is the modern kinds' life on Debian's 6.12 kernel, in

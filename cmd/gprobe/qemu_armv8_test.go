@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // TestQemuArm64 is kprobe events on ARMv8, for real: Debian's arm64 cloud

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // TestQemuBuiltKernel boots, once, the 6.12 kernel scripts/build-kernel.sh

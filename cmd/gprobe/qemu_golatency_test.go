@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // gprobe latency on a Go program, in Debian's 6.12 kernel under qemu (this

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/gprobe/gprobe/analyze/latency"
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // gprobe latency for real, on Debian's 6.1 and 6.12 kernels booted under

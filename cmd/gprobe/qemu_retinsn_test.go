@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
+	"github.com/gprobe/gprobe/internal/qemu"
 )
 
 // Return-instruction probes and boot-time probes on Debian's 6.1 and 6.12

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
+	"github.com/gprobe/gprobe/internal/qemu"
 )
 
 // TestQemuKprobes is issue 4's cross-machine workflow on a real kprobe

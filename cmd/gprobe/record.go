@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/record"
+	"github.com/gprobe/gprobe/record/follow"
 )
 
 // record: capture probe events into trace.out.
@@ -36,8 +37,11 @@ func (a *app) recordCommand() *cli.Command {
 
 func (a *app) record(c *cli.Context) int {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, follow.StopSignals...)
 	defer signal.Stop(sigs)
+	if fs, err := tracefs.Open(); err == nil {
+		reportLeftovers(a.stderr, fs)
+	}
 	cfg := record.Config{
 		Events:       c.StringSlice("event"),
 		Output:       c.String("output"),
@@ -46,8 +50,8 @@ func (a *app) record(c *cli.Context) int {
 		PID:          c.Int("pid"),
 		Command:      c.Args().Slice(),
 		Signals:      sigs,
-		Stdout:       a.stdout,
-		Stderr:       a.stderr,
+		Stdout:       termsafe.Raw(a.stdout),
+		Stderr:       termsafe.Raw(a.stderr),
 	}
 	if isTerminal(a.stderr) {
 		cfg.Progress = a.stderr

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"debug/elf"
 	"errors"
-	"fmt"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -67,7 +64,7 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 			return nil, exitENOENT
 		}
 		for _, q := range ps {
-			if err := install.CheckDefinition(q, archOf(q.Target.Path), feat, known); err != nil {
+			if err := install.CheckDefinition(q, arch.OfFile(q.Target.Path), feat, known); err != nil {
 				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
 				return nil, exitEINVAL
 			}
@@ -77,91 +74,34 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 	return out, exitOK
 }
 
-// archOf is the architecture of the binary at path (this machine's when
-// it cannot tell).
-func archOf(path string) arch.Arch {
-	if f, err := elf.Open(path); err == nil {
-		defer f.Close()
-		if a, err := arch.ForMachine(f.Machine); err == nil {
-			return a
-		}
-	}
-	a, _ := arch.Host()
-	return a
-}
-
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.
 func (a *app) listCache(c *cli.Context, filters []string) int {
-	pattern := "*"
-	if len(filters) > 0 {
-		pattern = strings.Join(filters, " ")
-	}
-	flt, err := spec.ParseFilter(pattern)
-	if err != nil {
-		a.errf(c, "Filter parse error at %s\n%s\n", pattern, listTrailer)
+	if err := sdt.ShowCache(a.stdout, buildIDCache(), filters, a.verboseWarn(c)); err != nil {
+		a.errf(c, "%v\n%s\n", err, listTrailer)
 		return exitEINVAL
-	}
-	lines, err := sdt.CacheListing(buildIDCache(), flt.Match, a.verboseWarn(c))
-	if err != nil && !errors.Is(err, syscall.ENOENT) {
-		a.errf(c, "perf's build-id cache: %v\n%s\n", err, listTrailer)
-		return exitEINVAL
-	}
-	for _, l := range lines {
-		fmt.Fprintln(a.stdout, l)
 	}
 	return exitOK
 }
 
-// delCache implements -d --cache PATTERN: perf's del_perf_probe_caches
-// removes the matching entries (GROUP:EVENT, or the command of an entry
-// without a name) from every binary's probe cache.
+// delCache implements -d --cache PATTERN: perf's del_perf_probe_caches.
 func (a *app) delCache(c *cli.Context, patterns []string) int {
-	pattern := spec.OrFilters(patterns)
-	flt, err := spec.ParseFilter(pattern)
-	if err != nil {
-		a.errf(c, "Filter parse error at %s\n%s\n", pattern, delTrailer)
-		return exitEINVAL
-	}
-	removed, err := sdt.PurgeCache(buildIDCache(), flt.Match, a.verboseWarn(c))
-	for _, spec := range removed {
-		a.errf(c, "Removed cached event: %s\n", spec)
-	}
-	if err != nil && !errors.Is(err, syscall.ENOENT) {
-		a.errf(c, "perf's build-id cache: %v\n%s\n", err, delTrailer)
+	removed := func(spec string) { a.errf(c, "Removed cached event: %s\n", spec) }
+	if err := sdt.DeleteCache(buildIDCache(), patterns, removed, a.verboseWarn(c)); err != nil {
+		a.errf(c, "%v\n%s\n", err, delTrailer)
 		return exitEINVAL
 	}
 	return exitOK
 }
 
-// listSDT implements `list --sdt [[GROUP:]EVENT]`: the SDT events of the
-// -x binary, else of every binary in perf's build-id cache, as `perf list
-// sdt` prints them.
+// listSDT implements `list --sdt [[GROUP:]EVENT]` as `perf list sdt`.
 func (a *app) listSDT(c *cli.Context, args []string) int {
-	group, event := "", ""
+	var arg string
 	if len(args) > 0 {
-		g, e, ok := strings.Cut(args[0], ":")
-		if ok {
-			group, event = g, e
-		} else {
-			event = args[0]
-		}
+		arg = args[0]
 	}
-	var evs []sdt.Listed
-	var err error
-	if exe := str(c, "exec"); exe != "" {
-		evs, err = sdt.FileEvents(exe, group, event)
-	} else {
-		evs, err = sdt.CachedEvents(buildIDCache(), group, event, a.verboseWarn(c))
-		if errors.Is(err, syscall.ENOENT) {
-			err = nil
-		}
-	}
-	if err != nil {
+	if err := sdt.ListEvents(a.stdout, str(c, "exec"), buildIDCache(), arg, a.verboseWarn(c)); err != nil {
 		a.errf(c, "%v\n", err)
 		return exitENOENT
-	}
-	for _, l := range sdt.Lines(evs) {
-		fmt.Fprintln(a.stdout, l)
 	}
 	return exitOK
 }

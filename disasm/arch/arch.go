@@ -8,8 +8,11 @@ package arch
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"slices"
 )
@@ -156,6 +159,37 @@ func ForMachine(m elf.Machine) (Arch, error) {
 		}
 	}
 	return 0, fmt.Errorf("ELF machine %v: %w", m, ErrUnsupported)
+}
+
+// ForFile returns the Arch of the ELF file at path, read from its ELF
+// header alone (debug/elf.Open reads and allocates every section header
+// too: libjvm.so's 46 SDT markers checked one by one made 0.5 MB of it).
+// A file that is not ELF, or of another machine, gives an error.
+func ForFile(path string) (Arch, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var h [20]byte // e_ident, e_type, e_machine
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:4]) != elf.ELFMAG {
+		return 0, fmt.Errorf("%s: not an ELF file: %w", path, ErrUnsupported)
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if elf.Data(h[elf.EI_DATA]) == elf.ELFDATA2MSB {
+		order = binary.BigEndian
+	}
+	return ForMachine(elf.Machine(order.Uint16(h[18:])))
+}
+
+// OfFile returns the Arch of the ELF binary at path, or the host's when it
+// cannot tell (not ELF, unreadable, another machine).
+func OfFile(path string) Arch {
+	if a, err := ForFile(path); err == nil {
+		return a
+	}
+	a, _ := Host()
+	return a
 }
 
 // Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an

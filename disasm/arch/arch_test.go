@@ -2,6 +2,7 @@ package arch
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -191,5 +192,56 @@ func TestKprobeRegister(t *testing.T) {
 				t.Errorf("%v: KprobeRegister(%d) error %q, want %q", tc.arch, reg, err, want)
 			}
 		}
+	}
+}
+
+// TestForFile reads the machine from ELF headers: the test binary is the
+// host's, a hand-made big- and little-endian header names its machine,
+// and anything else is refused.
+func TestForFile(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := Host()
+	if a, err := ForFile(exe); err != nil || a != host {
+		t.Errorf("ForFile(test binary) = %v, %v; want %v", a, err, host)
+	}
+	dir := t.TempDir()
+	header := func(name string, data elf.Data, m elf.Machine) string {
+		h := make([]byte, 64)
+		copy(h, elf.ELFMAG)
+		h[elf.EI_CLASS], h[elf.EI_DATA] = byte(elf.ELFCLASS64), byte(data)
+		if data == elf.ELFDATA2MSB {
+			binary.BigEndian.PutUint16(h[18:], uint16(m))
+		} else {
+			binary.LittleEndian.PutUint16(h[18:], uint16(m))
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, h, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if a, err := ForFile(header("arm64", elf.ELFDATA2LSB, elf.EM_AARCH64)); err != nil || a != ARM64 {
+		t.Errorf("little-endian EM_AARCH64: %v, %v", a, err)
+	}
+	if a, err := ForFile(header("x86be", elf.ELFDATA2MSB, elf.EM_X86_64)); err != nil || a != AMD64 {
+		t.Errorf("big-endian EM_X86_64: %v, %v", a, err)
+	}
+	if _, err := ForFile(header("s390", elf.ELFDATA2MSB, elf.EM_S390)); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("EM_S390: %v, want ErrUnsupported", err)
+	}
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("\x7fEL"), 0o644)
+	notELF := filepath.Join(dir, "script")
+	os.WriteFile(notELF, []byte("#!/bin/sh\necho not an ELF file at all\n"), 0o644)
+	for _, p := range []string{short, notELF} {
+		if _, err := ForFile(p); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("ForFile(%s): %v, want ErrUnsupported", filepath.Base(p), err)
+		}
+	}
+	if _, err := ForFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gprobe/gprobe/internal/qemu"
 	"github.com/gprobe/gprobe/internal/testenv"
-	"github.com/gprobe/gprobe/internal/testenv/qemu"
 )
 
 // TestOnDebian61Kernel boots Debian's 6.1 cloud kernel (the kprobe-capable

@@ -5,12 +5,15 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/gprobe/gprobe/internal/safedir"
 )
 
 // Write writes data to path through a temporary file in the same directory
+// (".tmp-*", mode 0600, locked while written: see safedir.RemoveStale)
 // and a rename; on error nothing is left behind and path is unchanged.
 func Write(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := safedir.CreateTemp(filepath.Dir(path), ".tmp-")
 	if err != nil {
 		return err
 	}

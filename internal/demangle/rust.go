@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -228,6 +229,12 @@ func lowerHex(c byte) int {
 // maxRecursion is libiberty's RUST_MAX_RECURSION_COUNT.
 const maxRecursion = 1024
 
+// maxOutput bounds a demangled name, as rustc-demangle's MAX_SIZE does: a
+// binder of 2^50 lifetimes or backrefs nested into each other would
+// otherwise print without end (libiberty has no bound). A symbol that
+// needs more is left as it is.
+const maxOutput = 1 << 20
+
 // v0 is the state of libiberty's v0 demangler: the symbol after "_R"
 // (without a ".suffix"), the read position, and what it printed.
 type v0 struct {
@@ -266,6 +273,10 @@ func rustV0(s string) (string, bool) {
 
 func (d *v0) print(s string) {
 	if !d.errored && !d.skipping {
+		if d.out.Len()+len(s) > maxOutput {
+			d.errored = true
+			return
+		}
 		d.out.WriteString(s)
 	}
 }
@@ -304,6 +315,10 @@ func (d *v0) integer62() uint64 {
 	var x uint64
 	for !d.eat('_') && !d.errored {
 		c := d.nextByte()
+		if x > (math.MaxUint64-61)/62 { // rustc-demangle's overflow check
+			d.errored = true
+			return 0
+		}
 		x *= 62
 		switch {
 		case isDigit(c):
@@ -602,11 +617,15 @@ func (d *v0) binder() {
 		return
 	}
 	n := d.optInteger62('G')
-	if n == 0 {
+	if n == 0 || d.errored {
+		return
+	}
+	if d.skipping { // nothing printed: only the depth counts
+		d.depth += n
 		return
 	}
 	d.print("for<")
-	for i := uint64(0); i < n; i++ {
+	for i := uint64(0); i < n && !d.errored; i++ {
 		if i > 0 {
 			d.print(", ")
 		}

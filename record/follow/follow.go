@@ -22,6 +22,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// StopSignals are the signals that end a session (a recording, a latency
+// measurement, a download) the way Ctrl-C does, so that what it created
+// is removed: SIGINT, SIGTERM, SIGHUP (the terminal or SSH session
+// closed), SIGQUIT and SIGPIPE (stdout or stderr closed; without it a Go
+// program dies at its next write there). Callers pass them to
+// signal.Notify.
+var StopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE}
+
 // Command is the command to follow: path run with argv (argv[0] as its
 // name), its standard streams those given, the process's own where nil.
 func Command(path string, argv []string, stdin io.Reader, stdout, stderr io.Writer) *exec.Cmd {

@@ -54,6 +54,10 @@
 // adds pids to the filters, and closes by adding what is followed to
 // set_event_notrace_pid. Closed, both lists hold pid 1: every task is
 // either not listed or excluded.
+//
+// Everything a session creates is removed on every exit it sees; while it
+// runs, its ledger (record/leftover) names what exists, so that what a
+// gprobe killed with SIGKILL left is found and removed by gprobe cleanup.
 package khist
 
 import (
@@ -69,7 +73,9 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/log2lat"
 	"github.com/gprobe/gprobe/record/follow"
+	"github.com/gprobe/gprobe/record/leftover"
 )
 
 var (
@@ -80,7 +86,7 @@ var (
 )
 
 // Group is the group of the probes a session installs.
-const Group = "gprobe_latency"
+const Group = leftover.LatencyGroup
 
 // Config describes one measurement.
 type Config struct {
@@ -105,8 +111,9 @@ type Config struct {
 	// Command is run and followed; measuring ends when it exits. Without
 	// it (All only), measuring ends at a signal.
 	Command []string
-	// Signals end the measurement (SIGINT, SIGTERM from the CLI). A
-	// still-running command then gets SIGTERM, as gprobe record does.
+	// Signals end the measurement (from the CLI: SIGINT, SIGTERM,
+	// SIGHUP, SIGQUIT, SIGPIPE). A still-running command then gets
+	// SIGTERM, as gprobe record does.
 	Signals <-chan os.Signal
 	// Stdin, Stdout, Stderr of the command; gprobe's own when nil.
 	Stdin          io.Reader
@@ -144,9 +151,7 @@ type Row struct {
 }
 
 // Bucket is what the kernel counted of the calls of one bucket.
-type Bucket struct {
-	Count, SumNs, MinNs, MaxNs uint64
-}
+type Bucket = log2lat.Bucket
 
 // Supported reports (ErrUnsupported) whether root's kernel has what a
 // session needs: hist triggers (the README documents them) and synthetic
@@ -325,6 +330,7 @@ type session struct {
 	synth      string          // the synthetic event, once defined
 	triggers   []trigger       // attached, in order
 	closed     bool
+	ledger     *leftover.Ledger // what is created, for a later gprobe if this one is killed
 }
 
 // setup installs the probes (all or none), defines the synthetic event,
@@ -342,13 +348,17 @@ func (s *session) setup(entry probe.Probe, rets []probe.Probe) error {
 	if err != nil {
 		return err
 	}
+	s.ledger = leftover.Start(s.root.Root, "latency")
 	if err := install.Write(s.root, plan); err != nil {
 		return err
 	}
 	s.probes = plan
+	for _, p := range plan {
+		s.ledger.Add(leftover.Object{Kind: "probe", Probe: p.Probe.Kind, Name: p.Probe.GroupOrDefault() + "/" + p.Probe.Event})
+	}
 	s.entry, s.ret = plan[0].Probe, plan[len(plan)-1].Probe
 
-	name := fmt.Sprintf("gprobe_latency_%d", os.Getpid())
+	name := leftover.LatencySynthetic(os.Getpid())
 	for i := 0; ; i++ {
 		n := name
 		if i > 0 {
@@ -357,6 +367,7 @@ func (s *session) setup(entry probe.Probe, rets []probe.Probe) error {
 		err := s.root.Append("synthetic_events", synthDefinition(n))
 		if err == nil {
 			s.synth = n
+			s.ledger.Add(leftover.Object{Kind: "synthetic", Name: n})
 			break
 		}
 		if !errors.Is(err, tracefs.ErrExist) || i == 99 {
@@ -364,9 +375,10 @@ func (s *session) setup(entry probe.Probe, rets []probe.Probe) error {
 		}
 	}
 
-	if s.inst, err = s.root.NewUniqueInstance(fmt.Sprintf("gprobe-latency-%d", os.Getpid())); err != nil {
+	if s.inst, err = s.root.NewUniqueInstance(leftover.LatencyInstance(os.Getpid())); err != nil {
 		return err
 	}
+	s.ledger.Add(leftover.Object{Kind: "instance", Name: s.inst.Name})
 	// Closed before any trigger exists: rewriting a list is harmless yet.
 	if !s.cfg.All {
 		if err := s.inst.WriteFile("options/event-fork", "1"); err != nil {
@@ -383,6 +395,7 @@ func (s *session) setup(entry probe.Probe, rets []probe.Probe) error {
 			return err
 		}
 		s.triggers = append(s.triggers, t)
+		s.ledger.Add(leftover.Object{Kind: "trigger", Instance: s.inst.Name, Name: t.file, Spec: t.spec})
 	}
 	return nil
 }
@@ -615,6 +628,7 @@ func (s *session) cleanup() error {
 		}
 	}
 	s.probes = nil
+	s.ledger.Done(len(errs) == 0)
 	if len(errs) > 0 {
 		return fmt.Errorf("cleaning up: %w", errors.Join(errs...))
 	}

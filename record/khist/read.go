@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gprobe/gprobe/analyze/latency"
 	"github.com/gprobe/gprobe/internal/histfmt"
+	"github.com/gprobe/gprobe/internal/log2lat"
 )
 
 // read reads the histograms into res.
@@ -186,15 +186,11 @@ func groupOf(k histfmt.Key, f histfmt.Field) string {
 // Log2 is the result as analyze reports latencies aggregated in log2
 // buckets (analyze.Log2Report): a row per group, uncertain when the kernel
 // lost hits.
-func (r *Result) Log2() []latency.Log2 {
-	var ls []latency.Log2
+func (r *Result) Log2() []log2lat.Hist {
+	var ls []log2lat.Hist
 	for _, row := range r.Rows {
-		l := latency.Log2{Function: r.Function, Group: row.Group, EntryEvent: r.EntryEvent, ReturnEvent: r.ReturnEvent,
-			Entries: row.Entries, Returns: row.Returns, Uncertain: r.Lost > 0}
-		for i, b := range row.Buckets {
-			l.Buckets[i] = latency.Log2Bucket(b)
-		}
-		ls = append(ls, l)
+		ls = append(ls, log2lat.Hist{Function: r.Function, Group: row.Group, EntryEvent: r.EntryEvent, ReturnEvent: r.ReturnEvent,
+			Buckets: row.Buckets, Entries: row.Entries, Returns: row.Returns, Uncertain: r.Lost > 0})
 	}
 	return ls
 }

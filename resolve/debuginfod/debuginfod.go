@@ -8,9 +8,11 @@
 // DEBUGINFOD_MAXSIZE, DEBUGINFOD_MAXTIME and DEBUGINFOD_HEADERS_FILE (see
 // FromEnv). A file is downloaded into a temporary file beside its cache
 // entry and renamed into place only when it is complete (its size checked
-// against Content-Length), so a reader never sees a partial file; gprobe
-// runs fetching the same build-id wait for each other instead of
-// downloading it twice.
+// against Content-Length) and, for debuginfo and executables, is ELF with
+// the build-id asked for, so a reader never sees a partial or wrong file;
+// gprobe runs fetching the same build-id wait for each other instead of
+// downloading it twice. What the client refuses from servers and caches
+// is in trust.go.
 package debuginfod
 
 import (
@@ -32,8 +34,12 @@ var (
 	// the cache remembers such an answer from less than cache_miss_s
 	// seconds ago).
 	ErrNotFound = errors.New("not found")
-	// ErrTooLarge: the file is larger than DEBUGINFOD_MAXSIZE.
+	// ErrTooLarge: the file is larger than DEBUGINFOD_MAXSIZE (or
+	// DefaultMaxSize).
 	ErrTooLarge = errors.New("larger than DEBUGINFOD_MAXSIZE")
+	// ErrUnsafeCache: the cache directory, or a build-id directory in it,
+	// could be changed by another user (see internal/safedir).
+	ErrUnsafeCache = errors.New("cache directory not safe")
 	// ErrUnavailable: no server had the file and at least one could not
 	// be asked (unreachable, stalled, failed or cut the transfer short)
 	// in all its tries.
@@ -65,27 +71,37 @@ type Client struct {
 	// long, waiting for the answer included (DEBUGINFOD_TIMEOUT, 90 s;
 	// 0 never).
 	Timeout time.Duration
-	// MaxTime bounds a whole fetch (DEBUGINFOD_MAXTIME; 0 never).
+	// MaxTime bounds a whole fetch (DEBUGINFOD_MAXTIME; 0 is
+	// DefaultMaxTime, negative never).
 	MaxTime time.Duration
 	// RetryLimit is how many times a server that failed other than by
 	// answering "not found" is asked again (DEBUGINFOD_RETRY_LIMIT, 2).
 	RetryLimit int
 	// MaxSize refuses files larger than this many bytes
-	// (DEBUGINFOD_MAXSIZE; 0 no limit). Servers are told it too.
+	// (DEBUGINFOD_MAXSIZE; 0 is DefaultMaxSize, negative no limit).
+	// Servers are told it too.
 	MaxSize int64
 	// Header is sent with every request (DEBUGINFOD_HEADERS_FILE).
 	Header http.Header
 	// Progress, when set, is called four times a second while a file is
 	// asked for and received, and once when the download ends.
 	Progress func(Progress)
-	// HTTP is the client requests go through (nil: a default one that
-	// also reads file:// URLs, as elfutils does).
+	// Warn, when set, receives one line when a server or the cache gave
+	// a file with the wrong build-id (it is thrown away) or the cache
+	// held a stray entry (removed).
+	Warn func(string)
+	// HTTP is the client requests go through (nil: Go's default
+	// transport); its CheckRedirect is replaced by gprobe's policy
+	// (trust.go). file:// servers are read without it.
 	HTTP *http.Client
 }
 
 // FromEnv returns a client configured as elfutils configures its own from
 // the environment, or nil when DEBUGINFOD_URLS names no server. Numbers
-// are read as elfutils reads them (C atoi: garbage is 0).
+// are read as elfutils reads them (C atoi: garbage is 0); as in elfutils,
+// DEBUGINFOD_MAXSIZE or DEBUGINFOD_MAXTIME set to 0 means no limit, and
+// unset, unlike elfutils, gprobe's defaults (DefaultMaxSize,
+// DefaultMaxTime).
 func FromEnv() *Client {
 	servers := strings.FieldsFunc(os.Getenv("DEBUGINFOD_URLS"), func(r rune) bool { return r == ' ' })
 	if len(servers) == 0 {
@@ -103,8 +119,16 @@ func FromEnv() *Client {
 	if v, ok := os.LookupEnv("DEBUGINFOD_RETRY_LIMIT"); ok {
 		c.RetryLimit = int(atoi(v))
 	}
-	c.MaxSize = atoi(os.Getenv("DEBUGINFOD_MAXSIZE"))
-	c.MaxTime = time.Duration(atoi(os.Getenv("DEBUGINFOD_MAXTIME"))) * time.Second
+	if v, ok := os.LookupEnv("DEBUGINFOD_MAXSIZE"); ok {
+		if c.MaxSize = atoi(v); c.MaxSize <= 0 {
+			c.MaxSize = -1
+		}
+	}
+	if v, ok := os.LookupEnv("DEBUGINFOD_MAXTIME"); ok {
+		if c.MaxTime = time.Duration(atoi(v)) * time.Second; c.MaxTime <= 0 {
+			c.MaxTime = -1
+		}
+	}
 	if p := os.Getenv("DEBUGINFOD_HEADERS_FILE"); p != "" {
 		c.Header = headersFromFile(p)
 	}

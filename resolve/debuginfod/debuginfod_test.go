@@ -63,7 +63,7 @@ func noTemp(t *testing.T, cache string) {
 }
 
 func TestFetchIntoElfutilsLayout(t *testing.T) {
-	body := bytes.Repeat([]byte("DWARF"), 100000)
+	body := elfOfSize(testID, 500000)
 	srv := &files{content: map[string][]byte{"/buildid/" + testID + "/debuginfo": body}}
 	s := serve(t, srv)
 	cache := filepath.Join(t.TempDir(), "cache")
@@ -170,13 +170,14 @@ func TestNotFoundEverywhere(t *testing.T) {
 func TestFileURL(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "buildid", testID), 0o755)
-	os.WriteFile(filepath.Join(dir, "buildid", testID, "debuginfo"), []byte("from a directory"), 0o644)
+	body := elfOfSize(testID, 1000)
+	os.WriteFile(filepath.Join(dir, "buildid", testID, "debuginfo"), body, 0o644)
 	c := client(t.TempDir(), "file://"+dir)
 	p, err := c.Debuginfo(context.Background(), testID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(p); string(got) != "from a directory" {
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, body) {
 		t.Errorf("%q", got)
 	}
 	_, err = c.Executable(context.Background(), testID)
@@ -186,7 +187,7 @@ func TestFileURL(t *testing.T) {
 }
 
 func TestFallsBackToTheServerThatHasIt(t *testing.T) {
-	body := []byte("debug info")
+	body := elfOfSize(testID, 600)
 	sa := serve(t, &files{})
 	sb := serve(t, &files{content: map[string][]byte{"/buildid/" + testID + "/executable": body}})
 	cache := t.TempDir()
@@ -266,7 +267,7 @@ func truncating(body []byte, failures int32, tries *atomic.Int32) http.Handler {
 }
 
 func TestTruncatedDownloadIsNotTrusted(t *testing.T) {
-	body := bytes.Repeat([]byte{0x7f, 'E', 'L', 'F'}, 50000)
+	body := elfOfSize(testID, 200000)
 	var tries atomic.Int32
 	s := serve(t, truncating(body, 99, &tries))
 	cache := t.TempDir()
@@ -300,7 +301,7 @@ func TestRetriesServerErrors(t *testing.T) {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
 		}
-		w.Write([]byte("ok"))
+		w.Write(elfOfSize(testID, 512))
 	})
 	s := serve(t, h)
 	c := client(t.TempDir(), s.URL)
@@ -373,7 +374,7 @@ func TestUnreachableServer(t *testing.T) {
 // Concurrent fetches of one file, as from several gprobe runs, download it
 // once; every caller gets the complete file.
 func TestConcurrentFetchesDownloadOnce(t *testing.T) {
-	body := bytes.Repeat([]byte("x"), 3<<20)
+	body := elfOfSize(testID, 3<<20)
 	var n atomic.Int32
 	s := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
@@ -408,7 +409,7 @@ func TestConcurrentFetchesDownloadOnce(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	body := make([]byte, 300<<10)
+	body := elfOfSize(testID, 300<<10)
 	s := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 		for i := 0; i < 3; i++ {
@@ -466,7 +467,8 @@ func TestFromEnv(t *testing.T) {
 	if got := strings.Join(c.Servers, ","); got != "http://a:8002,https://b/" {
 		t.Errorf("servers %q", got)
 	}
-	if c.Timeout != 30*time.Second || c.RetryLimit != 0 || c.MaxSize != 1000 || c.MaxTime != 0 || c.Cache != "/tmp/c" {
+	// MAXTIME set but empty is elfutils' 0: no bound.
+	if c.Timeout != 30*time.Second || c.RetryLimit != 0 || c.MaxSize != 1000 || c.MaxTime != -1 || c.Cache != "/tmp/c" {
 		t.Errorf("%+v", c)
 	}
 	if c.Header.Get("Authorization") != "Bearer x" || c.Header.Get("X-A") != "b" || len(c.Header) != 2 {

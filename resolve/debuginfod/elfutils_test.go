@@ -34,7 +34,7 @@ const otherID = "88465abd0d48756ce17aea6e15c1c03a65059850"
 
 func TestElfutilsReadsGprobesCache(t *testing.T) {
 	srv := &files{content: map[string][]byte{
-		"/buildid/" + testID + "/debuginfo":              []byte("debuginfo bytes"),
+		"/buildid/" + testID + "/debuginfo":              elfOfSize(testID, 512),
 		"/buildid/" + testID + "/source/usr/src/a%23b.c": []byte("int a;\n"),
 	}}
 	s := serve(t, srv)
@@ -62,7 +62,7 @@ func TestElfutilsReadsGprobesCache(t *testing.T) {
 		t.Errorf("debuginfod-find source: %q, %v; want %s", got, err, src)
 	}
 	srv.mu.Lock()
-	srv.content["/buildid/"+otherID+"/debuginfo"] = []byte("now it has it")
+	srv.content["/buildid/"+otherID+"/debuginfo"] = elfOfSize(otherID, 512)
 	srv.mu.Unlock()
 	if got, err := debuginfodFind(t, cache, s.URL, "debuginfo", otherID); err == nil {
 		t.Errorf("debuginfod-find ignored gprobe's cached miss: %s", got)
@@ -74,7 +74,7 @@ func TestElfutilsReadsGprobesCache(t *testing.T) {
 
 func TestGprobeReadsElfutilsCache(t *testing.T) {
 	srv := &files{content: map[string][]byte{
-		"/buildid/" + testID + "/debuginfo":              []byte("debuginfo bytes"),
+		"/buildid/" + testID + "/debuginfo":              elfOfSize(testID, 512),
 		"/buildid/" + testID + "/source/usr/src/a%23b.c": []byte("int a;\n"),
 	}}
 	s := serve(t, srv)
@@ -92,7 +92,7 @@ func TestGprobeReadsElfutilsCache(t *testing.T) {
 	}
 	hits := srv.hits.Load()
 	srv.mu.Lock()
-	srv.content["/buildid/"+otherID+"/debuginfo"] = []byte("now it has it")
+	srv.content["/buildid/"+otherID+"/debuginfo"] = elfOfSize(otherID, 512)
 	srv.mu.Unlock()
 	c := client(cache, s.URL)
 	ctx := context.Background()

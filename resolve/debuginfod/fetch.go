@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gprobe/gprobe/internal/safedir"
 )
 
 // fetch returns the cache path of an artifact, downloading it first when
@@ -40,13 +42,13 @@ func (c *Client) fetch(ctx context.Context, id, kind, srcPath string) (string, e
 	}
 	ch, err := c.openCache()
 	if err != nil {
-		return "", fail(ErrUnavailable, "cache: %v", err)
+		return "", fail(cacheSentinel(err), "cache: %v", err)
 	}
 	path := ch.entry(id, kind, srcPath)
 	// cached answers from the cache: the file, a recent miss, or (done
 	// false) that the servers are to be asked.
 	cached := func() (done bool, err error) {
-		hit, miss, err := ch.lookup(path)
+		hit, miss, err := ch.lookup(path, id, kind)
 		switch {
 		case hit:
 			return true, nil
@@ -55,28 +57,34 @@ func (c *Client) fetch(ctx context.Context, id, kind, srcPath string) (string, e
 			return true, fail(ErrNotFound, "no server had it when last asked (%s records the miss for %ds, %s)",
 				path, keep, filepath.Join(ch.root, cacheMissFile))
 		case err != nil:
-			return true, fail(ErrUnavailable, "cache: %v", err)
+			return true, fail(cacheSentinel(err), "cache: %v", err)
 		}
 		return false, nil
 	}
 	if done, err := cached(); done {
-		return path, err
+		if err != nil {
+			return "", err
+		}
+		return path, nil
 	}
 	unlock, err := lockDir(ctx, filepath.Dir(path))
 	if err != nil {
-		return "", fail(ErrUnavailable, "cache: %v", err)
+		return "", fail(cacheSentinel(err), "cache: %v", err)
 	}
 	defer unlock()
 	// Another gprobe may have fetched it while this one waited.
 	if done, err := cached(); done {
-		return path, err
+		if err != nil {
+			return "", err
+		}
+		return path, nil
 	}
-	if c.MaxTime > 0 {
+	if maxTime, _ := c.maxTime(); maxTime > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.MaxTime)
+		ctx, cancel = context.WithTimeout(ctx, maxTime)
 		defer cancel()
 	}
-	d := &download{c: c, id: id, artifact: artifact, path: path, servers: servers}
+	d := &download{c: c, id: id, kind: kind, artifact: artifact, path: path, servers: servers}
 	if err := d.run(ctx); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			ch.recordMiss(path)
@@ -97,6 +105,7 @@ type server struct {
 	final    bool
 	notFound bool
 	tooLarge bool
+	wrongID  bool // sent a file that is not the one asked for
 }
 
 // servers are the distinct servers and the URL of the artifact on each
@@ -140,6 +149,7 @@ func escapeURLPath(p string) string {
 type download struct {
 	c            *Client
 	id, artifact string
+	kind         string
 	path         string
 	servers      []*server
 	tmp          *os.File
@@ -173,7 +183,7 @@ func (d *download) run(ctx context.Context) (err error) {
 	done := d.report()
 	defer func() { done(err) }()
 	if d.tmp, err = createTemp(d.path); err != nil {
-		return &Error{BuildID: d.id, Artifact: d.artifact, Reason: fmt.Sprintf("cache: %v", err), Err: ErrUnavailable}
+		return &Error{BuildID: d.id, Artifact: d.artifact, Reason: fmt.Sprintf("cache: %v", err), Err: cacheSentinel(err)}
 	}
 	defer func() {
 		if d.tmp != nil {
@@ -208,6 +218,8 @@ func (d *download) run(ctx context.Context) (err error) {
 		switch {
 		case s.tooLarge:
 			e.Err = ErrTooLarge
+		case s.wrongID && e.Err != ErrTooLarge:
+			e.Err = ErrWrongBuildID
 		case !s.notFound && e.Err == ErrNotFound:
 			e.Err = ErrUnavailable
 		}
@@ -221,11 +233,19 @@ func (d *download) run(ctx context.Context) (err error) {
 
 // stopped says why ctx ended a download.
 func (d *download) stopped(ctx context.Context) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && d.c.MaxTime > 0 {
-		return fmt.Sprintf("gave up after %s (DEBUGINFOD_MAXTIME)", d.c.MaxTime)
+	if maxTime, def := d.c.maxTime(); errors.Is(ctx.Err(), context.DeadlineExceeded) && maxTime > 0 {
+		if def {
+			return fmt.Sprintf("gave up after %s (gprobe's default bound; DEBUGINFOD_MAXTIME=SECONDS sets another, 0 none)", maxTime)
+		}
+		return fmt.Sprintf("gave up after %s (DEBUGINFOD_MAXTIME)", maxTime)
 	}
 	return ctx.Err().Error()
 }
+
+// tmpPrefix names the temporary files of downloads (locked while written,
+// see safedir.CreateTemp), which elfutils' cleaner never matches: gprobe
+// removes those a killed download left (lockDir, clean).
+const tmpPrefix = ".gprobe-tmp-"
 
 // createTemp makes the temporary file a download goes to, beside its
 // cache entry; like elfutils it tries twice, since a cache cleaner may
@@ -235,7 +255,7 @@ func createTemp(path string) (f *os.File, err error) {
 		if err = os.Mkdir(filepath.Dir(path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			continue
 		}
-		if f, err = os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*"); err == nil {
+		if f, err = safedir.CreateTemp(filepath.Dir(path), tmpPrefix); err == nil {
 			return f, nil
 		}
 	}
@@ -264,7 +284,7 @@ func (d *download) round(ctx context.Context, ask []*server) (*http.Response, *s
 		r := &reply{s: s, ctx: rctx, cancel: cancel, meter: startMeter(d.c.Timeout, cancel)}
 		pending = append(pending, r)
 		go func() {
-			r.resp, r.err = d.c.get(rctx, s.url)
+			r.resp, r.err = d.c.get(rctx, s.base, s.url)
 			replies <- r
 		}()
 	}
@@ -313,6 +333,16 @@ func (d *download) round(ctx context.Context, ask []*server) (*http.Response, *s
 					s.final = s.tooLarge
 					return
 				}
+				if err := d.verify(); err != nil {
+					// Thrown away; the other servers are asked in the
+					// next round (their cancelling here was no try).
+					d.sending.Store(nil)
+					s.said = "sent " + what(err)
+					s.final, s.wrongID = true, true
+					d.c.warn(fmt.Sprintf("debuginfod: %s sent %s when asked for the %s of build-id %s; thrown away",
+						s.base, what(err), d.artifact, d.id))
+					return
+				}
 				won, winner = r.resp, s
 			}
 		}()
@@ -333,15 +363,58 @@ func describe(ctx context.Context, err error) string {
 	return err.Error()
 }
 
-// tooLargeError is a file over MaxSize.
-type tooLargeError struct{ size, max int64 }
+// tooLargeError is a file over MaxSize (def: gprobe's default).
+type tooLargeError struct {
+	size, max int64
+	def       bool
+}
 
 func (e *tooLargeError) Error() string {
+	if e.def {
+		return fmt.Sprintf("%d bytes, over gprobe's default bound of %d (DEBUGINFOD_MAXSIZE=BYTES sets another, 0 none)", e.size, e.max)
+	}
 	return fmt.Sprintf("%d bytes, over DEBUGINFOD_MAXSIZE=%d", e.size, e.max)
 }
 
-// get sends one request.
-func (c *Client) get(ctx context.Context, u string) (*http.Response, error) {
+// maxSize is the size bound in force (0: none) and whether it is the
+// default.
+func (c *Client) maxSize() (int64, bool) {
+	switch {
+	case c.MaxSize == 0:
+		return defaultMaxSize, true
+	case c.MaxSize < 0:
+		return 0, false
+	}
+	return c.MaxSize, false
+}
+
+// maxTime is the time bound in force (0: none) and whether it is the
+// default.
+func (c *Client) maxTime() (time.Duration, bool) {
+	switch {
+	case c.MaxTime == 0:
+		return defaultMaxTime, true
+	case c.MaxTime < 0:
+		return 0, false
+	}
+	return c.MaxTime, false
+}
+
+// verify checks the received file: a debuginfo or an executable must be
+// ELF with the build-id asked for (ErrWrongBuildID).
+func (d *download) verify() error {
+	if !isELFArtifact(d.kind) {
+		return nil
+	}
+	return checkBuildID(d.tmp, d.id)
+}
+
+// get sends one request (base is the server's URL), or reads a file://
+// server's directory.
+func (c *Client) get(ctx context.Context, base, u string) (*http.Response, error) {
+	if strings.HasPrefix(u, "file:") {
+		return getFile(base, u)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -350,23 +423,10 @@ func (c *Client) get(ctx context.Context, u string) (*http.Response, error) {
 		req.Header[k] = v
 	}
 	req.Header.Set("User-Agent", "gprobe,"+runtime.GOOS+"/"+runtime.GOARCH)
-	if c.MaxSize > 0 {
-		req.Header.Set("X-DEBUGINFOD-MAXSIZE", strconv.FormatInt(c.MaxSize, 10))
+	if max, _ := c.maxSize(); max > 0 {
+		req.Header.Set("X-DEBUGINFOD-MAXSIZE", strconv.FormatInt(max, 10))
 	}
 	return c.httpClient().Do(req)
-}
-
-var defaultHTTP = sync.OnceValue(func() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.RegisterProtocol("file", http.NewFileTransport(http.Dir("/")))
-	return &http.Client{Transport: t}
-})
-
-func (c *Client) httpClient() *http.Client {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return defaultHTTP()
 }
 
 // expectedSize is the size the server announced: Content-Length, else
@@ -384,8 +444,9 @@ func expectedSize(resp *http.Response) int64 {
 // receive copies r's body into d.tmp and checks it is all there.
 func (d *download) receive(r *reply) error {
 	total := expectedSize(r.resp)
-	if d.c.MaxSize > 0 && total > d.c.MaxSize {
-		return &tooLargeError{total, d.c.MaxSize}
+	max, def := d.c.maxSize()
+	if max > 0 && total > max {
+		return &tooLargeError{total, max, def}
 	}
 	if err := d.tmp.Truncate(0); err != nil {
 		return err
@@ -394,7 +455,7 @@ func (d *download) receive(r *reply) error {
 		return err
 	}
 	d.sending.Store(&transfer{r: r, total: total, start: time.Now()})
-	body := &meteredReader{r: r.resp.Body, m: r.meter, max: d.c.MaxSize}
+	body := &meteredReader{r: r.resp.Body, m: r.meter, max: max, def: def}
 	n, err := io.CopyBuffer(onlyWriter{d.tmp}, body, make([]byte, 1<<20))
 	switch {
 	case err != nil:
@@ -437,13 +498,14 @@ type meteredReader struct {
 	r   io.Reader
 	m   *meter
 	max int64
+	def bool
 }
 
 func (mr *meteredReader) Read(p []byte) (int, error) {
 	n, err := mr.r.Read(p)
 	total := mr.m.n.Add(int64(n))
 	if mr.max > 0 && total > mr.max {
-		return n, &tooLargeError{total, mr.max}
+		return n, &tooLargeError{total, mr.max, mr.def}
 	}
 	return n, err
 }
@@ -486,19 +548,20 @@ func (d *download) report() func(error) {
 }
 
 // keep moves the complete file into the cache as elfutils does: read-only,
-// dated by the server's Last-Modified, renamed into place.
+// dated by the server's Last-Modified (both set on the open file, never by
+// path), renamed into place.
 func (d *download) keep(resp *http.Response) error {
 	mtime := time.Now()
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		mtime = t
 	}
 	name := d.tmp.Name()
-	if err := d.tmp.Close(); err != nil {
-		return err
+	err := safedir.Stamp(d.tmp, 0o400, mtime)
+	if cerr := d.tmp.Close(); err == nil {
+		err = cerr
 	}
 	d.tmp = nil
-	os.Chtimes(name, mtime, mtime)
-	if err := os.Chmod(name, 0o400); err != nil {
+	if err != nil {
 		os.Remove(name)
 		return err
 	}

@@ -9,8 +9,11 @@
 // The package owns the formats and the directory layout; what the entries
 // mean is resolve/dwarfinfo's business. Every file is written to a
 // temporary name and renamed into place, so concurrent runs see a whole
-// file or none; a file that fails its checks is reported as damaged
-// (ErrDamaged) and is rebuilt by the caller.
+// file or none; every file is checksummed over all its contents (the
+// index as a whole when it is loaded, a section copy chunk by chunk as it
+// is read), and a file that fails its checks is reported as damaged
+// (ErrDamaged) and is rebuilt by the caller. A cache directory another
+// user could change is refused (ErrUnsafe).
 package dwarfindex
 
 import (
@@ -31,6 +34,9 @@ var (
 	ErrDamaged = errors.New("damaged index")
 	// ErrNotFound means the cache holds nothing for the image.
 	ErrNotFound = errors.New("not in the index cache")
+	// ErrUnsafe means the cache directory, or the image's directory in
+	// it, could be changed by another user: it is not used.
+	ErrUnsafe = errors.New("index cache refused")
 )
 
 // Key identifies an image: its GNU build-id (hex) and its size in bytes.

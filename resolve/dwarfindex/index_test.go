@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var testKey = Key{BuildID: "0123456789abcdef0123456789abcdef01234567", Size: 4096}
@@ -235,9 +237,30 @@ func TestCacheConcurrentStores(t *testing.T) {
 	}
 }
 
+// writeCopy writes data as the copy of section name of testKey, in
+// pieces of odd sizes (the checksums must not depend on them).
+func writeCopy(t *testing.T, c *Cache, name string, data []byte) {
+	t.Helper()
+	w, err := c.NewSection(testKey, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.File().Close()
+	for p := data; len(p) > 0; {
+		n := min(len(p), 77777)
+		if _, err := w.Write(p[:n]); err != nil {
+			t.Fatal(err)
+		}
+		p = p[n:]
+	}
+	if err := w.Commit(uint64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSectionCopies(t *testing.T) {
 	c := New(t.TempDir())
-	if _, _, err := c.Section(testKey, ".debug_info"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Section(testKey, ".debug_info"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("empty cache: %v", err)
 	}
 	data := bytes.Repeat([]byte("dwarf"), 1000)
@@ -245,45 +268,48 @@ func TestSectionCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.File().WriteAt(data, 0); err != nil {
+	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
 	// Not visible until committed.
-	if _, _, err := c.Section(testKey, ".debug_info"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Section(testKey, ".debug_info"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("before Commit: %v", err)
 	}
 	if err := w.Commit(uint64(len(data))); err != nil {
 		t.Fatal(err)
 	}
 	w.File().Close()
-	f, size, err := c.Section(testKey, ".debug_info")
+	sc, err := c.Section(testKey, ".debug_info")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, size)
-	f.ReadAt(got, 0)
-	f.Close()
+	got := make([]byte, sc.Size())
+	sc.File().ReadAt(got, 0)
+	if err := sc.Verify(0, sc.Size()); err != nil {
+		t.Error(err)
+	}
+	sc.Close()
 	if !bytes.Equal(got, data) {
 		t.Fatal("section copy differs")
 	}
-	path := filepath.Join(filepath.Dir(c.IndexPath(testKey)), "debug_info")
+	path := filepath.Join(filepath.Dir(c.IndexPath(testKey)), "debug_info-v2")
 	// Another image's copy, a truncated copy, a copy under another name.
 	for _, k := range []Key{{BuildID: testKey.BuildID, Size: 1}} {
-		if _, _, err := c.Section(k, ".debug_info"); !errors.Is(err, ErrNotFound) {
+		if _, err := c.Section(k, ".debug_info"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("key %v: %v", k, err)
 		}
 	}
-	if err := os.Rename(path, filepath.Join(filepath.Dir(path), "debug_line")); err != nil {
+	if err := os.Rename(path, filepath.Join(filepath.Dir(path), "debug_line-v2")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.Section(testKey, ".debug_line"); !errors.Is(err, ErrDamaged) {
+	if _, err := c.Section(testKey, ".debug_line"); !errors.Is(err, ErrDamaged) {
 		t.Errorf("renamed copy: %v", err)
 	}
 	for _, n := range []int64{0, 10, int64(len(data)), int64(len(data)) + trailerSize - 1} {
-		if err := os.Truncate(filepath.Join(filepath.Dir(path), "debug_line"), n); err != nil {
+		if err := os.Truncate(filepath.Join(filepath.Dir(path), "debug_line-v2"), n); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := c.Section(testKey, ".debug_line"); !errors.Is(err, ErrDamaged) {
+		if _, err := c.Section(testKey, ".debug_line"); !errors.Is(err, ErrDamaged) {
 			t.Errorf("truncated to %d: %v", n, err)
 		}
 	}
@@ -293,12 +319,171 @@ func TestSectionCopies(t *testing.T) {
 	}
 	w.Abort()
 	w.File().Close()
-	if _, _, err := c.Section(testKey, ".debug_str"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Section(testKey, ".debug_str"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("aborted copy: %v", err)
 	}
 	for _, bad := range []string{"", ".", "..", "index", "../x", "a/b"} {
 		if _, err := c.NewSection(testKey, bad); err == nil {
 			t.Errorf("section name %q accepted", bad)
 		}
+	}
+	// A copy must be written whole before it is committed.
+	w, _ = c.NewSection(testKey, ".debug_str")
+	w.Write([]byte("abc"))
+	if err := w.Commit(4); err == nil {
+		t.Error("a copy missing a byte was committed")
+	}
+	w.File().Close()
+}
+
+// TestSectionCopyBitFlips flips bits of a copy spanning several chunks:
+// in each chunk's bytes (Verify of that chunk fails, the others pass),
+// and in every byte of the checksums and the trailer (Section fails).
+// No flip ever lets a changed byte be read as verified.
+func TestSectionCopyBitFlips(t *testing.T) {
+	c := New(t.TempDir())
+	data := make([]byte, 2*chunkSize+12345)
+	for i := range data {
+		data[i] = byte(i * 131 >> 3)
+	}
+	path := filepath.Join(filepath.Dir(c.IndexPath(testKey)), "debug_str-v2")
+	flip := func(off int64, bit byte) {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b := []byte{0}
+		f.ReadAt(b, off)
+		b[0] ^= bit
+		f.WriteAt(b, off)
+	}
+	for _, off := range []int64{0, 1, chunkSize - 1, chunkSize, chunkSize + 4096, 2 * chunkSize, int64(len(data)) - 1} {
+		writeCopy(t, c, ".debug_str", data)
+		flip(off, 1<<(off%8))
+		sc, err := c.Section(testKey, ".debug_str")
+		if err != nil {
+			t.Fatalf("flip at %d: %v (the trailer is intact)", off, err)
+		}
+		bad := uint64(off) / chunkSize
+		for i := uint64(0); i < chunks(sc.Size()); i++ {
+			start, end := i*chunkSize, min((i+1)*chunkSize, sc.Size())
+			err := sc.Verify(start+1, end-1)
+			if (err != nil) != (i == bad) || err != nil && !errors.Is(err, ErrDamaged) {
+				t.Errorf("flip at %d: chunk %d: %v", off, i, err)
+			}
+			if i == bad && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at offset %#x", start))) {
+				t.Errorf("flip at %d: %v does not name the chunk's offset", off, err)
+			}
+		}
+		// A range across the bad chunk fails, every time.
+		for range 2 {
+			if err := sc.Verify(0, sc.Size()); !errors.Is(err, ErrDamaged) {
+				t.Errorf("flip at %d: whole section: %v", off, err)
+			}
+		}
+		sc.Close()
+	}
+	// A large copy is checked in parallel: the damaged chunk is found
+	// all the same, and named.
+	big := bytes.Repeat(data[:chunkSize], 40)
+	writeCopy(t, c, ".debug_str", big)
+	flip(int64(23*chunkSize+99), 4)
+	sc, err := c.Section(testKey, ".debug_str")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Verify(0, sc.Size()); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), fmt.Sprintf("at offset %#x", 23*chunkSize)) {
+		t.Errorf("large copy: %v", err)
+	}
+	if err := sc.VerifyAll(func() bool { return false }); !errors.Is(err, ErrDamaged) {
+		t.Errorf("VerifyAll: %v", err)
+	}
+	if err := sc.Verify(0, 23*chunkSize); err != nil {
+		t.Errorf("the sound chunks: %v", err)
+	}
+	sc.Close()
+
+	tail := 4*int64(chunks(uint64(len(data)))) + trailerSize
+	for i := int64(0); i < tail; i++ {
+		writeCopy(t, c, ".debug_str", data)
+		flip(int64(len(data))+i, 1<<(i%8))
+		if sc, err := c.Section(testKey, ".debug_str"); !errors.Is(err, ErrDamaged) {
+			t.Errorf("flip at tail byte %d: %v", i, err)
+			if err == nil {
+				sc.Close()
+			}
+		}
+	}
+}
+
+// TestSectionCopySeal: a copy checked whole is sealed and not checked
+// again in this boot; a write to it (which changes its change time), a
+// seal of another boot or a seal changed by hand, and a copy changed too
+// recently to tell, are checked again.
+func TestSectionCopySeal(t *testing.T) {
+	if bootID() == "" {
+		t.Skip("no boot id")
+	}
+	defer func(d time.Duration) { sealAge = d }(sealAge)
+	sealAge = 20 * time.Millisecond
+	c := New(t.TempDir())
+	data := bytes.Repeat([]byte("sealed bytes "), 3*chunkSize/13)
+	open := func() *SectionCopy {
+		sc, err := c.Section(testKey, ".debug_line")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sc.Close() })
+		return sc
+	}
+	writeCopy(t, c, ".debug_line", data)
+	sc := open()
+	if err := sc.Verify(0, sc.Size()); err != nil || sc.Sealed() {
+		t.Fatalf("a copy just written: %v, sealed %v (too recent to seal)", err, sc.Sealed())
+	}
+	time.Sleep(30 * time.Millisecond)
+	sc = open()
+	if err := sc.Verify(0, sc.Size()); err != nil || !sc.Sealed() {
+		t.Fatalf("checked whole: %v, sealed %v", err, sc.Sealed())
+	}
+	path := filepath.Join(filepath.Dir(c.IndexPath(testKey)), "debug_line-v2")
+	seal, err := os.ReadFile(path + sealSuffix)
+	if err != nil || !strings.Contains(string(seal), bootID()) {
+		t.Fatalf("seal %q, %v", seal, err)
+	}
+	if !open().Sealed() {
+		t.Error("the next run does not trust the seal")
+	}
+	// A seal of another boot, or changed, is not trusted.
+	for _, bad := range []string{strings.Replace(string(seal), bootID(), "00000000-0000-0000-0000-000000000000", 1),
+		strings.Replace(string(seal), " 1 ", " 2 ", 1), string(seal) + "x", ""} {
+		os.WriteFile(path+sealSuffix, []byte(bad), 0o600)
+		if open().Sealed() {
+			t.Errorf("seal %q trusted", bad)
+		}
+	}
+	os.WriteFile(path+sealSuffix, seal, 0o600)
+	if !open().Sealed() {
+		t.Fatal("the seal put back is not trusted")
+	}
+	// A bit flipped by a write: the change time moves, the seal no longer
+	// matches and the damage is found.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{data[chunkSize+5] ^ 2}, chunkSize+5)
+	f.Close()
+	sc = open()
+	if sc.Sealed() {
+		t.Fatal("a copy written after its seal is trusted")
+	}
+	if err := sc.Verify(0, sc.Size()); !errors.Is(err, ErrDamaged) {
+		t.Errorf("the flipped bit: %v", err)
+	}
+	c.RemoveSection(testKey, ".debug_line")
+	if _, err := os.Stat(path + sealSuffix); !os.IsNotExist(err) {
+		t.Errorf("seal left by RemoveSection: %v", err)
 	}
 }

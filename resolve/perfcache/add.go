@@ -36,7 +36,7 @@ func (c *Cache) Add(path string) (bid, real string, err error) {
 	if err := os.MkdirAll(c.Root, 0o755); err != nil {
 		return "", "", err
 	}
-	if err := c.checkRoot(); err != nil {
+	if err := c.Trusted(); err != nil {
 		return "", "", err
 	}
 	dir := c.Dir(real, bid)

@@ -15,18 +15,17 @@
 // gprobe runs as root, and a cache another user can write would let that
 // user choose what root reads: every file and directory read from the
 // cache must belong to the user gprobe runs as (or root) and be writable
-// by no one else, the directories above the cache included; an entry
-// failing the checks is skipped (Trusted explains why), a cache root
-// failing them is not used at all. A build-id is valid only while the
+// by no one else, the directories above the cache included (the rules
+// of internal/safedir, gprobe's one place for them); an entry failing the
+// checks is skipped (Trusted explains why), a cache root failing them is
+// not used at all. A build-id is valid only while the
 // file the cache names for it has that build-id.
 package perfcache
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,36 +217,19 @@ func (c *Cache) Complement(prefix string) string {
 // FileBuildID is the hex GNU build-id of the ELF file at path (its note
 // sections, else its PT_NOTE segments), or an error wrapping ErrNoBuildID.
 func FileBuildID(path string) (string, error) {
-	f, err := elf.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE || s.Size > 1<<20 {
-			continue
-		}
-		b, err := s.Data()
-		if err != nil {
-			continue
-		}
-		if id := dwarfinfo.NoteBuildID(b, f.ByteOrder); id != "" {
-			return id, nil
-		}
+	id, err := dwarfinfo.ReaderBuildID(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_NOTE || p.Filesz > 1<<20 {
-			continue
-		}
-		b, err := io.ReadAll(p.Open())
-		if err != nil {
-			continue
-		}
-		if id := dwarfinfo.NoteBuildID(b, f.ByteOrder); id != "" {
-			return id, nil
-		}
+	if id == "" {
+		return "", fmt.Errorf("%s: %w", path, ErrNoBuildID)
 	}
-	return "", fmt.Errorf("%s: %w", path, ErrNoBuildID)
+	return id, nil
 }
 
 // kernelBuildID is the running kernel's build-id (/sys/kernel/notes).

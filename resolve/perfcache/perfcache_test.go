@@ -1,9 +1,11 @@
 package perfcache
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -145,7 +147,11 @@ func TestTrust(t *testing.T) {
 		}
 	}
 	os.Chmod(probes, 0o664)
-	untrusted("a group-writable probe cache")
+	if _, err := c.Probes(bid); err != nil { // internal/safedir's rule
+		t.Errorf("a probe cache writable by gprobe's own group: %v", err)
+	}
+	os.Chown(probes, 0, 65534)
+	untrusted("a probe cache writable by another group")
 	os.Chmod(probes, 0o644)
 	os.Chown(probes, 65534, 65534)
 	untrusted("another user's probe cache")
@@ -263,4 +269,46 @@ func TestEntryFile(t *testing.T) {
 	if _, err := c.EntryFile(bid, "debug"); !errors.Is(err, ErrUntrusted) {
 		t.Errorf("a world-writable debug file: %v", err)
 	}
+}
+
+// FuzzParseProbes: any probe cache file (another tool, or a damaged disk,
+// may have written it) parses without a panic or fails in one line, and
+// what parses is written back (FormatProbes) as a file that parses to the
+// same entries and is written again byte for byte.
+func FuzzParseProbes(f *testing.F) {
+	if b, err := os.ReadFile("testdata/python3.11.probes"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("#vfs_read\np:probe/vfs_read vfs_read+0\n#probe:myev=func x\np:probe/myev f+0 x=%di\n"))
+	f.Add([]byte("%sdt_x:y=y\n\n\np:sdt_x/y /bin/x:0x10\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := ParseProbes(b)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		out := FormatProbes(es)
+		again, err := ParseProbes(out)
+		if err != nil {
+			t.Fatalf("%q written back as %q, which fails: %v", b, out, err)
+		}
+		if !reflect.DeepEqual(normal(again), normal(es)) {
+			t.Fatalf("%q: %+v written back as %q reads as %+v", b, es, out, again)
+		}
+		if out2 := FormatProbes(again); !bytes.Equal(out2, out) {
+			t.Fatalf("%q: written %q then %q", b, out, out2)
+		}
+	})
+}
+
+// normal makes nil and empty line lists equal.
+func normal(es []Entry) []Entry {
+	for i := range es {
+		if len(es[i].Lines) == 0 {
+			es[i].Lines = nil
+		}
+	}
+	return es
 }

@@ -67,6 +67,7 @@ func ParseProbes(data []byte) ([]Entry, error) {
 	var entries []Entry
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), len(data)+1)
+	sc.Split(scanLines)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -92,6 +93,19 @@ func ParseProbes(data []byte) ([]Entry, error) {
 		entries[len(entries)-1].Add(line)
 	}
 	return entries, sc.Err()
+}
+
+// scanLines splits at '\n' only, as perf's fgets and strchr(buf, '\n')
+// do: a '\r' before it stays in the line (bufio.ScanLines would drop it,
+// and the line written back would differ from the one read).
+func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
 
 // FormatProbes is the file perf's probe_cache__commit writes for entries.

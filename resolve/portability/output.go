@@ -2,8 +2,10 @@ package portability
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,4 +153,52 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
+}
+
+// Request is one run of gprobe check: the probe list in the file Probes
+// ("-": stdin) resolved on Kernels, the matrix written as text or JSON,
+// and with OutDir each kernel's definitions written there.
+type Request struct {
+	Probes  string
+	Kernels []string
+	Options Options
+	OutDir  string
+	JSON    bool
+}
+
+// Run runs req: the matrix to w, a line "KERNEL: FILE" per definition
+// file written to log. It returns the points that resolve on no kernel;
+// a probe list that does not read is an error wrapping ErrBadProbeList.
+func (req Request) Run(w, log io.Writer) (unresolved []string, err error) {
+	points, err := ReadProbesFile(req.Probes)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
+		err = fmt.Errorf("--probes: %w", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Check(points, req.Kernels, req.Options)
+	if err != nil {
+		return nil, err
+	}
+	if req.OutDir != "" {
+		paths, err := rep.WriteDefinitions(req.OutDir)
+		if err != nil {
+			return nil, err
+		}
+		for i, p := range paths {
+			if p != "" {
+				fmt.Fprintf(log, "%s: %s\n", rep.Kernels[i], p)
+			}
+		}
+	}
+	if req.JSON {
+		err = rep.WriteJSON(w)
+	} else {
+		err = rep.WriteText(w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rep.Unresolved(), nil
 }

@@ -1,11 +1,15 @@
 package sdt
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/gprobe/gprobe/resolve/perfcache"
+	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // eachCache calls fn with the probe cache of every binary in the cache,
@@ -157,4 +161,89 @@ func PurgeCache(c *perfcache.Cache, keep func(string) bool, warn func(string)) (
 		return c.SetProbes(bid, kept)
 	})
 	return removed, err
+}
+
+// cacheFilter is perf's filter of --cache -l and -d, its refusal in
+// perf's words.
+func cacheFilter(pattern string) (*spec.Filter, error) {
+	flt, err := spec.ParseFilter(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("Filter parse error at %s", pattern)
+	}
+	return flt, nil
+}
+
+// cacheErr is a failure to read or write the cache, in perf's words; a
+// cache that does not exist is none.
+func cacheErr(err error) error {
+	if err != nil && !errors.Is(err, syscall.ENOENT) {
+		return fmt.Errorf("perf's build-id cache: %w", err)
+	}
+	return nil
+}
+
+// ShowCache writes to w what `perf probe --cache -l [FILTER...]` prints
+// (perf's probe_cache__show_all_caches): the entries the filters (joined
+// by spaces, "*" when none) keep.
+func ShowCache(w io.Writer, c *perfcache.Cache, filters []string, warn func(string)) error {
+	pattern := "*"
+	if len(filters) > 0 {
+		pattern = strings.Join(filters, " ")
+	}
+	flt, err := cacheFilter(pattern)
+	if err != nil {
+		return err
+	}
+	lines, err := CacheListing(c, flt.Match, warn)
+	if err := cacheErr(err); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return nil
+}
+
+// DeleteCache is `perf probe --cache -d PATTERN...` (perf's
+// del_perf_probe_caches): it removes the entries the patterns select
+// (GROUP:EVENT, or the command of an entry without a name) from every
+// binary's probe cache, calling removed with each.
+func DeleteCache(c *perfcache.Cache, patterns []string, removed func(string), warn func(string)) error {
+	flt, err := cacheFilter(spec.OrFilters(patterns))
+	if err != nil {
+		return err
+	}
+	gone, err := PurgeCache(c, flt.Match, warn)
+	for _, s := range gone {
+		removed(s)
+	}
+	return cacheErr(err)
+}
+
+// ListEvents writes to w what `perf list sdt [[GROUP:]EVENT]` prints: the
+// SDT events of the binary exe, else ("") of every binary in perf's
+// build-id cache, that arg's globs select.
+func ListEvents(w io.Writer, exe string, c *perfcache.Cache, arg string, warn func(string)) error {
+	group, event := "", ""
+	if arg != "" {
+		if g, e, ok := strings.Cut(arg, ":"); ok {
+			group, event = g, e
+		} else {
+			event = arg
+		}
+	}
+	var evs []Listed
+	var err error
+	if exe != "" {
+		evs, err = FileEvents(exe, group, event)
+	} else if evs, err = CachedEvents(c, group, event, warn); errors.Is(err, syscall.ENOENT) {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range Lines(evs) {
+		fmt.Fprintln(w, l)
+	}
+	return nil
 }

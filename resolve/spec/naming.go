@@ -2,6 +2,7 @@ package spec
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultGroup is perf's group for kernel probes (PERFPROBE_GROUP).
@@ -85,11 +86,25 @@ func sanitizeEventName(s string) string {
 // first byte that is not alphanumeric or '_' ("/lib/x86_64-linux-gnu/libc.so.6"
 // gives "probe_libc"). perf fails if the result is not shorter than
 // probedef.MaxEventNameLen.
+//
+// Unlike perf, the cut never splits a UTF-8 character: perf's ctype takes
+// the lead byte of a two- to four-byte sequence for a Latin-1 letter and
+// its next byte for punctuation, so "/opt/dä" gave "probe_d\xc3", a name
+// the kernel's checks then refuse; here it gives "probe_d".
 func UprobeGroup(path string) string {
 	b := xpgBasename(cString(path))
 	for i := 0; i < len(b); i++ {
 		if !toolsIsAlnum(b[i]) && b[i] != '_' {
 			b = b[:i]
+			break
+		}
+	}
+	// Drop a UTF-8 sequence the cut left incomplete.
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRuneInString(b[i:]) {
+				b = b[:i]
+			}
 			break
 		}
 	}

@@ -312,7 +312,11 @@ func TestUprobeGroup(t *testing.T) {
 		"/":                               "probe_",
 		"///":                             "probe_",
 		"/x/-y":                           "probe_",
-		"/opt/ä":                          "probe_\xc3",
+		"/opt/ä":                          "probe_", // perf: "probe_\xc3", cut inside the character
+		"/tmp/dä":                         "probe_d",
+		"/tmp/d\u65e5x":                   "probe_d", // a three-byte character
+		"/tmp/d\U0001F600":                "probe_d", // four bytes
+		"/tmp/d\xc3":                      "probe_d", // a lone lead byte at the end
 	}
 	for in, want := range cases {
 		if got := UprobeGroup(in); got != want {

@@ -1,6 +1,8 @@
 package target
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gprobe/gprobe/internal/safedir"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
@@ -34,7 +37,7 @@ import (
 // so a stale -dbg file gives wrong answers), or, for an image without
 // one, the CRC-32 its .gnu_debuglink records; it must belong to root, to
 // the user gprobe runs as or to the image's owner and be writable by no
-// one else; and it must have DWARF.
+// one else (internal/safedir's rule); and it must have DWARF.
 
 // debugLink is an image's .gnu_debuglink: the debug file's name and the
 // CRC-32 of its contents.
@@ -43,11 +46,16 @@ type debugLink struct {
 	crc  uint32
 }
 
-// readDebugLink reads f's .gnu_debuglink (ok false without one): the name,
-// NUL-terminated and padded to 4 bytes, then the CRC in f's byte order.
+// readDebugLink reads f's .gnu_debuglink (ok false without one).
 func readDebugLink(f *dwarfinfo.File) (debugLink, bool) {
-	b := f.Section(".gnu_debuglink")
-	nul := strings.IndexByte(string(b), 0)
+	return parseDebugLink(f.Section(".gnu_debuglink"), f.Order)
+}
+
+// parseDebugLink parses a .gnu_debuglink section (ok false when it is not
+// one): the name, NUL-terminated and padded to 4 bytes, then the CRC in
+// the file's byte order.
+func parseDebugLink(b []byte, order binary.ByteOrder) (debugLink, bool) {
+	nul := bytes.IndexByte(b, 0)
 	if nul <= 0 {
 		return debugLink{}, false
 	}
@@ -56,10 +64,10 @@ func readDebugLink(f *dwarfinfo.File) (debugLink, bool) {
 		return debugLink{}, false
 	}
 	name := string(b[:nul])
-	if strings.Contains(name, "/") {
+	if strings.Contains(name, "/") || name == "." || name == ".." {
 		return debugLink{}, false // a name, not a path (gdb and libdwfl join it to directories)
 	}
-	return debugLink{name: name, crc: f.Order.Uint32(b[at:])}, true
+	return debugLink{name: name, crc: order.Uint32(b[at:])}, true
 }
 
 // candidate is one place the debug file may be.
@@ -114,7 +122,6 @@ var (
 	errNoBuildID    = errors.New("the image has no build-id and no .gnu_debuglink to check it by")
 	errCRC          = errors.New("its CRC-32 is not the one .gnu_debuglink records")
 	errNoDWARF      = errors.New("has no DWARF")
-	errNotOwned     = errors.New("another user could have written it")
 	errSameAsBinary = errors.New("is the image itself")
 )
 
@@ -155,7 +162,7 @@ func openChecked(p, file string, img, st fs.FileInfo, id string, c candidate) (*
 	if os.SameFile(img, st) {
 		return nil, errSameAsBinary
 	}
-	if err := trusted(st, img); err != nil {
+	if err := trusted(p, st, img); err != nil {
 		return nil, err
 	}
 	if id == "" && !c.checkCRC {
@@ -188,22 +195,15 @@ func openChecked(p, file string, img, st fs.FileInfo, id string, c candidate) (*
 	return d, nil
 }
 
-// trusted reports whether a debug file (st) may be read for the image
-// (img): it belongs to root, to the user gprobe runs as or to the image's
-// owner, and no one else can write it (no one at all but root's group).
-func trusted(st, img fs.FileInfo) error {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	i, iok := img.Sys().(*syscall.Stat_t)
-	if !ok || !iok {
-		return fmt.Errorf("%w: no owner", errNotOwned)
+// trusted reports whether a debug file (p, its stat st) may be read for
+// the image (img): internal/safedir's rule for what gprobe reads, with the
+// image's owner trusted beside root and the user gprobe runs as.
+func trusted(p string, st, img fs.FileInfo) error {
+	i, ok := img.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: %w: no owner", p, safedir.ErrUnsafe)
 	}
-	if s.Uid != 0 && int(s.Uid) != os.Geteuid() && s.Uid != i.Uid {
-		return fmt.Errorf("%w: owned by uid %d, neither root, gprobe's user nor the image's owner", errNotOwned, s.Uid)
-	}
-	if st.Mode().Perm()&0o002 != 0 || st.Mode().Perm()&0o020 != 0 && s.Gid != 0 {
-		return fmt.Errorf("%w: writable by others (mode %#o)", errNotOwned, st.Mode().Perm())
-	}
-	return nil
+	return safedir.CheckOwner(p, st, int(i.Uid))
 }
 
 // fileCRC is the CRC-32 .gnu_debuglink records: IEEE, as zlib's crc32.

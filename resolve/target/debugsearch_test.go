@@ -143,7 +143,7 @@ func TestSeparateDebugSearch(t *testing.T) {
 		if err := os.Chmod(dbg, 0o666); err != nil {
 			t.Fatal(err)
 		}
-		if ok, trace := debugOf(t, target.Options{Exec: bin}); ok || !strings.Contains(trace, "another user could have written it") {
+		if ok, trace := debugOf(t, target.Options{Exec: bin}); ok || !strings.Contains(trace, "another user could change it") {
 			t.Errorf("a world-writable debug file: DWARF %v, trace %q", ok, trace)
 		}
 		if os.Geteuid() != 0 {
@@ -262,7 +262,74 @@ func TestSeparateDebugPerfCache(t *testing.T) {
 	if err := os.Chmod(c.Dir(real, bid), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if ok, trace := debugOf(t, target.Options{Exec: bin, PerfCache: c}); ok || !strings.Contains(trace, "another user could have written it") {
+	if ok, trace := debugOf(t, target.Options{Exec: bin, PerfCache: c}); ok || !strings.Contains(trace, "another user could change it") {
 		t.Errorf("a world-writable cache entry: DWARF %v, trace %q", ok, trace)
+	}
+}
+
+// A module's separate debug file (the distributions' -dbg .ko under the
+// debug root) is checked as a program's is before it is read: of the
+// module's build, and owned by no one who could plant it.
+func TestModuleDebugChecks(t *testing.T) {
+	cc, ld, objcopy := testenv.Tool(t, "gcc"), testenv.Tool(t, "ld"), testenv.Tool(t, "objcopy")
+	dir := t.TempDir()
+	run := func(name string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	// Two builds of a module-like relocatable object with a build-id.
+	mod := func(name, body string) string {
+		src := filepath.Join(dir, name+".c")
+		writeFile(t, src, []byte("int demo_fn(int x) { "+body+" }\n"))
+		run(cc, "-c", "-g", "-O2", "-o", src+".o", src)
+		ko := filepath.Join(dir, name+".ko")
+		run(ld, "-r", "--build-id", "-o", ko, src+".o")
+		return ko
+	}
+	full, other := mod("demo", "return x + 1;"), mod("other", "return x * 3;")
+	debug, otherDebug := filepath.Join(dir, "demo.debug"), filepath.Join(dir, "other.debug")
+	run(objcopy, "--only-keep-debug", full, debug)
+	run(objcopy, "--only-keep-debug", other, otherDebug)
+	stripped := filepath.Join(dir, "stripped.ko")
+	run(objcopy, "--strip-debug", full, stripped)
+
+	for _, c := range []struct {
+		name  string
+		debug string
+		mode  os.FileMode
+		owner int // -1: the test's user
+		want  bool
+		trace string
+	}{
+		{"its own build", debug, 0o644, -1, true, ""},
+		{"another build refused", otherDebug, 0o644, -1, false, "has another build-id"},
+		{"writable by others refused", debug, 0o666, -1, false, "another user could change it"},
+		{"another user's refused", debug, 0o644, 65534, false, "owned by uid 65534"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.owner >= 0 && os.Geteuid() != 0 {
+				t.Skip("needs root to plant another user's file")
+			}
+			debugRoot := t.TempDir()
+			atHost(t, t.TempDir(), debugRoot)
+			ko := filepath.Join(t.TempDir(), "demo.ko")
+			place(t, stripped, ko)
+			dst := debugRoot + ko + ".debug"
+			place(t, c.debug, dst)
+			if err := os.Chmod(dst, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			if c.owner >= 0 {
+				if err := os.Chown(dst, c.owner, c.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ok, trace := debugOf(t, target.Options{Module: ko})
+			if ok != c.want || !strings.Contains(trace, c.trace) {
+				t.Errorf("%s: DWARF %v (want %v), trace %q (want %q)", dst, ok, c.want, trace, c.trace)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gprobe/gprobe/internal/safedir"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfinfo"
 )
 
@@ -68,12 +69,24 @@ func openModule(o *Options, m string) (*Target, error) {
 	}
 	// perf prefers the distribution's separate debug file of a module.
 	var all []string
+	debugOf := map[string]string{} // a debug candidate -> its module file
 	for _, c := range cands {
-		all = append(all, debugCandidates(c)...)
+		for _, d := range debugCandidates(c) {
+			debugOf[d] = c
+			all = append(all, d)
+		}
 		all = append(all, c)
 	}
 	var fallback *dwarfinfo.File
 	for _, p := range all {
+		if ko, ok := debugOf[p]; ok {
+			if err := checkModuleDebug(p, ko); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) && o.Trace != nil {
+					o.Trace(fmt.Sprintf("%s: not used as the debug information of %s: %v", p, ko, err))
+				}
+				continue
+			}
+		}
 		f, err := openKO(p, do)
 		if err != nil {
 			if p == cands[0] && fallback == nil {
@@ -296,4 +309,49 @@ func ModuleFileName(path string) string {
 	}
 	b = strings.TrimSuffix(b, ".ko")
 	return strings.ReplaceAll(b, "-", "_")
+}
+
+// checkModuleDebug checks the separate debug file p found for the module
+// file ko before it is read (perf takes it on its name alone): owned as
+// internal/safedir requires (root, gprobe's user or the module's owner,
+// writable by no one else), and of the module's build (its GNU build-id,
+// when the module has one). A file that does not exist gives an error
+// wrapping fs.ErrNotExist.
+func checkModuleDebug(p, ko string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	img, err := os.Stat(ko)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: not a regular file", safedir.ErrUnsafe)
+	}
+	if err := trusted(p, st, img); err != nil {
+		return err
+	}
+	want := fileBuildID(ko)
+	if want == "" {
+		return nil
+	}
+	if got := fileBuildID(p); got != want {
+		if got == "" {
+			got = "none"
+		}
+		return fmt.Errorf("%w (%s, the module's is %s)", errOtherBuild, got, want)
+	}
+	return nil
+}
+
+// fileBuildID is the GNU build-id of the ELF file p ("" when it has none
+// or cannot be read); a compressed module is read through openKO.
+func fileBuildID(p string) string {
+	f, err := openKO(p, dwarfinfo.Options{})
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return f.BuildID()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/mountns"
+	"github.com/gprobe/gprobe/internal/xdg"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/dwarfindex"
 	"github.com/gprobe/gprobe/resolve/internal/btfinfo"
@@ -90,7 +91,7 @@ type Options struct {
 func (o Options) dwarf() dwarfinfo.Options {
 	do := dwarfinfo.Options{Warn: o.Warn}
 	if !o.NoCache {
-		if dir, err := dwarfindex.DefaultDir(); err == nil {
+		if dir, err := xdg.GprobeCache(); err == nil {
 			do.Cache = dwarfindex.New(dir)
 		}
 	}

@@ -86,7 +86,7 @@ func Parse(system, text string) (*Format, error) {
 		case strings.HasPrefix(t, "ID:"):
 			id, err := strconv.Atoi(strings.TrimSpace(t[3:]))
 			if err != nil {
-				return nil, fmt.Errorf("%w: ID %q", ErrFormat, t[3:])
+				return nil, fmt.Errorf("%w: ID %q", ErrFormat, short(t[3:]))
 			}
 			f.ID = id
 		case strings.HasPrefix(t, "field:"):
@@ -117,7 +117,7 @@ func ParseField(line string) (Field, error) {
 	var fl Field
 	parts := strings.Split(line, ";")
 	if len(parts) < 3 {
-		return fl, fmt.Errorf("%w: %q", ErrFormat, line)
+		return fl, fmt.Errorf("%w: %q", ErrFormat, short(line))
 	}
 	decl := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(parts[0]), "field:"))
 	haveOff, haveSize := false, false
@@ -130,7 +130,7 @@ func ParseField(line string) (Field, error) {
 		// No event is larger than a ring-buffer sub-buffer; bounding the
 		// numbers keeps offset+size from overflowing.
 		if err != nil || n < 0 || n > 1<<24 {
-			return fl, fmt.Errorf("%w: %s in %q", ErrFormat, k, line)
+			return fl, fmt.Errorf("%w: %s in %q", ErrFormat, short(k), short(line))
 		}
 		switch k {
 		case "offset":
@@ -142,7 +142,7 @@ func ParseField(line string) (Field, error) {
 		}
 	}
 	if !haveOff || !haveSize {
-		return fl, fmt.Errorf("%w: %q lacks offset or size", ErrFormat, line)
+		return fl, fmt.Errorf("%w: %q lacks offset or size", ErrFormat, short(line))
 	}
 	switch {
 	case strings.HasPrefix(decl, "__data_loc "):
@@ -168,7 +168,7 @@ func ParseField(line string) (Field, error) {
 	decl = strings.Replace(decl, "[]", " ", 1)
 	j := strings.LastIndexAny(decl, " *")
 	if j < 0 {
-		return fl, fmt.Errorf("%w: no field name in %q", ErrFormat, line)
+		return fl, fmt.Errorf("%w: no field name in %q", ErrFormat, short(line))
 	}
 	fl.Name = strings.TrimSpace(decl[j+1:])
 	fl.Type = strings.TrimSpace(decl[:j+1])
@@ -176,7 +176,7 @@ func ParseField(line string) (Field, error) {
 		fl.Name = fl.Name[:i]
 	}
 	if fl.Name == "" {
-		return fl, fmt.Errorf("%w: no field name in %q", ErrFormat, line)
+		return fl, fmt.Errorf("%w: no field name in %q", ErrFormat, short(line))
 	}
 	fl.Common = strings.HasPrefix(fl.Name, "common_")
 	return fl, nil
@@ -274,6 +274,11 @@ func (fl *Field) Format(rec []byte, bo binary.ByteOrder) string {
 		if n < 0 {
 			n = 0
 		}
+		if n > 0 && (n > fl.Size || fl.Size%n != 0) {
+			// More elements than the field has bytes (a damaged or
+			// hostile format: "x[94444444]; size:0"): none to show.
+			return "?"
+		}
 		var parts []string
 		for i := 0; i < n; i++ {
 			v, _ := fl.Elem(rec, bo, i)
@@ -289,4 +294,15 @@ func (fl *Field) Format(rec []byte, bo binary.ByteOrder) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return "0x" + strconv.FormatUint(v, 16)
+}
+
+// short is the start of a line quoted in an error (a hostile format file
+// may hold a line of megabytes); the package imports nothing of gprobe's,
+// so it does not use internal/brief.
+func short(s string) string {
+	const max = 120
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
 }

@@ -102,6 +102,26 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestHostileArray: a field whose dimension exceeds its bytes (found by
+// FuzzParse: "x[94444444]; size:0" had Format build 94 million elements)
+// formats as "?", and a symbolic dimension as before.
+func TestHostileArray(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"name:a\nID:1\nfield:int x[94444444];offset:0;size:0;\n", "?"},
+		{"name:a\nID:1\nfield:u32 x[3];offset:0;size:8;\n", "?"},
+		{"name:a\nID:1\nfield:u32 x[N];offset:0;size:8;\n", "{}"},
+		{"name:a\nID:1\nfield:u32 x[2];offset:0;size:8;\n", "{0x4030201,0x8070605}"},
+	} {
+		f, err := Parse("s", c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Fields[0].Format([]byte{1, 2, 3, 4, 5, 6, 7, 8}, binary.LittleEndian); got != c.want {
+			t.Errorf("%q: %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add(uprobeFormat)
 	f.Add("name: a\nID: 1\nformat:\n\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n")

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/gprobe/gprobe/disasm/arch"
+	"github.com/gprobe/gprobe/internal/brief"
 )
 
 // Func is a function's prototype as BTF records it.
@@ -75,7 +76,7 @@ func (s *Spec) Func(name string) (*Func, error) {
 				protos = append(protos, protoString(g))
 			}
 			return nil, fmt.Errorf("function %s: %d BTF functions with different prototypes (%s): %w",
-				name, len(fns), strings.Join(protos, " | "), ErrNotFound)
+				name, len(fns), brief.Join(protos, " | "), ErrNotFound)
 		}
 	}
 	return newFunc(fns[0])

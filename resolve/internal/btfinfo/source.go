@@ -8,6 +8,7 @@ import (
 
 	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/internal/brief"
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
@@ -118,7 +119,7 @@ func (r *prototypes) arg(fn *Func, a *spec.Arg) (probe.FetchArg, error) {
 		for _, p := range fn.Params {
 			names = append(names, p.Name)
 		}
-		return probe.FetchArg{}, core.Errorf(core.ErrNotFound, "'%s' is not a parameter of %s (parameters: %s). Locals need DWARF debug information.", a.Var, fn.Name, strings.Join(names, ", "))
+		return probe.FetchArg{}, core.Errorf(core.ErrNotFound, "'%s' is not a parameter of %s (parameters: %s). Locals need DWARF debug information.", a.Var, fn.Name, brief.Join(names, ", "))
 	}
 	if prm.Reg == "" {
 		return probe.FetchArg{}, core.Errorf(core.ErrUnsupported, "Parameter '%s' of %s is not passed in a general-purpose register (it is on the stack or a float).", a.Var, fn.Name)

@@ -166,10 +166,12 @@ func (im *Image) moduleTree() (*symtab.Tree, error) {
 	return im.modSyms, nil
 }
 
-// NameSymbols is the map perf searches by name: for a module, its
-// alias-keeping map in address order (aliases in table order).
+// NameSymbols is the map perf searches by name: for a module or a user
+// binary, its alias-keeping map in address order (aliases in table
+// order): perf probe sets allow_aliases, so libc's puts, a weak alias of
+// _IO_puts, is found by its name.
 func (im *Image) NameSymbols() (*symtab.Map, error) {
-	if im.Module == nil {
+	if im.Module == nil && !im.User {
 		return im.Symbols()
 	}
 	t, err := im.moduleTree()

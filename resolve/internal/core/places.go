@@ -27,7 +27,17 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 	}
 	// The kernel's symbol map holds only text; a user binary's holds data
 	// objects too (perf then skips them as non-functions).
-	matched := m.ByName(symtab.Query{Pattern: pp.Function, TextOnly: im.Vmlinux()})
+	q := symtab.Query{Pattern: pp.Function, TextOnly: im.Vmlinux()}
+	matched := m.ByName(q)
+	if im.User && !Qualified(pp.Function) {
+		// perf's map of a user DSO holds the PLT entries it synthesizes
+		// (a C++ or Rust qualified name, which perf refuses as an event
+		// name, is matched against the functions only).
+		if plt := q.Select(im.Naming(), symtab.PLTSymbols(im.File)); len(plt) > 0 {
+			matched = append(matched, plt...)
+			sort.SliceStable(matched, func(i, j int) bool { return matched[i].Start < matched[j].Start })
+		}
+	}
 	target := im.TargetName()
 	if len(matched) == 0 {
 		return nil, Errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)

@@ -26,6 +26,14 @@ import (
 // the only copy is in the page cache, not in this process, and the next
 // run maps the cached copy instead of inflating again. The compressed
 // stream is read with pread too, so its pages do not stay resident.
+//
+// A cached copy's bytes are checked against its checksums before they
+// are first used, a chunk at a time (dwarfindex.SectionCopy.Verify), so a
+// run pays for what it reads. A chunk that does not match makes the
+// section be inflated again, into a new copy that replaces the damaged
+// one: readers get the fresh bytes from then on, and what they were given
+// before was checked already, so every answer is the answer of a run
+// without the cache.
 
 // compressedSection is a compressed debug section: SHF_COMPRESSED (an ELF
 // compression header, zlib or zstd) or a GNU .zdebug_ section ("ZLIB",
@@ -88,14 +96,22 @@ type inflation struct {
 	fd   *os.File // where they are, for pread; nil when they are in memory
 	mmap bool     // mm is a mapping of fd
 
+	// copy is the cache's copy mm maps, whose chunks are verified before
+	// they are used; restart inflates the section afresh when one does
+	// not match, into fresh, which then serves every read.
+	copy    *dwarfindex.SectionCopy
+	restart func(cause error) *inflation
+	fresh   *inflation
+
 	mu   sync.Mutex
 	cond sync.Cond
 	have uint64
 	err  error
 
-	stop atomic.Bool   // abandon (Close before the end)
-	keep bool          // a cache copy: finish it even at Close
-	done chan struct{} // closed when the inflating goroutine returns
+	stop atomic.Bool               // abandon (Close before the end)
+	keep bool                      // a cache copy: finish it even at Close
+	w    *dwarfindex.SectionWriter // the cache copy being written
+	done chan struct{}             // closed when the inflating goroutine returns
 }
 
 var errStopped = errors.New("inflation stopped")
@@ -123,10 +139,53 @@ func (in *inflation) publish(have uint64, err error) {
 	in.mu.Unlock()
 }
 
+// ready returns the inflation holding [start, end) of the section, once
+// those bytes are there and, read from the cache, verified: in itself, or
+// the fresh inflation that replaced a damaged copy.
+func (in *inflation) ready(start, end uint64) (*inflation, error) {
+	if start > end || end > in.size {
+		return nil, fmt.Errorf("%w: range past the end of an inflated section", ErrBadDWARF)
+	}
+	in.mu.Lock()
+	fresh := in.fresh
+	in.mu.Unlock()
+	if fresh != nil {
+		return fresh.ready(start, end)
+	}
+	if in.copy != nil {
+		if err := in.copy.Verify(start, end); err != nil {
+			return in.replace(err).ready(start, end)
+		}
+		return in, nil
+	}
+	return in, in.wait(end)
+}
+
+// replace starts, once, the inflation that replaces a damaged cache copy.
+func (in *inflation) replace(cause error) *inflation {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.fresh == nil {
+		in.fresh = in.restart(cause)
+	}
+	return in.fresh
+}
+
+// bytes returns [start, end) of the inflated section, without copying
+// (valid until close).
+func (in *inflation) bytes(start, end uint64) ([]byte, error) {
+	src, err := in.ready(start, end)
+	if err != nil {
+		return nil, err
+	}
+	return src.mm[start:end:end], nil
+}
+
 // read copies [start, end) of the inflated section into dst (grown as
 // needed), once it is there.
 func (in *inflation) read(start, end uint64, dst []byte) ([]byte, error) {
-	if err := in.wait(end); err != nil {
+	src, err := in.ready(start, end)
+	if err != nil {
 		return nil, err
 	}
 	n := int(end - start)
@@ -134,11 +193,11 @@ func (in *inflation) read(start, end uint64, dst []byte) ([]byte, error) {
 		dst = make([]byte, n, n+n/4)
 	}
 	dst = dst[:n]
-	if in.fd == nil {
-		copy(dst, in.mm[start:end])
+	if src.fd == nil {
+		copy(dst, src.mm[start:end])
 		return dst, nil
 	}
-	_, err := in.fd.ReadAt(dst, int64(start))
+	_, err = src.fd.ReadAt(dst, int64(start))
 	return dst, err
 }
 
@@ -169,6 +228,12 @@ func (f *File) inflation(name string, c *compressedSection) *inflation {
 }
 
 func (f *File) startInflation(name string, c *compressedSection) *inflation {
+	return f.newInflation(name, c, true)
+}
+
+// newInflation starts inflating section name; fromCache: map the cache's
+// copy when it has a sound one.
+func (f *File) newInflation(name string, c *compressedSection, fromCache bool) *inflation {
 	in := &inflation{size: c.size, done: make(chan struct{})}
 	in.cond.L = &in.mu
 	if c.size == 0 {
@@ -177,24 +242,40 @@ func (f *File) startInflation(name string, c *compressedSection) *inflation {
 	}
 	var w *dwarfindex.SectionWriter
 	if f.cache != nil {
-		fd, size, err := f.cache.Section(f.key, name)
-		switch {
-		case err == nil && size == c.size:
-			if mm, merr := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED); merr == nil {
-				_ = syscall.Madvise(mm, syscall.MADV_RANDOM)
-				in.fd, in.mm, in.mmap, in.have = fd, mm, true, size
-				close(in.done)
-				return in
+		if fromCache {
+			sc, err := f.cache.Section(f.key, name)
+			switch {
+			case err == nil && sc.Size() == c.size:
+				if mm, merr := syscall.Mmap(int(sc.File().Fd()), 0, int(c.size), syscall.PROT_READ, syscall.MAP_SHARED); merr == nil {
+					_ = syscall.Madvise(mm, syscall.MADV_RANDOM)
+					in.fd, in.mm, in.mmap, in.have, in.copy = sc.File(), mm, true, c.size, sc
+					in.restart = func(cause error) *inflation {
+						f.warn(fmt.Sprintf("gprobe: %v; inflating %s of %s again", cause, name, f.Path))
+						f.cache.RemoveSection(f.key, name)
+						return f.newInflation(name, c, false)
+					}
+					if name == ".debug_info" {
+						close(in.done)
+						return in
+					}
+					// The other sections are mostly read whole: their
+					// checking starts now, beside the run's work.
+					go func() {
+						defer close(in.done)
+						_ = sc.VerifyAll(in.stop.Load)
+					}()
+					return in
+				}
+				sc.Close()
+			case err == nil:
+				sc.Close()
+				f.warn(fmt.Sprintf("gprobe: the cached copy of %s of %s has the wrong size; inflating it again", name, f.Path))
+			case errors.Is(err, dwarfindex.ErrDamaged):
+				f.warn(fmt.Sprintf("gprobe: %v; inflating %s of %s again", err, name, f.Path))
 			}
-			fd.Close()
-		case err == nil:
-			fd.Close()
-			f.warn(fmt.Sprintf("gprobe: the cached copy of %s of %s has the wrong size; inflating it again", name, f.Path))
-		case errors.Is(err, dwarfindex.ErrDamaged):
-			f.warn(fmt.Sprintf("gprobe: %v; inflating %s of %s again", err, name, f.Path))
 		}
 		if w, _ = f.cache.NewSection(f.key, name); w != nil {
-			in.fd, in.keep = w.File(), true
+			in.fd, in.keep, in.w = w.File(), true, w
 		}
 	}
 	if in.fd == nil && c.size > scratchMin {
@@ -220,7 +301,7 @@ func (f *File) startInflation(name string, c *compressedSection) *inflation {
 				w.Abort()
 			}
 			in.fd.Close()
-			in.fd, in.keep, w = nil, false, nil
+			in.fd, in.keep, in.w, w = nil, false, nil, nil
 		}
 	}
 	if in.mm == nil {
@@ -290,7 +371,12 @@ func (f *File) inflate(in *inflation, c *compressedSection) error {
 			}
 			return err
 		}
-		if in.fd != nil {
+		switch {
+		case in.w != nil:
+			if _, err := in.w.Write(dst); err != nil {
+				return err
+			}
+		case in.fd != nil:
 			if _, err := in.fd.WriteAt(dst, int64(have)); err != nil {
 				return err
 			}
@@ -312,6 +398,9 @@ func (f *File) inflate(in *inflation, c *compressedSection) error {
 // close ends the inflation (letting a cache copy finish, so that it is
 // kept) and releases its memory.
 func (in *inflation) close() {
+	if in.fresh != nil {
+		in.fresh.close()
+	}
 	in.stop.Store(true)
 	<-in.done
 	if in.mmap {

@@ -1,8 +1,12 @@
 package dwarfinfo
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"syscall"
+
+	"github.com/gprobe/gprobe/resolve/dwarfindex"
 )
 
 // Derived data is what gprobe computes from an image and keeps for the
@@ -19,20 +23,32 @@ type derived struct {
 
 // LoadDerived returns the bytes kept under name for the image, mapped
 // until Close; ok is false without a cache (Options.Cache, an image with
-// a build-id) or a copy whose trailer matches.
+// a build-id) or a copy whose trailer and checksums match (the copy is
+// checked whole before it is returned, as a section copy is as it is read;
+// a damaged one is removed, so that the next StoreDerived writes it anew).
 func (f *File) LoadDerived(name string) (data []byte, ok bool) {
 	if f.cache == nil {
 		return nil, false
 	}
-	fd, size, err := f.cache.Section(f.key, name)
+	sc, err := f.cache.Section(f.key, name)
 	if err != nil {
+		if errors.Is(err, dwarfindex.ErrDamaged) {
+			f.warn(fmt.Sprintf("gprobe: %v; computing %s of %s again", err, name, f.Path))
+			f.cache.RemoveSection(f.key, name)
+		}
 		return nil, false
 	}
-	defer fd.Close()
+	defer sc.Close()
+	if err := sc.VerifyAll(func() bool { return false }); err != nil {
+		f.warn(fmt.Sprintf("gprobe: %v; computing %s of %s again", err, name, f.Path))
+		f.cache.RemoveSection(f.key, name)
+		return nil, false
+	}
+	size := sc.Size()
 	if size == 0 {
 		return []byte{}, true
 	}
-	mm, err := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	mm, err := syscall.Mmap(int(sc.File().Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, false
 	}
@@ -53,7 +69,7 @@ func (f *File) StoreDerived(name string, data []byte) {
 		return
 	}
 	defer w.File().Close()
-	if _, err := w.File().Write(data); err != nil {
+	if _, err := w.Write(data); err != nil {
 		w.Abort()
 		return
 	}

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -172,7 +173,11 @@ func OpenWith(path string, o Options) (f *File, err error) {
 		f.initReloc()
 	}
 	if o.Cache != nil {
-		if id := f.BuildID(); id != "" {
+		if report, err := o.Cache.Refused(); err != nil {
+			if report {
+				f.warn(fmt.Sprintf("gprobe: %v; not using it", err))
+			}
+		} else if id := f.BuildID(); id != "" {
 			f.cache, f.key = o.Cache, dwarfindex.Key{BuildID: id, Size: st.Size()}
 			f.loadIndex()
 		}
@@ -246,11 +251,11 @@ func (f *File) Section(name string) []byte {
 	if c == nil {
 		return nil
 	}
-	in := f.inflation(name, c)
-	if in.wait(c.size) != nil {
+	b, err := f.inflation(name, c).bytes(0, c.size)
+	if err != nil {
 		return nil
 	}
-	return in.mm
+	return b
 }
 
 // hasSection reports whether the file has the named section with its
@@ -274,16 +279,13 @@ func (f *File) sectionSize(name string) uint64 {
 // sectionRange returns [start, end) of a section without copying it: from
 // the mapping, or once that much of a compressed section is inflated.
 func (f *File) sectionRange(name string, start, end uint64) ([]byte, error) {
-	var sec []byte
 	if c := f.compressed[name]; c != nil && f.rel == nil {
-		in := f.inflation(name, c)
-		if err := in.wait(end); err != nil {
-			return nil, err
+		if start > end || end > c.size {
+			return nil, fmt.Errorf("%s: %w: %s range past its end", f.Path, ErrBadDWARF, name)
 		}
-		sec = in.mm
-	} else {
-		sec = f.Section(name)
+		return f.inflation(name, c).bytes(start, end)
 	}
+	sec := f.Section(name)
 	if start > end || end > uint64(len(sec)) {
 		return nil, fmt.Errorf("%s: %w: %s range past its end", f.Path, ErrBadDWARF, name)
 	}
@@ -376,6 +378,45 @@ func NoteBuildID(data []byte, order binary.ByteOrder) string {
 
 func align4(n uint32) int { return int((uint64(n) + 3) &^ 3) }
 
+// maxNote bounds what ReaderBuildID reads of one note section or segment.
+const maxNote = 1 << 20
+
+// ReaderBuildID returns the hex GNU build-id of the ELF file r (its note
+// sections, else its PT_NOTE segments; "" when it has none), or an error
+// when r is not ELF. It reads at most 1 MiB of each note and never
+// panics on a damaged file: the one reader of a build-id from a file that
+// is not opened as a File (a download, a cache entry).
+func ReaderBuildID(r io.ReaderAt) (id string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			id, err = "", fmt.Errorf("unreadable ELF headers: %v", p)
+		}
+	}()
+	ef, err := elf.NewFile(r)
+	if err != nil {
+		return "", err
+	}
+	read := func(rd io.Reader) []byte {
+		b, _ := io.ReadAll(io.LimitReader(rd, maxNote))
+		return b
+	}
+	for _, s := range ef.Sections {
+		if s.Type == elf.SHT_NOTE {
+			if id := NoteBuildID(read(s.Open()), ef.ByteOrder); id != "" {
+				return id, nil
+			}
+		}
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_NOTE {
+			if id := NoteBuildID(read(p.Open()), ef.ByteOrder); id != "" {
+				return id, nil
+			}
+		}
+	}
+	return "", nil
+}
+
 // HasDWARF reports whether the file carries .debug_info.
 func (f *File) HasDWARF() bool {
 	return f.sectionSize(".debug_info") > 0
@@ -428,6 +469,16 @@ func (f *File) DynamicSymbols(fn func(Symbol)) error {
 		fn(t.at(i))
 	}
 	return nil
+}
+
+// Runtime is the file the loader maps: the binary a separate debug file
+// describes (OpenSeparate), whose .dynsym, relocations and PLT the debug
+// file has only as SHT_NOBITS placeholders; f itself otherwise.
+func (f *File) Runtime() *File {
+	if f.exec != nil {
+		return f.exec
+	}
+	return f
 }
 
 // DynamicSymbol decodes entry i of .dynsym (0 is the null symbol); ok is

@@ -36,6 +36,10 @@ func (f *File) loadIndex() {
 		f.idx.x = x
 	case errors.Is(err, dwarfindex.ErrDamaged):
 		f.warn(fmt.Sprintf("gprobe: ignoring the index %s (%v); rebuilding it", f.cache.IndexPath(f.key), err))
+	case errors.Is(err, dwarfindex.ErrUnsafe):
+		// The image's directory: this image goes without the cache.
+		f.warn(fmt.Sprintf("gprobe: %v; not using it for %s", err, f.Path))
+		f.cache = nil
 	}
 }
 

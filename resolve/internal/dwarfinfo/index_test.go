@@ -243,7 +243,7 @@ func TestCompressedMatchesPlain(t *testing.T) {
 				}
 				// A damaged copy: one line, inflated again.
 				dir := filepath.Dir(c.IndexPath(f.key))
-				if err := os.Truncate(filepath.Join(dir, "debug_info"), 10); err != nil {
+				if err := os.Truncate(filepath.Join(dir, "debug_info-v2"), 10); err != nil {
 					t.Fatal(err)
 				}
 				var warnings []string

@@ -413,11 +413,11 @@ func (f *File) relocateWhole(name string) ([]byte, error) {
 // inflated bytes of a compressed section.
 func (f *File) rawSection(name string) []byte {
 	if c := f.compressed[name]; c != nil {
-		in := f.inflation(name, c)
-		if in.wait(c.size) != nil {
+		b, err := f.inflation(name, c).bytes(0, c.size)
+		if err != nil {
 			return nil
 		}
-		return in.mm
+		return b
 	}
 	s := f.ELF.Section(name)
 	if s == nil || s.Type == elf.SHT_NOBITS || s.Offset+s.Size > uint64(len(f.mm)) {

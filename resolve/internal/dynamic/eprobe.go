@@ -7,6 +7,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/brief"
 	"github.com/gprobe/gprobe/internal/tracefmt/eventfmt"
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -97,7 +98,7 @@ func (k *Kinds) eventArg(ev probe.EventID, f *eventfmt.Format, w string) (probe.
 		for _, x := range f.Args() {
 			names = append(names, x.Name)
 		}
-		return probe.FetchArg{}, core.Errorf(core.ErrNotFound, "%s/%s has no field '%s' (fields: %s).", ev.System, ev.Name, a.Var, strings.Join(names, ", "))
+		return probe.FetchArg{}, core.Errorf(core.ErrNotFound, "%s/%s has no field '%s' (fields: %s).", ev.System, ev.Name, brief.Cut(a.Var, brief.MaxItemLen), brief.Join(names, ", "))
 	}
 	if named {
 		a.Name, a.HasName = name, true

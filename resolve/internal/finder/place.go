@@ -75,7 +75,7 @@ func (f *finder) verifyRepresentative(fname string, lineno int, addr uint64) err
 	f.warn("This line is sharing the address with other lines.")
 	name := ""
 	if f.pp.HasFunction {
-		if sc := f.bestScope(rf, rl, addr); sc != nil && spec.GlobMatch(sc.Name, f.pp.Function) && sc.DeclLine != 0 {
+		if sc := f.bestScope(rf, rl, addr); sc != nil && matchName(sc, f.pp.Function) && sc.DeclLine != 0 {
 			name = sc.Name
 			rl -= sc.DeclLine
 		}
@@ -208,12 +208,15 @@ func (f *finder) convertToTracePoint(sp *lines.Scope, addr uint64) (core.TracePo
 		if err != nil {
 			return core.TracePoint{}, err
 		}
-		sym, ok := m.Find(f.dwflAddr(addr))
+		looked := f.dwflAddr(addr)
+		sym, ok := m.Find(looked)
 		if !ok || (sym.Type != elf.STT_FUNC && sym.Type != elf.STT_GNU_IFUNC) {
 			f.warn("Failed to find symbol at 0x%x", addr)
 			return core.TracePoint{}, core.Errorf(core.ErrNotFound, "")
 		}
-		entry, tp.Symbol = sym.Start, sym.Name()
+		// libdwfl gives the symbol's value biased as the address it
+		// was asked about is: the offset is from there.
+		entry, tp.Symbol = sym.Start+(addr-looked), sym.Name()
 	}
 	tp.Offset = addr - entry
 	if f.pp.Return {

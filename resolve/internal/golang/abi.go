@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gprobe/gprobe/disasm/arch"
 )
@@ -77,8 +78,11 @@ const (
 )
 
 // closureName matches the closures the compiler names inside a function
-// (F.func1, F.gowrap2, F.deferwrap1, nested F.func1.2).
-var closureName = regexp.MustCompile(`\.(func|gowrap|deferwrap)[0-9]+(\.|$)`)
+// (F.func1, F.gowrap2, F.deferwrap1, nested F.func1.2), compiled on
+// first use (not at each gprobe start).
+var closureName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\.(func|gowrap|deferwrap)[0-9]+(\.|$)`)
+})
 
 // DictOf tells from a function's name whether it is a generic shape
 // instance and where its dictionary goes: "main.Map[go.shape.int]" takes
@@ -105,7 +109,7 @@ func DictOf(name string) Dict {
 	}
 	rest := name[end+1:]
 	switch {
-	case closureName.MatchString(rest):
+	case closureName().MatchString(rest):
 		return NoDict
 	case rest == "":
 		return DictFirst

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -239,4 +240,30 @@ func FuzzEprobe(f *testing.F) {
 			t.Fatalf("%q: %q reads back as %q", words, line, back.String())
 		}
 	})
+}
+
+// TestEprobeHugeFormat: an event format with 200,000 fields (a hostile
+// --format file) gives a short one-line error for a field it lacks.
+func TestEprobeHugeFormat(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: huge\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n")
+	for i := range 200000 {
+		fmt.Fprintf(&b, "\tfield:int f%d;\toffset:%d;\tsize:4;\tsigned:1;\n", i, 8+4*i)
+	}
+	bs, err := btfinfo.Load("../../../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := testNew(nil, false, testOpts{BTF: bs, Arch: arch.AMD64, Features: *readmeFeatures(t, "6.12")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Eprobe(probe.EventID{System: "x", Name: "huge"}, b.String(), []string{"nosuch"})
+	if err == nil || !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("%v, want ErrNotFound", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || len(msg) > 300 || !strings.Contains(msg, "(fields: f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11 and 199988 more).") {
+		t.Errorf("%d bytes: %.400s", len(msg), msg)
+	}
 }

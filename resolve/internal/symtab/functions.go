@@ -67,18 +67,28 @@ func DSOFunctions(f *dwarfinfo.File, plt bool, n Naming, match func(string) bool
 	}
 	// The ELF names are views of the mapped file, valid until f closes:
 	// no copies of a library's every name.
-	var raws []string
+	// Counted first: appended one by one, libjvm's 58,000 names would
+	// leave outgrown slices behind.
+	total := 0
+	count := func(s dwarfinfo.Symbol) {
+		if _, ok := InModuleMap(f, s); ok {
+			total++
+		}
+	}
+	if err := f.Symbols(count); err != nil {
+		return err
+	}
+	if err := f.DynamicSymbols(count); err != nil {
+		return err
+	}
+	raws := make([]string, 0, total)
 	add := func(s dwarfinfo.Symbol) {
 		if _, ok := InModuleMap(f, s); ok {
 			raws = append(raws, unsafe.String(unsafe.SliceData(s.RawName), len(s.RawName)))
 		}
 	}
-	if err := f.Symbols(add); err != nil {
-		return err
-	}
-	if err := f.DynamicSymbols(add); err != nil {
-		return err
-	}
+	f.Symbols(add)
+	f.DynamicSymbols(add)
 	if plt {
 		raws = append(raws, PLTNames(f)...)
 	}

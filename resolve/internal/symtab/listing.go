@@ -30,15 +30,21 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // EncodeListing encodes names (in their order; sorted names share the
 // most).
 func EncodeListing(names []string) []byte {
-	b := make([]byte, 16, 16+8*len(names))
-	copy(b, listingMagic[:])
-	binary.LittleEndian.PutUint32(b[8:], uint32(len(names)))
+	// Sized first: grown by appending, a listing of libjvm's 58,000
+	// names would leave its outgrown copies behind.
+	size := 16
 	prev := ""
 	for _, n := range names {
-		shared := 0
-		for shared < len(n) && shared < len(prev) && n[shared] == prev[shared] {
-			shared++
-		}
+		shared := sharedPrefix(prev, n)
+		size += uvarintLen(uint64(shared)) + uvarintLen(uint64(len(n)-shared)) + len(n) - shared
+		prev = n
+	}
+	b := make([]byte, 16, size)
+	copy(b, listingMagic[:])
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(names)))
+	prev = ""
+	for _, n := range names {
+		shared := sharedPrefix(prev, n)
 		b = binary.AppendUvarint(b, uint64(shared))
 		b = binary.AppendUvarint(b, uint64(len(n)-shared))
 		b = append(b, n[shared:]...)
@@ -46,6 +52,24 @@ func EncodeListing(names []string) []byte {
 	}
 	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[16:], castagnoli))
 	return b
+}
+
+// sharedPrefix is the length of the prefix a and b share.
+func sharedPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// uvarintLen is the length of v in binary.AppendUvarint's encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 // DecodeListing reads what EncodeListing wrote; ok is false for anything

@@ -264,12 +264,29 @@ func (p perfSpaceSymbols) Find(addr uint64) (Symbol, bool) {
 // synthesizes nothing without a .dynsym, a .plt, or when the relocation
 // section is not linked to the .dynsym.
 func PLTNames(f *dwarfinfo.File) []string {
+	var out []string
+	for _, s := range PLTSymbols(f) {
+		out = append(out, string(s.Raw))
+	}
+	return out
+}
+
+// PLTSymbols are the symbols perf 6.1's dso__synthesize_plt_symbols adds
+// to a user DSO's map, at the addresses perf gives them: the relocations
+// of .rela.plt (or .rel.plt) in order, the first after .plt's header, one
+// entry each, sized as perf sizes them for the machine (.plt's entry size
+// where perf has no table: x86). perf's names probes on them by the name
+// before "@plt" (find_probe_functions cuts at the '@'), so `-x lib -D
+// strlen` probes strlen@plt in a library that only calls strlen.
+func PLTSymbols(f *dwarfinfo.File) []Symbol {
+	f = f.Runtime()
 	ef := f.ELF
 	rel := ef.Section(".rela.plt")
 	if rel == nil {
 		rel = ef.Section(".rel.plt")
 	}
-	if rel == nil || rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL || ef.Section(".plt") == nil {
+	plt := ef.Section(".plt")
+	if rel == nil || rel.Type != elf.SHT_RELA && rel.Type != elf.SHT_REL || plt == nil {
 		return nil
 	}
 	dynsymIdx := -1
@@ -286,7 +303,9 @@ func PLTNames(f *dwarfinfo.File) []string {
 	if data == nil {
 		return nil
 	}
-	var out []string
+	header, entry := pltSizes(ef.Machine, plt)
+	addr := plt.Addr + header
+	var out []Symbol
 	for off := uint64(0); off+rel.Entsize <= uint64(len(data)); off += rel.Entsize {
 		var sym uint32
 		switch {
@@ -295,11 +314,30 @@ func PLTNames(f *dwarfinfo.File) []string {
 		default:
 			sym = elf.R_SYM32(ef.ByteOrder.Uint32(data[off+4:]))
 		}
-		name := ""
+		var name []byte
 		if s, ok := f.DynamicSymbol(int(sym)); ok && sym > 0 {
-			name = string(s.RawName)
+			name = s.RawName
 		}
-		out = append(out, name+"@plt")
+		raw := make([]byte, 0, len(name)+4)
+		raw = append(append(raw, name...), "@plt"...)
+		out = append(out, Symbol{Raw: raw, Start: addr, End: addr + entry, Type: elf.STT_FUNC,
+			Bind: elf.STB_GLOBAL, Exec: true})
+		addr += entry
 	}
 	return out
+}
+
+// pltSizes are perf 6.1's PLT header and entry sizes for a machine.
+func pltSizes(m elf.Machine, plt *elf.Section) (header, entry uint64) {
+	switch m {
+	case elf.EM_ARM:
+		return 20, 12
+	case elf.EM_AARCH64:
+		return 32, 16
+	case elf.EM_SPARC:
+		return 48, 12
+	case elf.EM_SPARCV9:
+		return 128, 32
+	}
+	return plt.Entsize, plt.Entsize
 }

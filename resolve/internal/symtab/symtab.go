@@ -280,6 +280,18 @@ func (m *Map) ByName(q Query) []Symbol {
 	return out
 }
 
+// Select lists the symbols of syms that q selects, in their order.
+func (q Query) Select(n Naming, syms []Symbol) []Symbol {
+	match := q.matcher(n)
+	var out []Symbol
+	for _, s := range syms {
+		if match(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // FirstByName is the first symbol in address order that q selects
 // (perf's map__for_each_symbol_by_name, stopped at the first), found
 // without making the whole map.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/resolve/internal/core"
-	"github.com/gprobe/gprobe/resolve/internal/symtab"
 	"github.com/gprobe/gprobe/resolve/internal/dwarfexpr"
+	"github.com/gprobe/gprobe/resolve/internal/symtab"
 )
 
 // errNoLocation is perf's -ENOENT/-EINVAL from convert_variable_location:
