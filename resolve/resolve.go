@@ -17,6 +17,7 @@ package resolve
 
 import (
 	"debug/elf"
+	"syscall"
 
 	"github.com/gprobe/gprobe/resolve/internal/core"
 	"github.com/gprobe/gprobe/resolve/internal/exits"
@@ -66,6 +67,10 @@ var (
 	ErrNoDebugInfo = core.ErrNoDebugInfo
 	// ErrNeedsDWARF: the probe asks for what only DWARF describes.
 	ErrNeedsDWARF = core.ErrNeedsDWARF
+	// ErrTooManyFunctions: more functions match than MaxProbes allows.
+	ErrTooManyFunctions = core.ErrTooManyFunctions
+	// ErrTooManyPoints: DWARF found more addresses than MaxProbes allows.
+	ErrTooManyPoints = core.ErrTooManyPoints
 	// ErrUnsupportedRange is perf's -EOPNOTSUPP from the alternative
 	// line-range search: a SRC or FUNC@SRC range that matched nothing.
 	ErrUnsupportedRange = finder.ErrUnsupportedRange
@@ -73,6 +78,10 @@ var (
 	// exactly (an *ExitsError lists them), or cannot decode it.
 	ErrExits = exits.ErrExits
 )
+
+// Errno is the error perf returns for a resolution failure (its exit
+// status is 256 - Errno).
+func Errno(err error) syscall.Errno { return core.Errno(err) }
 
 // VarList is the -V answer for one probe address.
 type VarList = core.VarList

@@ -55,6 +55,8 @@ specs=(
 	"-D do_sys_openat2:16"
 	"-D vfs_read"
 	"-D vfs_read%return"
+	"-D try_to_wake_up:20"
+	"-D try_to_wake_up%return"
 	"-D|vfs_read file->f_pos count"
 	"-D build_open_how"
 	"-D tcp_sendmsg:10"
@@ -88,9 +90,11 @@ if [ "${MODULES:-0}" = 1 ]; then
 fi
 
 # measure CMD... prints "median_seconds max_rss_kb". With FRESH=1 every run
-# gets an empty index cache; otherwise runs share $WARM.
+# gets an empty index cache; otherwise runs share $WARM. Wall time is taken
+# around /usr/bin/time (which reports only hundredths) with bash's
+# microsecond clock, so a run of tens of milliseconds is told apart.
 measure() {
-	local times=() rss=0 out tf xdg
+	local times=() rss=0 out tf xdg t0 t1
 	tf=$(mktemp)
 	for _ in $(seq "$REPEAT"); do
 		xdg=$WARM
@@ -98,11 +102,13 @@ measure() {
 			xdg=$(mktemp -d -p "$TMP")
 			if [ "${COLD:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi
 		fi
-		XDG_CACHE_HOME=$xdg /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>&1 || true
+		t0=$EPOCHREALTIME
+		XDG_CACHE_HOME=$xdg /usr/bin/time -o "$tf" -f "%M" "$@" >/dev/null 2>&1 || true
+		t1=$EPOCHREALTIME
 		[ "$xdg" != "$WARM" ] && rm -rf "$xdg"
 		out=$(tail -n 1 "$tf")
-		times+=("${out% *}")
-		[ "${out#* }" -gt "$rss" ] && rss=${out#* }
+		times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')")
+		[ "$out" -gt "$rss" ] && rss=$out
 	done
 	rm -f "$tf"
 	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$rss"

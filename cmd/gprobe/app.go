@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/record/follow"
@@ -48,6 +51,12 @@ type app struct {
 	cli *cli.App
 	// operand is the root command's first operand (firstuse.go).
 	operand string
+	// perf is what perf probe's parse of the root command's options
+	// recorded (perfopts.go); nil when a command ran without it.
+	perf *perfprobe.State
+	// noBlacklist: kernel probes are to be checked against the running
+	// kernel's kprobe blacklist, which debugfs does not show (-v says so).
+	noBlacklist bool
 	// args are the command line (negatable reads it).
 	args []string
 	// firstPath is the target an absolute path before the probe
@@ -112,47 +121,10 @@ func (a *app) base() context.Context {
 
 func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
 
-// exclusive lists perf's mutually exclusive mode switches (short names).
-var exclusive = map[string]string{
-	"add": "a", "a": "a", "del": "d", "d": "d", "list": "l", "l": "l",
-	"line": "L", "L": "L", "vars": "V", "V": "V", "funcs": "F", "F": "F",
-	"definition": "D", "D": "D",
-}
-
-// valueFlags are the root flags that take a value.
-var valueFlags = map[string]bool{
-	"k": true, "vmlinux": true, "s": true, "source": true, "x": true, "exec": true,
-	"m": true, "module": true, "L": true, "line": true, "V": true, "vars": true,
-	"D": true, "definition": true, "a": true, "add": true, "d": true, "del": true,
-	"max-probes": true, "filter": true, "event": true, "format": true,
-	"symfs": true, "target-ns": true, "target": true,
-}
-
 func (a *app) usageError(format string, args ...any) int {
 	fmt.Fprintf(a.stderr, " Error: "+format+"\n", args...)
 	fmt.Fprint(a.stderr, usageText)
 	return exitUsage
-}
-
-const usageText = ` Usage: gprobe [<options>] 'PROBEDEF' ['PROBEDEF' ...]
-    or: gprobe [<options>] --add 'PROBEDEF' [--add 'PROBEDEF' ...]
-    or: gprobe [<options>] --del '[GROUP:]EVENT' ...
-    or: gprobe --list [GROUP:]EVENT ...
-    or: gprobe [<options>] --line 'LINEDESC'
-    or: gprobe [<options>] --vars 'PROBEPOINT'
-    or: gprobe [<options>] --funcs
-`
-
-// checkSwitches reproduces perf's parse-options checks that urfave/cli does
-// not make (clikit.Switches): a value switch given without a value, and two
-// mutually exclusive mode switches.
-func (a *app) checkSwitches(args []string) (int, bool) {
-	sw := clikit.Switches{Value: valueFlags, Exclusive: exclusive, Command: a.isSubcommand,
-		Short: map[string]string{"vmlinux": "k", "source": "s", "exec": "x", "module": "m"}}
-	if msg := sw.Check(args); msg != "" {
-		return a.usageError("%s", msg), false
-	}
-	return 0, true
 }
 
 // isSubcommand says whether s names one of the app's commands (or help).
@@ -168,11 +140,29 @@ func (a *app) isSubcommand(s string) bool {
 	return false
 }
 
+// usageText is perf's usage block without the options.
+var usageText = perfprobe.UsageText()
+
+// perfParser parses the root command's options as perf probe does; then
+// urfave/cli runs the command from their canonical spelling.
+func (a *app) perfParser() *perfprobe.Parser {
+	return &perfprobe.Parser{Flags: a.cliApp().Flags, W: a.stderr, IsCommand: a.isSubcommand,
+		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"},
+		Raw: install.IsDefinition, Namespace: []string{"target-ns", "target"}}
+}
+
+// perfOptions is the root command's option table without callbacks,
+// writing perf's usage and option help to w.
+func (a *app) perfOptions(w io.Writer) *clikit.Options {
+	return perfprobe.Options(a.cliApp().Flags, nil, w)
+}
+
 func (a *app) main(args []string) int {
-	a.args = args
-	if st, ok := a.checkSwitches(args); !ok {
+	args, perf, st, done := a.perfParser().Parse(args)
+	if done {
 		return st
 	}
+	a.args, a.perf = args, perf
 	cliApp := a.cliApp()
 	if err := cliApp.Run(interspersed(args)); err != nil {
 		if a.status == exitOK {
@@ -279,24 +269,27 @@ func (a *app) rootAction(c *cli.Context) error {
 		return a.set(a.usageError("--bootconfig prints definitions: use it with -D"))
 	case c.Bool("bootconfig") && c.Bool("boot"):
 		return a.set(a.usageError("--boot and --bootconfig: choose one"))
-	case c.Bool("bootconfig") && str(c, "exec") != "":
-		// perf probe refuses it before resolving anything.
-		fmt.Fprintf(a.stderr, "  Error: %v\n", bootparam.ErrUprobe)
-		return a.set(exitEINVAL)
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
 	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
 		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
-		return a.set(a.showExits(c, c.String("line")))
+		return a.set(a.showExits(c, a.perf.Line))
 	case c.IsSet("line"):
-		return a.set(a.showLines(c, c.String("line")))
+		return a.set(a.showLines(c, a.perf.Line))
 	case c.IsSet("definition"):
 		return a.set(a.showDefinitions(c, c.StringSlice("definition")))
 	case c.IsSet("vars"):
-		return a.set(a.showVars(c, c.String("vars")))
+		// perf shows the variables of each -V in turn, until one fails.
+		st := exitOK
+		for _, ev := range a.perf.Events {
+			if st = a.showVars(c, ev); st != exitOK {
+				break
+			}
+		}
+		return a.set(st)
 	case c.IsSet("funcs"):
-		return a.set(a.showFuncs(c, c.Args().First()))
+		return a.set(a.showFuncs(c, a.perf.Filter(perfprobe.DefaultFuncFilter)))
 	case c.IsSet("add") || c.IsSet("del") || c.IsSet("list") || c.NArg() > 0:
 		return a.set(a.rootProbes(c))
 	}
@@ -318,11 +311,55 @@ func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) targe
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
-// verboseTarget says, with -v, when BTF stands in for a missing vmlinux.
+// verboseTarget says, with -v, what was opened as perf -v does: the
+// vmlinux given, the file the debug information is read from; and when
+// BTF stands in for a missing vmlinux.
 func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
-	if t.NoDebuginfo != nil && boolean(c, "verbose") {
+	if a.verbose(c) == 0 {
+		return
+	}
+	if k := str(c, "vmlinux"); k != "" {
+		fmt.Fprintf(a.stderr, "Use vmlinux: %s\n", k)
+	}
+	if a.noBlacklist {
+		fmt.Fprintln(a.stderr, "No kprobe blacklist support, ignored")
+	}
+	if !t.User && t.Module == "" && t.HasSymbols() {
+		fmt.Fprintf(a.stderr, "Using %s for symbols\n", t.Path)
+	}
+	if t.NoDebuginfo != nil {
 		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
 	}
+}
+
+// withReason is perf's pr_err_with_code: the trailer, and with -v the
+// error behind the exit status (" Reason: No such file or directory
+// (Code: -2)").
+func (a *app) withReason(c *cli.Context, trailer string, status int) string {
+	if a.verbose(c) == 0 || status <= 0 || status >= 256 || status == exitUsage {
+		return trailer
+	}
+	no := syscall.Errno(256 - status)
+	return fmt.Sprintf("%s Reason: %s (Code: %d)", trailer, perfprobe.Strerror(no), -int(no))
+}
+
+// verbose is how many -v were given (perf's verbose level).
+func (a *app) verbose(c *cli.Context) int {
+	if a.perf != nil && a.perf.Verbose > 0 {
+		return a.perf.Verbose
+	}
+	if boolean(c, "verbose") {
+		return 1
+	}
+	return 0
+}
+
+// debugFunc prints perf's -v lines of a search, with -v.
+func (a *app) debugFunc(c *cli.Context) func(string) {
+	if a.verbose(c) == 0 {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(a.stderr, s) }
 }
 
 // resolveOptions are the resolve options the flags give, the same for
@@ -330,9 +367,9 @@ func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
+		Warn: a.warnFunc(c), Debug: a.debugFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
 		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
-			Params: boolean(c, "verbose")}}
+			Params: boolean(c, "verbose")}, KernelText: install.RunningSymbols{}}
 }
 
 // negatable is perf's boolean option NAME, which --no-NAME turns off: of
@@ -386,7 +423,7 @@ func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*re
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		if trailer != "" {
-			fmt.Fprintln(a.stderr, trailer)
+			fmt.Fprintln(a.stderr, a.withReason(c, trailer, exitENOENT))
 		}
 		return nil, exitENOENT
 	}
@@ -442,6 +479,54 @@ func (a *app) parseOptions(c *cli.Context) spec.Options {
 	return spec.Options{EntryValues: !a.user(c) || exec != "" && resolve.IsGoProgram(exec)}
 }
 
+// blacklistFor sets the kprobe blacklist kernel probes are checked
+// against (the kernel refuses those it covers): a vmlinux's own for the
+// kernel it is (-k), else the running kernel's.
+func (a *app) blacklistFor(c *cli.Context, o *resolve.Options) {
+	if str(c, "vmlinux") != "" {
+		o.ImageBlacklist = true
+		return
+	}
+	o.Blacklist = tracefs.RunningBlacklist()
+	a.noBlacklist = o.Blacklist == nil && !a.user(c)
+}
+
+// resolveDefinitions resolves the definitions parsed whose probes are
+// still nil, into probes, refusing what the kernel would refuse (perf
+// prints such lines; the write then fails with EINVAL).
+func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes map[int][]probe.Probe, trailer string) int {
+	feat, known := tracefs.RunningFeatures()
+	o := a.resolveOptions(c, true)
+	// What perf 6.1 cannot write (entry values at return) follows the
+	// kernel the vmlinux is.
+	o.Features, o.ImageFeatures = feat, true
+	a.blacklistFor(c, &o)
+	r, st := a.resolverOr(c, o, trailer)
+	if r == nil {
+		return st
+	}
+	defer r.Close()
+	var resolved []probe.Probe
+	for i, p := range parsed {
+		if probes[i] != nil {
+			continue
+		}
+		ps, err := r.Probes(p)
+		if err != nil {
+			return a.resolveFailedOn(c, r, err, trailer)
+		}
+		probes[i] = ps
+		resolved = append(resolved, ps...)
+	}
+	for _, p := range resolved {
+		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
+			return exitEINVAL
+		}
+	}
+	return exitOK
+}
+
 // showDefinitions implements -D: resolve every definition first, then
 // print them all (perf prints nothing if one fails), or with --boot the
 // kernel command line that defines them.
@@ -465,34 +550,8 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		return st
 	}
 	if len(probes) < len(parsed) {
-		o := a.resolveOptions(c, true)
-		// What perf 6.1 cannot write (entry values at return) follows the
-		// kernel the vmlinux is.
-		o.Features, o.ImageFeatures = feat, true
-		r, st := a.resolverOr(c, o, trailer)
-		if r == nil {
+		if st := a.resolveDefinitions(c, parsed, probes, trailer); st != exitOK {
 			return st
-		}
-		defer r.Close()
-		var resolved []probe.Probe
-		for i, p := range parsed {
-			if probes[i] != nil {
-				continue
-			}
-			ps, err := r.Probes(p)
-			if err != nil {
-				return a.resolveFailedOn(c, r, err, trailer)
-			}
-			probes[i] = ps
-			resolved = append(resolved, ps...)
-		}
-		// Nothing is printed that the kernel would refuse (perf prints
-		// such lines; the write then fails with EINVAL).
-		for _, p := range resolved {
-			if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-				return exitEINVAL
-			}
 		}
 	}
 	var all []probe.Probe
@@ -502,22 +561,11 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	return a.printProbes(c, all, trailer)
 }
 
-// printProbes prints resolved probes as -D does: their definitions, or
-// with --boot or --bootconfig what defines them at boot (emit/bootparam).
+// printProbes prints resolved probes as -D does (emit/bootparam.Text):
+// their definitions, or with --boot or --bootconfig what defines them at
+// boot.
 func (a *app) printProbes(c *cli.Context, probes []probe.Probe, trailer string) int {
-	var text string
-	var err error
-	switch {
-	case boolean(c, "bootconfig"):
-		text, err = bootparam.BootconfigText(probes)
-	case boolean(c, "boot"):
-		text, err = bootparam.CommandLine(probes)
-		text += "\n"
-	default:
-		for _, p := range probes {
-			text += p.String() + "\n"
-		}
-	}
+	text, err := bootparam.Text(probes, boolean(c, "boot"), boolean(c, "bootconfig"))
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, trailer)
 		return exitEINVAL
@@ -526,49 +574,12 @@ func (a *app) printProbes(c *cli.Context, probes []probe.Probe, trailer string) 
 	return exitOK
 }
 
-// optionHelp is the help perf prints after the usage block for the option
-// whose value failed to parse.
-var optionHelp = map[string]string{
-	"-D": "    -D, --definition <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          Show trace event definition of given traceevent for k/uprobe_events.\n",
-	"-L": "    -L, --line <FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]>\n" +
-		"                          Show source code lines.\n",
-	"-a": "    -a, --add <[EVENT=]FUNC[@SRC][+OFF|%return|:RL|;PT]|SRC:AL|SRC;PT [[NAME=]ARG ...]>\n" +
-		"                          probe point definition, where\n" +
-		"\t\tGROUP:\tGroup name (optional)\n" +
-		"\t\tEVENT:\tEvent name\n" +
-		"\t\tFUNC:\tFunction name\n" +
-		"\t\tOFF:\tOffset from function entry (in byte)\n" +
-		"\t\t%return:\tPut the probe at function return\n" +
-		"\t\tSRC:\tSource code path\n" +
-		"\t\tRL:\tRelative line number from function entry.\n" +
-		"\t\tAL:\tAbsolute line number in file.\n" +
-		"\t\tPT:\tLazy expression of line code.\n" +
-		"\t\tARG:\tProbe argument (local variable name or\n" +
-		"\t\t\tkprobe-tracer argument format.)\n",
-	"-m": "    -m, --module <modname|path>\n" +
-		"                          target module name (for online) or path (for offline)\n",
-	"-x": "    -x, --exec <executable|path>\n" +
-		"                          target executable name or path\n",
-}
-
 // parseFailed reports a definition that does not parse as perf's option
 // parser does: the message, the usage and the option's help.
 func (a *app) parseFailed(err error, option string) int {
-	fmt.Fprintf(a.stderr, "%s\n\n%s", perfMessage(err), usageText)
-	if h, ok := optionHelp[option]; ok {
-		fmt.Fprint(a.stderr, "\n"+h)
-	}
+	fmt.Fprintln(a.stderr, perfprobe.Message(err))
+	a.perfOptions(a.stderr).UsageFor(true, strings.TrimPrefix(option, "-"), true)
 	return exitUsage
-}
-
-// perfMessage is perf's message for a definition that does not parse.
-func perfMessage(err error) string {
-	var se *spec.SyntaxError
-	if errors.As(err, &se) && se.Perf != "" {
-		return se.Perf
-	}
-	return err.Error()
 }
 
 // resolveFailed reports a failed resolution as perf does (see
@@ -605,21 +616,13 @@ func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, tr
 		} else {
 			fmt.Fprintln(a.stderr, err)
 		}
-		fmt.Fprintln(a.stderr, trailer)
+		fmt.Fprintln(a.stderr, a.withReason(c, trailer, resolveStatus(err)))
 	}
 	return resolveStatus(err)
 }
 
 // resolveStatus is perf's exit status for a resolution error.
-func resolveStatus(err error) int {
-	if errors.Is(err, resolve.ErrInvalid) || errors.Is(err, resolve.ErrNotBoundary) {
-		return exitEINVAL
-	}
-	if errors.Is(err, resolve.ErrUnsupportedRange) || errors.Is(err, resolve.ErrUnsupported) {
-		return exitEOPNOTSUPP
-	}
-	return exitENOENT
-}
+func resolveStatus(err error) int { return 256 - int(resolve.Errno(err)) }
 
 // showLines implements -L.
 func (a *app) showLines(c *cli.Context, desc string) int {
@@ -645,7 +648,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 		err = lines.Render(a.stdout, l, path, isTerminal(a.stdout))
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "%v\n%s\n", err, trailer)
+		fmt.Fprintf(a.stderr, "%v\n%s\n", err, a.withReason(c, trailer, exitENOENT))
 		return exitENOENT
 	}
 	return exitOK
@@ -657,12 +660,9 @@ func isTerminal(w io.Writer) bool { return termsafe.IsTerminal(w) }
 // showFuncs implements -F [FILTER] (perf's default "!_* & !*@plt"): the
 // image's function symbols, sorted.
 func (a *app) showFuncs(c *cli.Context, filter string) int {
-	if filter == "" {
-		filter = "!_* & !*@plt"
-	}
-	flt, err := spec.ParseFilter(filter)
+	flt, err := spec.ParseFilter(cmp.Or(filter, perfprobe.DefaultFuncFilter))
 	if err != nil {
-		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
+		fmt.Fprintln(a.stderr, err)
 		return exitEINVAL
 	}
 	// Without a vmlinux, perf lists the kernel's map loaded from kallsyms.

@@ -62,18 +62,22 @@ func TestVersionBuilt(t *testing.T) {
 }
 
 // TestUnknownOption: an unknown flag gets perf's message (perf probe 6.1:
-// `perf probe --bogus`, `perf probe -Z`) and one usage block, all on
-// stderr, status 129; a near miss gets the flag it was meant to be; a
-// subcommand's unknown flag gets its usage.
+// `perf probe --bogus`, `perf probe -Z`) and perf's usage (the whole
+// option list; a value's error names its option), all on stderr, status
+// 129; a near miss gets the flag it was meant to be; a subcommand's
+// unknown flag gets its usage.
 func TestUnknownOption(t *testing.T) {
+	var all, maxProbes strings.Builder
+	newApp(nil, nil).perfOptions(&all).WriteUsage("")
+	newApp(nil, nil).perfOptions(&maxProbes).UsageFor(true, "max-probes", false)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus"}, "  Error: unknown option `bogus'\n\n" + usageText},
-		{[]string{"-Z", "vfs_read"}, "  Error: unknown switch `Z'\n\n" + usageText},
-		{[]string{"--vmlinx", "x", "-D", "vfs_read"}, "  Error: unknown option `vmlinx'\n  Did you mean --vmlinux?\n\n" + usageText},
-		{[]string{"--max-probes", "x", "vfs_read"}, " Error: option `max-probes' expects a numerical value\n" + usageText},
+		{[]string{"--bogus"}, "  Error: unknown option `bogus'\n" + all.String()},
+		{[]string{"-Z", "vfs_read"}, "  Error: unknown switch `Z'\n" + all.String()},
+		{[]string{"--vmlinx", "x", "-D", "vfs_read"}, "  Error: unknown option `vmlinx'\n  Did you mean --vmlinux?\n" + all.String()},
+		{[]string{"--max-probes", "x", "vfs_read"}, " Error: option `max-probes' expects a numerical value" + maxProbes.String()},
 		{[]string{"analyze", "--bogus", "x"}, "  Error: unknown option `bogus'\n\n Usage: gprobe analyze [options] " + newApp(nil, nil).analyzeCommand().ArgsUsage + "\n"},
 		{[]string{"export", "--parquet", "o", "--rows", "3"}, "  Error: unknown option `rows'\n\n Usage: gprobe export [options] " + newApp(nil, nil).exportCommand().ArgsUsage + "\n"},
 		{[]string{"record", "--outptu", "x"}, "  Error: unknown option `outptu'\n  Did you mean --output?\n\n Usage: gprobe record [options] [-- CMD ARGS...]\n"},
@@ -82,6 +86,9 @@ func TestUnknownOption(t *testing.T) {
 		if r.Code != exitUsage || r.Stdout != "" || r.Stderr != c.want {
 			t.Errorf("%q: %s\nwant status %d and stderr\n%s", c.args, r, exitUsage, c.want)
 		}
+	}
+	if !strings.Contains(all.String(), "\n    -a, --add <") || !strings.HasSuffix(maxProbes.String(), "\n        --max-probes <n>  Set how many probe points can be found for a probe.\n") {
+		t.Errorf("the usage lacks perf's option help:\n%s\n%s", all.String(), maxProbes.String())
 	}
 }
 

@@ -12,24 +12,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
 	"github.com/gprobe/gprobe/internal/gcpace"
+	"github.com/gprobe/gprobe/internal/selfprofile"
 	"github.com/gprobe/gprobe/internal/termsafe"
 )
 
 func main() {
 	gcpace.Start()
-	if p := os.Getenv("GPROBE_CPUPROFILE"); p != "" { // for benchmarking gprobe itself
-		if f, err := os.Create(p); err == nil {
-			pprof.StartCPUProfile(f)
-			st := run(os.Args, os.Stdout, os.Stderr)
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(st)
-		}
-	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	os.Exit(selfprofile.Run(func() int { return run(os.Args, os.Stdout, os.Stderr) }))
 }
 
 // run executes gprobe with args (args[0] is the program name) and returns

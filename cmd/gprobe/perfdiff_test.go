@@ -177,6 +177,14 @@ func (c *checker) compare(args []string, g result) {
 		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
 		return
 	}
+	if why, ok := renamedRepeats(p, g); ok {
+		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
+		return
+	}
+	if why, ok := c.blacklistedByPerf(p, g); ok {
+		c.stats.add(&c.stats.midInsn, fmt.Sprintf("perf wrong (%s): %q", why, args))
+		return
+	}
 	if c.user && p.Code == 0 && g.Code == 0 && p.Stderr == g.Stderr && globalsAtFileOffsets(c.t, c.image, p.Stdout) == g.Stdout {
 		// perf fetches a global as @SYM+OFF, which the kernel refuses on
 		// a uprobe; gprobe at its file offset (TestUprobeGlobals reads it

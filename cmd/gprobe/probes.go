@@ -6,12 +6,12 @@ import (
 	iofs "io/fs"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -69,10 +69,7 @@ func (a *app) delCommand() *cli.Command {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
 				return a.set(exitUsage)
 			}
-			if boolean(c, "cache") {
-				return a.set(a.delCache(c, c.Args().Slice()))
-			}
-			return a.set(a.delProbes(c, c.Args().Slice()))
+			return a.set(a.delProbes(c, spec.OrFilters(c.Args().Slice())))
 		},
 	}
 }
@@ -85,46 +82,47 @@ func (a *app) listCommand() *cli.Command {
 		Flags: append(append(targetFlags(), sdtFlags()...),
 			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
 		Action: func(c *cli.Context) error {
-			switch {
-			case boolean(c, "sdt"):
+			if boolean(c, "sdt") {
 				return a.set(a.listSDT(c, c.Args().Slice()))
-			case boolean(c, "cache"):
-				return a.set(a.listCache(c, c.Args().Slice()))
 			}
-			return a.set(a.listProbes(c, c.Args().Slice()))
+			pattern := perfprobe.DefaultListFilter
+			if c.NArg() > 0 {
+				pattern = spec.OrFilters(c.Args().Slice())
+			}
+			return a.set(a.listProbes(c, pattern))
 		},
 	}
 }
 
 // rootProbes handles the root flags -a, -d, -l and a bare PROBEDEF (the
-// remaining arguments joined into one definition, as perf does).
+// remaining arguments joined into one definition, as perf does, after
+// those of -a).
 func (a *app) rootProbes(c *cli.Context) int {
 	switch {
-	case c.IsSet("del") && boolean(c, "cache"):
-		return a.delCache(c, c.StringSlice("del"))
 	case c.IsSet("del"):
-		return a.delProbes(c, c.StringSlice("del"))
-	case c.IsSet("list") && boolean(c, "cache"):
-		return a.listCache(c, c.Args().Slice())
+		return a.delProbes(c, a.perf.Filter(""))
 	case c.IsSet("list"):
-		return a.listProbes(c, c.Args().Slice())
-	case c.IsSet("add"):
-		return a.addProbes(c, c.StringSlice("add"), "", "-a")
+		return a.listProbes(c, a.perf.Filter(perfprobe.DefaultListFilter))
 	}
-	args := c.Args().Slice()
-	if str(c, "exec") == "" && str(c, "module") == "" && strings.HasPrefix(args[0], "/") {
-		// perf's set_target: an absolute path first names the target.
-		if strings.HasSuffix(args[0], ".ko") {
-			a.firstPath.module = args[0]
-		} else {
-			a.firstPath.exec = args[0]
+	defs := c.StringSlice("add")
+	if args := c.Args().Slice(); len(args) > 0 {
+		if a.perf != nil && a.perf.FirstPath {
+			// perf's set_target: an absolute path first names the target
+			// (perfParse checked that a definition follows it).
+			if strings.HasSuffix(args[0], ".ko") {
+				a.firstPath.module = args[0]
+			} else {
+				a.firstPath.exec = args[0]
+			}
+			args = args[1:]
 		}
-		if args = args[1:]; len(args) == 0 {
-			a.errf(c, "  Error: -x/-m must follow the probe definitions.\n\n%s\n%s%s", usageText, optionHelp["-m"], optionHelp["-x"])
-			return exitEINVAL
-		}
+		defs = append(defs, strings.Join(args, " "))
 	}
-	return a.addProbes(c, []string{strings.Join(args, " ")}, "", "")
+	option := "-a"
+	if !c.IsSet("add") {
+		option = ""
+	}
+	return a.addProbes(c, defs, "", option)
 }
 
 func (a *app) quiet(c *cli.Context) bool { return boolean(c, "quiet") }
@@ -135,27 +133,8 @@ func (a *app) errf(c *cli.Context, format string, args ...any) {
 	}
 }
 
-// exitErrno is perf's exit status for -errno.
-func exitErrno(err error) int {
-	var no syscall.Errno
-	if errors.As(err, &no) && no > 0 && no < 256 {
-		return 256 - int(no)
-	}
-	switch {
-	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, install.ErrHiddenAddresses):
-		return 256 - int(syscall.EACCES)
-	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
-		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
-		return exitENOENT
-	case errors.Is(err, tracefs.ErrExist):
-		return 256 - int(syscall.EEXIST)
-	case errors.Is(err, tracefs.ErrBusy):
-		return 256 - int(syscall.EBUSY)
-	case errors.Is(err, install.ErrTooManyNames):
-		return 256 - int(syscall.ERANGE)
-	}
-	return exitEINVAL
-}
+// exitErrno is perf's exit status for -errno (install.Errno).
+func exitErrno(err error) int { return 256 - int(install.Errno(err)) }
 
 // addProbes implements -a, a bare PROBEDEF and `add`: the definitions are
 // read here (perf PROBEDEFs), resolved when install.Add asks, and
@@ -171,7 +150,8 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		return exitErrno(err)
 	}
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
-		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields}}
+		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields,
+			Warn: a.warnFunc(c)}}
 	if pid := mountNS(c); pid > 0 {
 		// perf writes the definitions from the target's mount namespace,
 		// where the kernel resolves their paths.
@@ -229,7 +209,7 @@ func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]ins
 		default:
 			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
 			if err != nil && option == "" {
-				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfMessage(err))
+				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfprobe.Message(err))
 				return nil, nil, nil, exitEINVAL
 			} else if err != nil {
 				return nil, nil, nil, a.parseFailed(err, option)
@@ -273,7 +253,7 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 	case errors.Is(err, install.ErrTooManyNames):
 		a.errf(c, "Too many events are on the same function.\n%s\n", addTrailer)
 	default:
-		a.errf(c, "%v\n%s\n", err, addTrailer)
+		a.errf(c, "%v\n%s\n", err, a.withReason(c, addTrailer, exitErrno(err)))
 	}
 	return exitErrno(err)
 }
@@ -293,6 +273,8 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
+	o.Blacklist = tracefs.RunningBlacklist()
+	a.noBlacklist = o.Blacklist == nil && !a.user(c)
 	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, addTrailer)
@@ -337,7 +319,7 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 		s = "s:"
 	}
 	fmt.Fprintf(a.stderr, "Added new event%s\n", s)
-	points := resolve.NewPoints(str(c, "vmlinux"))
+	points := a.points(c)
 	for _, ev := range plan {
 		fmt.Fprintln(a.stderr, install.Added(ev, points.PointOf))
 	}
@@ -348,16 +330,15 @@ func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
 
 // listProbes implements -l [FILTER]: every installed kprobe and uprobe
 // event, as perf lists them (kprobes first, each file sorted by its text).
-func (a *app) listProbes(c *cli.Context, filters []string) int {
-	pattern := "*"
-	if len(filters) > 0 {
-		pattern = strings.Join(filters, " ")
+func (a *app) listProbes(c *cli.Context, pattern string) int {
+	if boolean(c, "cache") {
+		return a.listCache(c, pattern)
 	}
 	flt, fs, events, st := a.installedEvents(c, pattern, listTrailer)
 	if fs == nil {
 		return st
 	}
-	for _, l := range install.List(events, flt.MatchEvent, resolve.NewPoints(str(c, "vmlinux")).PointOf) {
+	for _, l := range install.List(events, flt.MatchEvent, a.points(c).PointOf) {
 		fmt.Fprintln(a.stdout, l)
 	}
 	return exitOK
@@ -369,7 +350,7 @@ func (a *app) listProbes(c *cli.Context, filters []string) int {
 func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Filter, *tracefs.FS, []tracefs.Event, int) {
 	flt, err := spec.ParseFilter(pattern)
 	if err != nil {
-		a.errf(c, "Filter parse error at %s\n%s\n", pattern, trailer)
+		a.errf(c, "%v\n%s\n", err, trailer)
 		return nil, nil, nil, exitEINVAL
 	}
 	fs, err := tracefs.Open()
@@ -385,22 +366,43 @@ func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Fi
 
 // delProbes implements -d: every event whose name or GROUP:EVENT matches,
 // kprobes first, each sorted; enabled events are disabled first.
-func (a *app) delProbes(c *cli.Context, patterns []string) int {
-	pattern := spec.OrFilters(patterns)
+func (a *app) delProbes(c *cli.Context, pattern string) int {
+	if boolean(c, "cache") {
+		return a.delCache(c, pattern)
+	}
 	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
 	if fs == nil {
 		return st
 	}
+	if a.verbose(c) > 0 {
+		fmt.Fprintf(a.stderr, "Delete filter: '%s'\n", flt)
+	}
 	hit, err := install.Remove(fs, events, flt.MatchEvent, boolean(c, "dry-run"), func(e tracefs.Event) {
 		a.errf(c, "Removed event: %s:%s\n", e.Group, e.Name)
 	})
-	if err != nil {
-		a.errf(c, "Failed to delete event: %v\n%s\n", err, delTrailer)
+	var re *install.RemoveError
+	switch {
+	case errors.As(err, &re):
+		// Every other match is deleted; each event left is named, with
+		// what keeps it.
+		a.errf(c, "%v\n%s\n", re, a.withReason(c, delTrailer, exitErrno(err)))
+		return exitErrno(err)
+	case err != nil:
+		a.errf(c, "Failed to delete event: %v\n%s\n", err, a.withReason(c, delTrailer, exitErrno(err)))
 		return exitErrno(err)
 	}
 	if !hit {
-		a.errf(c, "\"%s\" does not hit any event.\n%s\n", pattern, delTrailer)
+		a.errf(c, "\"%s\" does not hit any event.\n%s\n", flt, a.withReason(c, delTrailer, exitENOENT))
 		return exitENOENT
 	}
 	return exitOK
+}
+
+// points maps installed probes back to probe points for -l and the report
+// of -a: through -k's vmlinux or the running kernel's debuginfo, else
+// through /proc/kallsyms (read when a kernel probe needs it).
+func (a *app) points(c *cli.Context) *resolve.Points {
+	p := resolve.NewPoints(str(c, "vmlinux"))
+	p.Kernel = install.RunningSymbols{}
+	return p
 }

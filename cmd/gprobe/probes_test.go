@@ -322,6 +322,35 @@ func TestDeleteEnabled(t *testing.T) {
 	}
 }
 
+// TestDeleteBusy: an event enabled in a tracefs instance (a recording of
+// someone else) stays; -d deletes every other match and names the one it
+// left and what keeps it, with perf's trailer and EBUSY's status.
+func TestDeleteBusy(t *testing.T) {
+	fs := liveFS(t)
+	tg := uprobeTarget(t, fs)
+	bin, g := tg.bin, tg.group
+	if r := tg.run("-q", "-x", bin, "-a", "work", "-a", "walk", "-a", "twice"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	in, err := fs.NewUniqueInstance("gprobe-busy-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Remove()
+	if err := in.Enable(g, tg.u("walk"), true); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Enable(g, tg.u("walk"), false)
+	r := tg.run("-d", g+":*")
+	want := fmt.Sprintf("Removed event: %[1]s:twice\nRemoved event: %[1]s:work\n"+
+		"Failed to delete event %[1]s:walk: uprobe_events refused \"-:%[1]s/walk\": the event is enabled or in use (EBUSY); it is enabled in instance %[2]q\n"+
+		"  Error: Failed to delete events.\n", g, in.Name)
+	tg.expect(t, "del busy", r, 240, "", want)
+	if l := installed(t, fs, g); len(l) != 1 || !strings.Contains(l[0], tg.u("walk")) {
+		t.Errorf("installed after -d: %q", l)
+	}
+}
+
 // TestNoKprobesHere: this kernel has no kprobe_events; adding a kernel
 // probe ends with one line saying so.
 func TestNoKprobesHere(t *testing.T) {
@@ -468,6 +497,61 @@ func TestNoPermission(t *testing.T) {
 		want := "no permission to read tracefs at /sys/kernel/tracing: run this command again as root (or remount it with mode=755 to read)\n" + c.trailer + "\n"
 		if code != 243 || out.String() != "" || errb.String() != want {
 			t.Errorf("%v as nobody: exit %d\nstdout %q\nstderr %q", c.args, code, out.String(), errb.String())
+		}
+	}
+}
+
+// TestPatternRepeatedName: a pattern's probes where $vars meets a block
+// variable shadowing a parameter (two variables named n). perf writes the
+// other function's probe, then the kernel refuses the line naming n twice
+// (and perf reads the parameter for both): exit 234, half installed.
+// gprobe writes both, the shadowing n as n_1 read from its own place, and
+// the recorded values are the program's.
+func TestPatternRepeatedName(t *testing.T) {
+	perf := testenv.RequirePerf(t)
+	fs := liveFS(t)
+	bin := testenv.BuildC(t, "gcc", "testdata/uprobe/shadow.c", "gshadow", "-O0", "-g")
+	const group = "probe_gshadow"
+	removeGroup(t, fs, group)
+	defer removeGroup(t, fs, group)
+	spec := "sum_*;r+=* $vars"
+	p := perf.Live("-x", bin, "-a", spec)
+	if p.Code != exitEINVAL || !strings.Contains(p.Stderr, "Failed to write event: Invalid argument") {
+		t.Errorf("perf: %s", p)
+	}
+	removeGroup(t, fs, group)
+	g := runGprobe("-x", bin, "-a", spec)
+	if g.Code != 0 || strings.Count(g.Stderr, "two variables are named n; the second is written n_1") != 2 ||
+		!strings.Contains(g.Stderr, "Added new events:\n  "+group+":sum_b") || !strings.Contains(g.Stderr, group+":sum_a") {
+		t.Fatalf("gprobe: %s", g)
+	}
+	lines := installed(t, fs, group)
+	if len(lines) != 4 || !strings.Contains(strings.Join(lines, "\n"), "n_1=-8(%bp):s32") {
+		t.Fatalf("installed: %q", lines)
+	}
+	in, err := fs.NewUniqueInstance("gprobe-shadow-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Remove()
+	for _, ev := range []string{"sum_a", "sum_b"} {
+		if err := in.Enable(group, ev, true); err != nil {
+			t.Fatal(err)
+		}
+		defer in.Enable(group, ev, false)
+	}
+	if out, err := exec.Command(bin, "5").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "358" {
+		t.Fatalf("%s 5: %q %v", bin, out, err)
+	}
+	trace, err := in.ReadFile("trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sum_a(5): r = 10, then the block's n = 13 (r becomes 179); sum_b
+	// alike with m.
+	for _, want := range []string{"sum_a: (0x", ") n=5 r=10 n_1=13\n", "sum_b: (0x", ") n=5 r=10 m=13\n"} {
+		if !strings.Contains(string(trace), want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace)
 		}
 	}
 }

@@ -87,15 +87,7 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true
 		t.Fatal(err)
 	}
 	t.Logf("guest booted to the script in %v, ran in %v; output:\n%s", res.Boot, res.Elapsed, res.Output)
-	steps := map[string]string{}
-	step := ""
-	for _, l := range strings.SplitAfter(string(res.Output), "\n") {
-		if name, ok := strings.CutPrefix(l, "== "); ok {
-			step = strings.TrimSpace(name)
-			continue
-		}
-		steps[step] += l
-	}
+	steps := guestSteps(res.Output)
 	if d := steps["dmesg"]; d != "" {
 		t.Errorf("the guest kernel complained:\n%s", d)
 	}

@@ -93,15 +93,7 @@ dmesg | grep -E 'cut here|WARNING:|BUG:|Oops' || true # grep: 1 when nothing fou
 	if res.Status != 0 {
 		t.Fatalf("guest script exit status %d", res.Status)
 	}
-	steps := map[string]string{} // "== NAME" lines start each step's output
-	step := ""
-	for _, l := range strings.SplitAfter(string(res.Output), "\n") {
-		if name, ok := strings.CutPrefix(l, "== "); ok {
-			step = strings.TrimSpace(name)
-			continue
-		}
-		steps[step] += l
-	}
+	steps := guestSteps(res.Output)
 
 	// What the trace must show for dd reading /etc/hello: the line probes
 	// at the host-resolved offsets with their variables' values (the first

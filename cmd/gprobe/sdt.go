@@ -75,8 +75,8 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 }
 
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.
-func (a *app) listCache(c *cli.Context, filters []string) int {
-	if err := sdt.ShowCache(a.stdout, buildIDCache(), filters, a.verboseWarn(c)); err != nil {
+func (a *app) listCache(c *cli.Context, pattern string) int {
+	if err := sdt.ShowCache(a.stdout, buildIDCache(), []string{pattern}, a.verboseWarn(c)); err != nil {
 		a.errf(c, "%v\n%s\n", err, listTrailer)
 		return exitEINVAL
 	}
@@ -84,9 +84,9 @@ func (a *app) listCache(c *cli.Context, filters []string) int {
 }
 
 // delCache implements -d --cache PATTERN: perf's del_perf_probe_caches.
-func (a *app) delCache(c *cli.Context, patterns []string) int {
+func (a *app) delCache(c *cli.Context, pattern string) int {
 	removed := func(spec string) { a.errf(c, "Removed cached event: %s\n", spec) }
-	if err := sdt.DeleteCache(buildIDCache(), patterns, removed, a.verboseWarn(c)); err != nil {
+	if err := sdt.DeleteCache(buildIDCache(), []string{pattern}, removed, a.verboseWarn(c)); err != nil {
 		a.errf(c, "%v\n%s\n", err, delTrailer)
 		return exitEINVAL
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/urfave/cli/v2"
@@ -13,14 +15,11 @@ import (
 // -V / vars: the variables accessible at a probe point (perf's
 // show_available_vars).
 
-// defaultVarFilter is perf's DEFAULT_VAR_FILTER.
-const defaultVarFilter = "!__k???tab_* & !__crc_*"
-
 func varsFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "externs", Usage: "show external variables too"},
 		&cli.BoolFlag{Name: "range", Usage: "show variables' location ranges in scope (with -V only)"},
-		&cli.StringFlag{Name: "filter", Usage: "variable name `FILTER` (default \"" + defaultVarFilter + "\")"},
+		&cli.StringFlag{Name: "filter", Usage: "variable name `FILTER` (default \"" + perfprobe.DefaultVarFilter + "\")"},
 	}
 }
 
@@ -44,16 +43,14 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	}
 	if len(p.Args) != 0 {
 		// perf's option callback fails: message, then the usage.
-		fmt.Fprint(a.stderr, "  Error: '--vars' doesn't accept arguments.\n\n"+usageText)
+		fmt.Fprint(a.stderr, "  Error: '--vars' doesn't accept arguments.\n")
+		a.perfOptions(a.stderr).UsageFor(true, "V", true)
 		return exitUsage
 	}
-	filter := defaultVarFilter
-	if f := str(c, "filter"); f != "" {
-		filter = f
-	}
+	filter := a.perf.Filter(cmp.Or(str(c, "filter"), perfprobe.DefaultVarFilter))
 	flt, err := spec.ParseFilter(filter)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "Filter parse error at %s\n", filter)
+		fmt.Fprintln(a.stderr, err)
 		return exitEINVAL
 	}
 	o := a.resolveOptions(c, true)

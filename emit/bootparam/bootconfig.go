@@ -148,6 +148,28 @@ func Bootconfig(probes []probe.Probe) (*Config, error) {
 	return c, nil
 }
 
+// Text is how -D prints probes, each line ending in a newline: their
+// definitions, one a line; with boot, the kernel command line that defines
+// them at boot (CommandLine); with bootconfig, the Extra Boot Config that
+// defines and enables them (BootconfigText).
+func Text(probes []probe.Probe, boot, bootconfig bool) (string, error) {
+	switch {
+	case boot:
+		s, err := CommandLine(probes)
+		if err != nil {
+			return "", err
+		}
+		return s + "\n", nil
+	case bootconfig:
+		return BootconfigText(probes)
+	}
+	var b strings.Builder
+	for _, p := range probes {
+		b.WriteString(p.String() + "\n")
+	}
+	return b.String(), nil
+}
+
 // BootconfigText is Bootconfig(probes) rendered: the text for
 // bootconfig -a.
 func BootconfigText(probes []probe.Probe) (string, error) {

@@ -154,3 +154,27 @@ func FuzzKprobeEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestText: -D's output in each of its forms.
+func TestText(t *testing.T) {
+	p, err := probedef.Parse("p:probe/vfs_read vfs_read+0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := []probe.Probe{*p, *p}
+	for _, c := range []struct {
+		boot, bootconfig bool
+		want             string
+	}{
+		{false, false, "p:probe/vfs_read vfs_read+0\np:probe/vfs_read vfs_read+0\n"},
+		{true, false, "kprobe_event=p:probe/vfs_read,vfs_read+0;p:probe/vfs_read,vfs_read+0 ftrace=nop\n"},
+		{false, true, "kernel.ftrace = nop\nftrace.event.kprobes.vfs_read.probes = 'vfs_read+0', 'vfs_read+0'\nftrace.event.kprobes.vfs_read.enable\n"},
+	} {
+		if got, err := Text(ps, c.boot, c.bootconfig); err != nil || got != c.want {
+			t.Errorf("boot %v bootconfig %v: %q, %v; want %q", c.boot, c.bootconfig, got, err, c.want)
+		}
+	}
+	if got, _ := Text(nil, false, false); got != "" {
+		t.Errorf("no probes: %q", got)
+	}
+}

@@ -58,7 +58,9 @@ func (e *AddError) Unwrap() error { return e.Err }
 // (so that lines naming one event form one request), has the other
 // definitions resolved, makes sure the kernel has the events file of each
 // kind used, names everything against the installed events (Plan) and,
-// unless DryRun, writes the plan (Write). It returns the plan.
+// unless DryRun, writes the plan (WriteSome: an event of a function
+// pattern the kernel refuses is left out with a warning). It returns what
+// was written (the plan, with DryRun).
 func Add(fs *tracefs.FS, defs []Def, o AddOptions) ([]Event, error) {
 	fail := func(s Step, err error) ([]Event, error) { return nil, &AddError{Step: s, Err: err} }
 	installed, err := fs.List()
@@ -107,7 +109,7 @@ func Add(fs *tracefs.FS, defs []Def, o AddOptions) ([]Event, error) {
 		return fail(StepPlan, err)
 	}
 	if !o.DryRun {
-		if err := Write(fs, plan); err != nil {
+		if plan, err = WriteSome(fs, plan, o.Warn); err != nil {
 			return fail(StepWrite, err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/probe"
@@ -93,6 +94,9 @@ type Options struct {
 	// EventFields lists the fields of a trace event of the target kernel,
 	// for eprobes (tracefs.FS.EventFields); nil checks their syntax only.
 	EventFields func(probe.EventID) ([]string, bool)
+	// Warn receives a warning for each trace event left out of a request
+	// that resolved to several (see Plan); nil drops them.
+	Warn func(string)
 	// Stat checks a uprobe's path as the kernel will resolve it; nil is
 	// os.Stat (a path in another mount namespace is stat'ed there).
 	Stat func(path string) (fs.FileInfo, error)
@@ -112,6 +116,9 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 		if err := setMaxActive(reqs, opts.MaxActive, opts.Features); err != nil {
 			return nil, err
 		}
+	}
+	if err := leaveOutRefused(reqs, opts); err != nil {
+		return nil, err
 	}
 	taken := map[probe.Kind]map[string]bool{}
 	for _, k := range probe.Kinds {
@@ -174,6 +181,44 @@ func Plan(reqs []*Request, installed []tracefs.Event, opts Options) ([]Event, er
 	return plan, nil
 }
 
+// leaveOutRefused drops from each resolved request of several trace
+// events (a function pattern, a line found at several addresses) the
+// events the kernel would refuse (Check), with a warning each, so that
+// one place the kernel cannot take does not cost every other: perf writes
+// the events one by one and stops at the first refusal. A request whose
+// events are all refused fails with the first refusal.
+func leaveOutRefused(reqs []*Request, opts Options) error {
+	for _, r := range reqs {
+		if r.Raw() || len(r.Probes) < 2 {
+			continue
+		}
+		var kept []probe.Probe
+		var first error
+		for _, p := range r.Probes {
+			line := p.String()
+			if _, err := Check(line, opts); err != nil {
+				if first == nil {
+					first = err
+				}
+				if opts.Warn != nil {
+					opts.Warn(fmt.Sprintf("%s: the kernel would refuse %q: %v; skip it.", r.Point, line, err))
+				}
+				continue
+			}
+			kept = append(kept, p)
+			if r.checked == nil {
+				r.checked = map[string]bool{}
+			}
+			r.checked[line] = true
+		}
+		if len(kept) == 0 {
+			return first
+		}
+		r.Probes = kept
+	}
+	return nil
+}
+
 // setMaxActive gives every return probe of reqs maxactive n (r<N>: or
 // f<N>:, how many calls a kretprobe or an fprobe's exit can follow at once;
 // the kernel's default is about 2 per CPU, and missed returns only show in
@@ -208,6 +253,23 @@ func setMaxActive(reqs []*Request, n int, feat probedef.Features) error {
 
 var runningKallsyms = sync.OnceValue(RunningKallsyms)
 
+// RunningSymbols is the running kernel's /proc/kallsyms (SharedKallsyms)
+// for what maps kernel symbols: resolve.Points' Kernel and
+// resolve.Options' KernelText.
+type RunningSymbols struct{}
+
+// Symbolize is Kallsyms.Symbolize on SharedKallsyms.
+func (RunningSymbols) Symbolize(sym string, off uint64) (string, uint64, bool) {
+	return SharedKallsyms().Symbolize(sym, off)
+}
+
+// InText is Kallsyms.InText on SharedKallsyms.
+func (RunningSymbols) InText(sym string) (in, known bool) { return SharedKallsyms().InText(sym) }
+
+// SharedKallsyms is /proc/kallsyms read once per process (nil when it
+// cannot be read), the one Check uses.
+func SharedKallsyms() *Kallsyms { return runningKallsyms() }
+
 // Check reads line with the kernel's grammar as the running kernel would:
 // its README features (opts.Features), its symbols (/proc/kallsyms: a
 // symbol must exist and be unique), and for an absolute kernel address, its
@@ -230,6 +292,11 @@ func Check(line string, opts Options) (*probe.Probe, error) {
 	if ks != nil && kernel && p.Target.Symbol == "" {
 		if err := ks.CheckAddress(p.Target.Address, kptrRestrict()); err != nil {
 			return nil, err
+		}
+	}
+	if ks != nil && kernel && p.Target.Symbol != "" && p.Target.Module == "" {
+		if in, known := ks.InText(p.Target.Symbol); known && !in {
+			return nil, fmt.Errorf("%w: %s is out of the kernel's text (_stext to _etext; an __init function is freed after boot)", ErrNotKernelText, p.Target.Symbol)
 		}
 	}
 	return p, nil
@@ -328,26 +395,76 @@ func ReadDefinitions(path string) ([]string, error) {
 // created is deleted again, so nothing is left half-installed; the error is
 // the kernel's (a *tracefs.WriteError with its error_log entry).
 func Write(fs *tracefs.FS, plan []Event) error {
+	_, err := write(fs, plan, nil)
+	return err
+}
+
+// WriteSome is Write, except that an event of a request that resolved to
+// several (a function pattern, a line at several places) which the kernel
+// refuses (EINVAL: a notrace function, a place it will not patch; EEXIST:
+// arguments that differ from the event's other places) is left
+// out, with a warning, when another event of that request is written:
+// perf writes the events one by one and stops at the first refusal,
+// leaving the ones before it. It returns what was written.
+func WriteSome(fs *tracefs.FS, plan []Event, warn func(string)) ([]Event, error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return write(fs, plan, warn)
+}
+
+// write writes plan, rolling back on a failure; with warn, refusals of
+// events of several-event requests are left out instead (WriteSome).
+func write(fs *tracefs.FS, plan []Event, warn func(string)) ([]Event, error) {
 	type created struct {
 		kind         probe.Kind
 		group, event string
 	}
 	var done []created
 	seen := map[created]bool{}
+	rollback := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			_ = fs.Delete(done[i].kind, done[i].group, done[i].event)
+		}
+	}
+	events := map[*Request]int{}
+	for _, ev := range plan {
+		events[ev.Req]++
+	}
+	type refusal struct {
+		ev  Event
+		err error
+	}
+	var written []Event
+	var refused []refusal
+	wrote := map[*Request]int{}
 	for _, ev := range plan {
 		if err := fs.Write(ev.Probe.Kind, ev.Line); err != nil {
-			for i := len(done) - 1; i >= 0; i-- {
-				_ = fs.Delete(done[i].kind, done[i].group, done[i].event)
+			if warn != nil && !ev.Req.Raw() && events[ev.Req] > 1 && (errors.Is(err, tracefs.ErrInvalid) || errors.Is(err, tracefs.ErrExist)) {
+				refused = append(refused, refusal{ev, err})
+				continue
 			}
-			return err
+			rollback()
+			return nil, err
 		}
+		written = append(written, ev)
+		wrote[ev.Req]++
 		c := created{ev.Probe.Kind, ev.Probe.GroupOrDefault(), ev.Probe.Event}
 		if !seen[c] {
 			seen[c] = true
 			done = append(done, c)
 		}
 	}
-	return nil
+	for _, r := range refused {
+		if wrote[r.ev.Req] == 0 {
+			rollback()
+			return nil, r.err
+		}
+	}
+	for _, r := range refused {
+		warn(fmt.Sprintf("%s: %v; skip it.", r.ev.Req.Point, r.err))
+	}
+	return written, nil
 }
 
 // Line is perf's description of one event, as `perf probe -a` reports what
@@ -447,27 +564,96 @@ func List(installed []tracefs.Event, match func(group, event string) bool, find 
 }
 
 // Remove deletes the installed events that match (perf -d), kprobes first,
-// each events file's sorted; removing is called for each event of a file
-// before that file's events are deleted, and with dryRun nothing is
-// deleted. hit says whether any event matched.
-func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event string) bool, dryRun bool, removing func(tracefs.Event)) (hit bool, err error) {
+// each events file's sorted; removed is called for each event once it is
+// deleted (with dryRun, for each event, and nothing is deleted). An event
+// the kernel keeps does not stop the others (perf stops at the first):
+// the error is then a *RemoveError naming every event left and why. hit
+// says whether any event matched.
+func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event string) bool, dryRun bool, removed func(tracefs.Event)) (hit bool, err error) {
+	var left []Kept
 	for _, k := range probe.Kinds {
 		evs := Matching(installed, k, match)
-		for _, e := range evs {
-			removing(e)
-		}
 		hit = hit || len(evs) > 0
-		if dryRun {
-			continue
-		}
 		for _, e := range evs {
-			if err := Delete(fs, k, e.Group, e.Name); err != nil {
-				return hit, err
+			if dryRun {
+				removed(e)
+				continue
 			}
+			if err := Delete(fs, k, e.Group, e.Name); err != nil {
+				kept := Kept{Event: e, Err: err}
+				if errors.Is(err, tracefs.ErrBusy) {
+					kept.Reason = fs.BusyReason(e.Group, e.Name)
+				}
+				left = append(left, kept)
+				continue
+			}
+			removed(e)
 		}
+	}
+	if len(left) > 0 {
+		return hit, &RemoveError{Kept: left}
 	}
 	return hit, nil
 }
+
+// Kept is an event the kernel did not delete, its error and, for a busy
+// one, what keeps it (tracefs.FS.BusyReason).
+type Kept struct {
+	Event  tracefs.Event
+	Err    error
+	Reason string
+}
+
+// Errno is the errno perf returns for err, an error of installing or
+// deleting events (its exit status is 256 - Errno): err's own errno, the
+// one the tracefs and install sentinels stand for, else EINVAL.
+func Errno(err error) syscall.Errno {
+	var no syscall.Errno
+	if errors.As(err, &no) && no > 0 && no < 256 {
+		return no
+	}
+	switch {
+	case errors.Is(err, tracefs.ErrPermission), errors.Is(err, ErrHiddenAddresses):
+		return syscall.EACCES
+	case errors.Is(err, tracefs.ErrNoKprobes), errors.Is(err, tracefs.ErrNoUprobes), errors.Is(err, tracefs.ErrNoKind),
+		errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrNotFound):
+		return syscall.ENOENT
+	case errors.Is(err, tracefs.ErrExist):
+		return syscall.EEXIST
+	case errors.Is(err, tracefs.ErrBusy):
+		return syscall.EBUSY
+	case errors.Is(err, ErrTooManyNames):
+		return syscall.ERANGE
+	}
+	return syscall.EINVAL
+}
+
+// RemoveError lists the events Remove could not delete; it wraps the first
+// one's error.
+type RemoveError struct{ Kept []Kept }
+
+func (e *RemoveError) Error() string {
+	var b strings.Builder
+	for i, k := range e.Kept {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("Failed to delete event " + k.String())
+	}
+	return b.String()
+}
+
+// String is "GROUP:EVENT: ERR", and "; it is REASON" when the reason is
+// known.
+func (k Kept) String() string {
+	s := fmt.Sprintf("%s:%s: %v", k.Event.Group, k.Event.Name, k.Err)
+	if k.Reason != "" {
+		s += "; it is " + k.Reason
+	}
+	return s
+}
+
+func (e *RemoveError) Unwrap() error { return e.Kept[0].Err }
 
 // Matching lists the installed events (GROUP:EVENT) of kind k that match,
 // sorted, once each.

@@ -107,3 +107,51 @@ func TestDescribeDynamicKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLeavesOutRefused: of a request resolved to several trace events
+// (a function pattern), one the kernel would refuse (an argument name
+// twice, a symbol the kernel does not have) is left out with a warning and
+// the others are planned; a request whose events are all refused fails
+// with the first refusal; a single event is never left out.
+func TestPlanLeavesOutRefused(t *testing.T) {
+	var warnings []string
+	opts := Options{Features: features612(t), Symbols: testKallsyms, Warn: func(s string) { warnings = append(warnings, s) }}
+	parse := func(lines ...string) []probe.Probe {
+		var ps []probe.Probe
+		for _, l := range lines {
+			p, err := probedef.Parse(l, &probedef.Options{NoStat: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, *p)
+		}
+		return ps
+	}
+	req := &Request{Point: "vfs_*", Probes: parse("p:probe/vfs_read vfs_read+0 a=%di:x64",
+		"p:probe/vfs_nosuch vfs_nosuch+0", "p:probe/vfs_write vfs_write+0 f=%di:x64 g=%si:x64", "p:probe/vfs_write_1 vfs_write+4")}
+	req.Probes[2].Args[1].Name = "f" // what perf writes for two variables named f
+	plan, err := Plan([]*Request{req}, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, ev := range plan {
+		lines = append(lines, ev.Line)
+	}
+	if want := "p:probe/vfs_read vfs_read+0 a=%di:x64|p:probe/vfs_write_1 vfs_write+4"; strings.Join(lines, "|") != want {
+		t.Errorf("planned %q, want %q", lines, want)
+	}
+	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], `vfs_*: the kernel would refuse "p:probe/vfs_nosuch vfs_nosuch+0": `) ||
+		!strings.Contains(warnings[1], "This argument name is already used") || !strings.HasSuffix(warnings[1], "; skip it.") {
+		t.Errorf("warnings %q", warnings)
+	}
+	warnings = nil
+	all := &Request{Point: "vfs_n*", Probes: parse("p:probe/vfs_nosuch vfs_nosuch+0", "p:probe/vfs_nosuch2 vfs_nosuch2+0")}
+	if _, err := Plan([]*Request{all}, nil, opts); err == nil || !strings.Contains(err.Error(), "vfs_nosuch") {
+		t.Errorf("every event refused: %v", err)
+	}
+	one := &Request{Point: "vfs_nosuch", Probes: parse("p:probe/vfs_nosuch vfs_nosuch+0")}
+	if _, err := Plan([]*Request{one}, nil, Options{Features: opts.Features, Symbols: testKallsyms}); err == nil {
+		t.Error("a single refused event was planned")
+	}
+}

@@ -36,6 +36,22 @@ func ReadKallsyms(r io.Reader) *Kallsyms {
 	return k
 }
 
+// InText is List.InText; a nil k cannot tell.
+func (k *Kallsyms) InText(sym string) (in, known bool) {
+	if k == nil {
+		return false, false
+	}
+	return k.List.InText(sym)
+}
+
+// Symbolize is List.Symbolize; a nil k knows no symbol.
+func (k *Kallsyms) Symbolize(sym string, off uint64) (name string, fnOff uint64, ok bool) {
+	if k == nil {
+		return "", 0, false
+	}
+	return k.List.Symbolize(sym, off)
+}
+
 // CheckAddress checks an absolute kprobe address against the running
 // kernel's text. restrict is /proc/sys/kernel/kptr_restrict, for the message.
 func (k *Kallsyms) CheckAddress(addr uint64, restrict string) error {

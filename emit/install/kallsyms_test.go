@@ -39,3 +39,53 @@ func TestKallsymsAddresses(t *testing.T) {
 		t.Error("names must still count when addresses are hidden")
 	}
 }
+
+// TestSymbolize: SYM+OFF maps onto the text symbol holding it (perf -l's
+// _text+N), the best-named of several at one address; data symbols,
+// module symbols and hidden addresses do not count.
+func TestSymbolize(t *testing.T) {
+	k := ReadKallsyms(strings.NewReader("ffffffff81000000 T _text\nffffffff81000000 T startup_64\nffffffff81000100 t secondary\n" +
+		"ffffffff81200000 T inode_permission\nffffffff81200200 T generic_permission\nffffffff82000000 D some_data\n" +
+		"ffffffffc0000000 t mod_fn\t[loop]\n"))
+	for _, c := range []struct {
+		sym  string
+		off  uint64
+		name string
+		fn   uint64
+		ok   bool
+	}{
+		{"_text", 0x200000, "inode_permission", 0, true},
+		{"_text", 0x200010, "inode_permission", 0x10, true},
+		{"_text", 0, "startup_64", 0, true},
+		{"_text", 0x180, "secondary", 0x80, true},
+		{"inode_permission", 0x200, "generic_permission", 0, true},
+		{"nosuch", 0, "", 0, false},
+	} {
+		name, fn, ok := k.Symbolize(c.sym, c.off)
+		if name != c.name || fn != c.fn || ok != c.ok {
+			t.Errorf("%s+%d: %s+%d %v, want %s+%d %v", c.sym, c.off, name, fn, ok, c.name, c.fn, c.ok)
+		}
+	}
+	hidden := ReadKallsyms(strings.NewReader("0000000000000000 T _text\n0000000000000000 T inode_permission\n"))
+	if _, _, ok := hidden.Symbolize("_text", 0x10); ok {
+		t.Error("symbolized with hidden addresses")
+	}
+}
+
+// TestInText: a symbol between _stext and _etext is in the kernel's text,
+// an __init one is not, an unknown one cannot be told.
+func TestInText(t *testing.T) {
+	k := ReadKallsyms(strings.NewReader("ffffffff81000000 T _stext\nffffffff81200000 T inode_permission\n" +
+		"ffffffff81e00000 T _etext\nffffffff83000000 T vfs_caches_init\n"))
+	for _, c := range []struct {
+		sym       string
+		in, known bool
+	}{{"inode_permission", true, true}, {"vfs_caches_init", false, true}, {"nosuch", false, false}} {
+		if in, known := k.InText(c.sym); in != c.in || known != c.known {
+			t.Errorf("%s: in %v known %v", c.sym, in, known)
+		}
+	}
+	if _, err := Check("p:probe/vfs_caches_init vfs_caches_init+0", Options{Symbols: k}); !errors.Is(err, ErrNotKernelText) {
+		t.Errorf("a probe on an __init function: %v", err)
+	}
+}

@@ -92,3 +92,50 @@ func (t *FS) Instances() ([]string, error) {
 	}
 	return names, nil
 }
+
+// BusyReason says why the kernel may refuse to delete the event
+// GROUP:EVENT (EBUSY): enabled in an instance (which one), a trigger on it
+// (top level or an instance), an event probe (e:) on it; else it is in use
+// outside every instance (perf or BPF has it open, or the top-level enable
+// could not be cleared).
+func (t *FS) BusyReason(group, event string) string {
+	var reasons []string
+	dirs := []string{""}
+	if ents, err := os.ReadDir(t.Path("instances")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join("instances", e.Name()))
+			}
+		}
+	}
+	for _, d := range dirs {
+		ev := filepath.Join(t.Root, d, "events", group, event)
+		where := "at the top level"
+		if d != "" {
+			where = fmt.Sprintf("in instance %q", filepath.Base(d))
+		}
+		if b, err := os.ReadFile(filepath.Join(ev, "enable")); err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "1") {
+			reasons = append(reasons, "enabled "+where)
+		}
+		if b, err := os.ReadFile(filepath.Join(ev, "trigger")); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					reasons = append(reasons, fmt.Sprintf("a trigger %s (%s)", where, l))
+					break
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile(t.Path("dynamic_events")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) >= 2 && strings.HasPrefix(f[0], "e:") && (f[1] == group+"."+event || f[1] == group+"/"+event) {
+				reasons = append(reasons, "the event probe "+strings.TrimPrefix(f[0], "e:")+" on it")
+			}
+		}
+	}
+	if len(reasons) == 0 {
+		return "in use outside every tracefs instance (perf or BPF has it open)"
+	}
+	return strings.Join(reasons, ", ")
+}

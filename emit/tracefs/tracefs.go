@@ -234,3 +234,42 @@ func (t *FS) EventFields(e probe.EventID) (fields []string, ok bool) {
 	}
 	return fields, true
 }
+
+// RunningBlacklist is the running kernel's kprobe blacklist (Blacklist
+// of the tracefs Open finds), nil when it cannot be read.
+func RunningBlacklist() *probedef.Blacklist {
+	fs, err := Open()
+	if err != nil {
+		return nil
+	}
+	bl, _ := fs.Blacklist()
+	return bl
+}
+
+// Blacklist reads the running kernel's kprobe blacklist from debugfs
+// (kprobes/blacklist, as perf's kprobe_blacklist__load): where debugfs is
+// mounted (/proc/mounts), or the directory above this tracefs when it is
+// debugfs's tracing directory. It returns nil and no error when debugfs is
+// not mounted or the kernel has no kprobes (perf then checks nothing).
+func (t *FS) Blacklist() (*probedef.Blacklist, error) {
+	dirs := []string{filepath.Dir(t.Root)}
+	if f, err := os.Open("/proc/mounts"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if fl := strings.Fields(sc.Text()); len(fl) >= 3 && fl[2] == "debugfs" {
+				dirs = append([]string{fl[1]}, dirs...)
+			}
+		}
+		f.Close()
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, "kprobes", "blacklist")
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		return probedef.ParseBlacklist(f, p)
+	}
+	return nil, nil
+}

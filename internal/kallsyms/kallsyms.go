@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Path is where the running kernel lists its symbols.
@@ -62,13 +63,30 @@ func parse(line []byte) (Symbol, bool) {
 
 // List is a list as read, searched per name without indexing it: a
 // handful of lookups per run costs far less than indexing ~100k names
-// (seconds on a slow guest).
+// (seconds on a slow guest). Past a few lookups (a function pattern checks
+// each of its functions) the names are indexed once. A List is not safe
+// for concurrent use.
 type List struct {
 	data []byte
 	// Hidden reports that every address reads as zero (kptr_restrict, or
 	// no CAP_SYSLOG).
 	Hidden bool
+
+	lookups int
+	names   map[string]nameEntry // made by lookup past indexAfter lookups
+	text    []textSymbol         // by address, made by Symbolize
 }
+
+// nameEntry is what the index knows of a name: its first address and how
+// many symbols have it.
+type nameEntry struct {
+	addr uint64
+	n    int
+}
+
+// indexAfter is how many lookups by name read the text before the names
+// are indexed.
+const indexAfter = 8
 
 // New returns the list data.
 func New(data []byte) *List {
@@ -115,23 +133,44 @@ func (k *List) each(sym string, fn func(lineStart int)) {
 
 // Address is the address of the first symbol named sym, 0 if none.
 func (k *List) Address(sym string) uint64 {
-	var addr uint64
-	k.each(sym, func(start int) {
-		if addr != 0 {
-			return
-		}
-		if sp := bytes.IndexByte(k.data[start:], ' '); sp > 0 {
-			addr, _ = strconv.ParseUint(string(k.data[start:start+sp]), 16, 64)
-		}
-	})
-	return addr
+	a, _ := k.lookup(sym)
+	return a
 }
 
 // Count returns how many symbols are named sym.
 func (k *List) Count(sym string) int {
-	n := 0
-	k.each(sym, func(int) { n++ })
+	_, n := k.lookup(sym)
 	return n
+}
+
+// lookup is the first address of sym and how many symbols have it.
+func (k *List) lookup(sym string) (uint64, int) {
+	if k.names == nil {
+		if k.lookups++; k.lookups <= indexAfter {
+			var addr uint64
+			n := 0
+			k.each(sym, func(start int) {
+				if n++; n == 1 {
+					if sp := bytes.IndexByte(k.data[start:], ' '); sp > 0 {
+						addr, _ = strconv.ParseUint(string(k.data[start:start+sp]), 16, 64)
+					}
+				}
+			})
+			return addr, n
+		}
+		k.names = map[string]nameEntry{}
+		Each(k.data, func(s Symbol) bool {
+			e := k.names[s.Name]
+			if e.n == 0 {
+				e.addr = s.Addr
+			}
+			e.n++
+			k.names[s.Name] = e
+			return true
+		})
+	}
+	e := k.names[sym]
+	return e.addr, e.n
 }
 
 // Text is the kernel's text, from _stext to _etext; ok is false when the
@@ -173,4 +212,76 @@ func Running() *List {
 		return nil
 	}
 	return New(data)
+}
+
+// InText reports whether the kernel symbol sym is in the kernel's text
+// (_stext to _etext), where kprobes go; known is false when the list
+// cannot tell (no such symbol, hidden addresses). An __init function is
+// not: its text is freed after boot, and perf skips it ("out of .text").
+func (k *List) InText(sym string) (in, known bool) {
+	if k == nil {
+		return false, false
+	}
+	start, end, ok := k.Text()
+	a := k.Address(sym)
+	if !ok || a == 0 {
+		return false, false
+	}
+	return a >= start && a <= end, true
+}
+
+// textSymbol is one text symbol of the kernel.
+type textSymbol struct {
+	addr uint64
+	name string
+}
+
+// Symbolize maps SYM+OFF onto the kernel text symbol that holds it, as
+// perf's find_perf_probe_point_from_map does through kallsyms: the
+// function and the offset in it (what perf -l shows for _text+N). ok is
+// false when sym is unknown, addresses are hidden or nothing holds it.
+// The text symbols are indexed on the first call.
+func (k *List) Symbolize(sym string, off uint64) (name string, fnOff uint64, ok bool) {
+	if k == nil || k.Hidden {
+		return "", 0, false
+	}
+	base := k.Address(sym)
+	if base == 0 {
+		return "", 0, false
+	}
+	if k.text == nil {
+		k.indexText()
+	}
+	addr := base + off
+	if _, end, ok := k.Text(); ok && addr >= end {
+		return "", 0, false
+	}
+	i := sort.Search(len(k.text), func(i int) bool { return k.text[i].addr > addr }) - 1
+	if i < 0 {
+		return "", 0, false
+	}
+	// Several names at one address: as perf's choose_best_symbol, the one
+	// with the fewest leading underscores (startup_64 rather than _text).
+	best := i
+	for j := i; j >= 0 && k.text[j].addr == k.text[i].addr; j-- {
+		if underscores(k.text[j].name) <= underscores(k.text[best].name) {
+			best = j
+		}
+	}
+	return k.text[best].name, addr - k.text[best].addr, true
+}
+
+func underscores(s string) int { return len(s) - len(strings.TrimLeft(s, "_")) }
+
+// indexText sorts the text symbols (types t and T) of the kernel, not
+// its modules', by address.
+func (k *List) indexText() {
+	k.text = []textSymbol{}
+	Each(k.data, func(s Symbol) bool {
+		if s.Module == "" && (s.Type == 't' || s.Type == 'T') {
+			k.text = append(k.text, textSymbol{s.Addr, s.Name})
+		}
+		return true
+	})
+	sort.SliceStable(k.text, func(i, j int) bool { return k.text[i].addr < k.text[j].addr })
 }

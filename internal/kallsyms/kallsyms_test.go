@@ -100,3 +100,37 @@ func TestFunctions(t *testing.T) {
 		t.Error("Text() with hidden addresses")
 	}
 }
+
+// TestKallsymsIndex: lookups by name answer the same before the names
+// are indexed (reading the text) and after (the index made once more than
+// a few were asked), duplicates and module symbols included.
+func TestKallsymsIndex(t *testing.T) {
+	text := "ffffffff81000000 T _stext\nffffffff81000010 t dup\nffffffff81000020 t dup\nffffffff81000030 T vfs_read\n" +
+		"ffffffffc0000000 t dup\t[loop]\nffffffffc0000010 t mod_only\t[loop]\nffffffff81e00000 T _etext\n"
+	names := []string{"dup", "vfs_read", "mod_only", "nosuch", "_etext", "vfs_rea", "t"}
+	type answer struct {
+		addr uint64
+		n    int
+	}
+	var before []answer
+	read := New([]byte(text))
+	read.lookups = -1000 // never indexed
+	for _, n := range names {
+		before = append(before, answer{read.Address(n), read.Count(n)})
+	}
+	k := New([]byte(text))
+	for i := 0; i <= indexAfter; i++ {
+		k.Count("vfs_read")
+	}
+	if k.names == nil || read.names != nil {
+		t.Fatal("indexed when it should not, or not when it should")
+	}
+	for i, n := range names {
+		if got := (answer{k.Address(n), k.Count(n)}); got != before[i] {
+			t.Errorf("%s: indexed %+v, read %+v", n, got, before[i])
+		}
+	}
+	if before[0] != (answer{0xffffffff81000010, 3}) || before[3] != (answer{}) {
+		t.Errorf("read: %+v", before)
+	}
+}

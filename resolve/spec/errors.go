@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // ErrSyntax is matched (errors.Is) by every grammar error of this package.
@@ -26,6 +27,10 @@ type SyntaxError struct {
 	// Perf is the parser's own stderr text, verbatim. It is empty only when
 	// perf fails without a message (a probe definition with no words).
 	Perf string
+	// Errno is the error perf's parser returns, which is its exit status
+	// for a positional definition (256 - errno): EINVAL when zero, ERANGE
+	// for too many arguments, ENOTSUP for an unknown %suffix.
+	Errno syscall.Errno
 }
 
 // Error returns Perf, or a short description when perf prints nothing.

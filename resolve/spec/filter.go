@@ -3,11 +3,12 @@ package spec
 import (
 	"fmt"
 	"strings"
-	"unicode"
 )
 
-// Filter is perf's strfilter: glob patterns combined with '!' (not), '&'
-// (and), '|' (or) and parentheses, e.g. "!_* & !__crc_*".
+// Filter is perf's strfilter (tools/perf/util/strfilter.c): glob patterns
+// combined with '!' (not), '&' (and), '|' (or) and parentheses, e.g.
+// "!_* & !__crc_*", parsed as perf parses it (its precedence, its error
+// positions) and printed back as perf prints it.
 type Filter struct{ root *filterNode }
 
 type filterNode struct {
@@ -16,18 +17,69 @@ type filterNode struct {
 	l, r *filterNode
 }
 
-// ParseFilter parses a filter expression. Returns an error naming the
-// position for a malformed expression.
+// FilterError is a filter that does not parse, with perf's position of
+// the error (1-based: perf's "err - str + 1").
+type FilterError struct {
+	Source string
+	Pos    int
+}
+
+// Error is perf's message (params_add_filter): the position, the source
+// and a caret under the position.
+func (e *FilterError) Error() string {
+	return fmt.Sprintf("Filter parse error at %d.\nSource: \"%s\"\n         %*c", e.Pos, e.Source, e.Pos, '^')
+}
+
+// ParseFilter parses a filter expression (perf's strfilter__new); a
+// malformed one is a *FilterError.
 func ParseFilter(s string) (*Filter, error) {
-	p := &filterParser{toks: tokenizeFilter(s)}
-	n, err := p.or()
-	if err != nil {
-		return nil, err
-	}
-	if p.i != len(p.toks) {
-		return nil, fmt.Errorf("filter %q: unexpected %q", s, p.toks[p.i])
+	n, ep := parseFilterNode(s, 0)
+	if n == nil || ep != len(s) {
+		return nil, &FilterError{Source: s, Pos: ep + 1}
 	}
 	return &Filter{root: n}, nil
+}
+
+// Or adds rules to f as perf's strfilter__or does: f becomes "(f)|(rules)".
+// When rules do not parse, f is unchanged and the error is a *FilterError.
+func (f *Filter) Or(rules string) error {
+	n, ep := parseFilterNode(rules, 0)
+	if n == nil || ep != len(rules) {
+		return &FilterError{Source: rules, Pos: ep + 1}
+	}
+	f.root = &filterNode{op: '|', l: f.root, r: n}
+	return nil
+}
+
+// String prints f as perf's strfilter__string does: operators without
+// spaces, every operand that is itself an operation in parentheses.
+func (f *Filter) String() string {
+	var b strings.Builder
+	f.root.print(&b)
+	return b.String()
+}
+
+func (n *filterNode) print(b *strings.Builder) {
+	switch n.op {
+	case '|', '&':
+		n.l.printParens(b)
+		fallthrough
+	case '!':
+		b.WriteByte(n.op)
+		n.r.printParens(b)
+	default:
+		b.WriteString(n.pat)
+	}
+}
+
+func (n *filterNode) printParens(b *strings.Builder) {
+	if n.r == nil {
+		n.print(b)
+		return
+	}
+	b.WriteByte('(')
+	n.print(b)
+	b.WriteByte(')')
 }
 
 // Match reports whether name passes the filter.
@@ -40,26 +92,22 @@ func (f *Filter) MatchEvent(group, event string) bool {
 }
 
 // OrFilters combines several filters the way perf's strfilter__or prints
-// them (perf probe -d A -d B): "a|b", "(a|b)|c", "(a|b)|(!c)".
+// them (perf probe -d A -d B): "a|b", "(a|b)|c", "(a|b)|(!c)". A filter
+// that does not parse is kept as written.
 func OrFilters(filters []string) string {
-	s := ""
-	binary := false
-	for i, p := range filters {
-		pb := strings.ContainsAny(p, "|&!")
-		if pb {
-			p = "(" + p + ")"
-		}
-		if i == 0 {
-			s, binary = filters[0], pb
-			continue
-		}
-		if binary {
-			s = "(" + s + ")"
-		}
-		s += "|" + p
-		binary = true
+	if len(filters) == 0 {
+		return ""
 	}
-	return s
+	f, err := ParseFilter(filters[0])
+	if err != nil {
+		return strings.Join(filters, "|")
+	}
+	for _, s := range filters[1:] {
+		if f.Or(s) != nil {
+			return strings.Join(filters, "|")
+		}
+	}
+	return f.String()
 }
 
 func (n *filterNode) match(s string) bool {
@@ -74,111 +122,84 @@ func (n *filterNode) match(s string) bool {
 	return GlobMatch(s, n.pat)
 }
 
-// tokenizeFilter splits like perf's get_token: operators and parentheses
-// are tokens, white space separates, '\' escapes, and "[!" stays inside a
-// pattern.
-func tokenizeFilter(s string) []string {
-	var toks []string
-	i := 0
-	isSep := func(c byte) bool { return strings.IndexByte("|&!()", c) >= 0 }
-	for i < len(s) {
-		if unicode.IsSpace(rune(s[i])) {
-			i++
-			continue
-		}
-		if isSep(s[i]) {
-			toks = append(toks, s[i:i+1])
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(s) {
-			c := s[j]
-			if c == '!' && s[j-1] == '[' || s[j-1] == '\\' {
-				j++
+func isFilterSep(c byte) bool { return c == '|' || c == '&' || c == '!' || c == '(' || c == ')' }
+
+// filterToken is perf's get_token: the token starting at or after i (white
+// space skipped), as its start and end. An operator or parenthesis is one
+// byte; a pattern runs to the next operator or space, a '\' escaping the
+// byte after it and "[!" staying inside the pattern.
+func filterToken(s string, i int) (start, end int) {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return i, i
+	}
+	p := i + 1
+	if !isFilterSep(s[i]) {
+		for {
+			for p < len(s) && !isFilterSep(s[p]) && !isSpace(s[p]) {
+				p++
+			}
+			if p < len(s) && (s[p-1] == '\\' || s[p] == '!' && s[p-1] == '[') {
+				p++
 				continue
 			}
-			if isSep(c) || unicode.IsSpace(rune(c)) {
-				break
+			break
+		}
+	}
+	return i, p
+}
+
+// parseFilterNode is perf's strfilter_node__new from s[i:]: the tree, and
+// where the parse stopped (the end, a ')' closing an outer parenthesis,
+// or the token that was wrong when the tree is nil).
+func parseFilterNode(s string, i int) (*filterNode, int) {
+	var root filterNode
+	cur, lastOp := &root, &root
+	tok, e := filterToken(s, i)
+	for tok < len(s) && s[tok] != ')' {
+		switch s[tok] {
+		case '&': // exchange the last operator's right with AND
+			if cur.r == nil || lastOp.r == nil {
+				return nil, tok
 			}
-			j++
+			cur = &filterNode{op: '&', l: lastOp.r}
+			lastOp.r = cur
+			lastOp = cur
+		case '|': // exchange the root with OR
+			if cur.r == nil || root.r == nil {
+				return nil, tok
+			}
+			cur = &filterNode{op: '|', l: root.r}
+			root.r = cur
+			lastOp = cur
+		case '!': // NOT, a leaf of its own
+			if cur.r != nil {
+				return nil, tok
+			}
+			cur.r = &filterNode{op: '!'}
+			cur = cur.r
+		case '(':
+			if cur.r != nil {
+				return nil, tok
+			}
+			sub, ep := parseFilterNode(s, tok+1)
+			if sub == nil || ep >= len(s) || s[ep] != ')' {
+				return nil, ep
+			}
+			cur.r = sub
+			e = ep + 1
+		default:
+			if cur.r != nil {
+				return nil, tok
+			}
+			cur.r = &filterNode{pat: s[tok:e]}
 		}
-		toks = append(toks, s[i:j])
-		i = j
+		tok, e = filterToken(s, e)
 	}
-	return toks
-}
-
-type filterParser struct {
-	toks []string
-	i    int
-}
-
-func (p *filterParser) peek() string {
-	if p.i < len(p.toks) {
-		return p.toks[p.i]
+	if cur.r == nil {
+		return nil, tok
 	}
-	return ""
-}
-
-func (p *filterParser) or() (*filterNode, error) {
-	l, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek() == "|" {
-		p.i++
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		l = &filterNode{op: '|', l: l, r: r}
-	}
-	return l, nil
-}
-
-func (p *filterParser) and() (*filterNode, error) {
-	l, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek() == "&" {
-		p.i++
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		l = &filterNode{op: '&', l: l, r: r}
-	}
-	return l, nil
-}
-
-func (p *filterParser) unary() (*filterNode, error) {
-	switch t := p.peek(); t {
-	case "":
-		return nil, fmt.Errorf("filter: unexpected end")
-	case "!":
-		p.i++
-		r, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		return &filterNode{op: '!', r: r}, nil
-	case "(":
-		p.i++
-		n, err := p.or()
-		if err != nil {
-			return nil, err
-		}
-		if p.peek() != ")" {
-			return nil, fmt.Errorf("filter: missing ')'")
-		}
-		p.i++
-		return n, nil
-	case ")", "|", "&":
-		return nil, fmt.Errorf("filter: unexpected %q", t)
-	default:
-		p.i++
-		return &filterNode{pat: t}, nil
-	}
+	return root.r, tok
 }

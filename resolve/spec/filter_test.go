@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -32,11 +33,68 @@ func TestFilter(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"", "(a", "a|", "&a", "a)"} {
-		if _, err := ParseFilter(bad); err == nil {
-			t.Errorf("ParseFilter(%q) accepted", bad)
+	// perf probe 6.1's positions (perf probe -x /bin/true -F FILTER).
+	for _, c := range []struct {
+		bad string
+		pos int
+	}{
+		{"", 1}, {"(a", 3}, {"a|", 3}, {"&a", 1}, {"a)", 2}, {"a b", 3}, {"!", 2}, {"()", 2},
+		{"a|(b", 5}, {"(a)(b)", 4}, {"a & | b", 5}, {"!a!b", 3},
+	} {
+		_, err := ParseFilter(c.bad)
+		var fe *FilterError
+		if !errors.As(err, &fe) || fe.Pos != c.pos || fe.Source != c.bad {
+			t.Errorf("ParseFilter(%q) = %v, want an error at %d", c.bad, err, c.pos)
 		}
 	}
+	_, err := ParseFilter("(a")
+	if want := "Filter parse error at 3.\nSource: \"(a\"\n           ^"; err.Error() != want {
+		t.Errorf("message %q, want perf's %q", err, want)
+	}
+	if f, err := ParseFilter(`a\`); err != nil || f.String() != `a\` {
+		t.Errorf("a trailing backslash: %v %v", f, err)
+	}
+}
+
+// TestFilterString: a filter prints back as perf's strfilter__string
+// prints it.
+func TestFilterString(t *testing.T) {
+	for in, want := range map[string]string{
+		"a | b": "a|b", "!_* & !__crc_*": "(!_*)&(!__crc_*)", "a|b&c": "a|(b&c)", "a&b|c": "(a&b)|c",
+		"(a|b)": "a|b", "!(a|b)": "!(a|b)", "x[!a]z": "x[!a]z",
+	} {
+		f, err := ParseFilter(in)
+		if err != nil || f.String() != want {
+			t.Errorf("%q prints %v (%v), want %q", in, f, err, want)
+		}
+	}
+}
+
+// FuzzFilter: any text parses or fails with a position inside it (or
+// just after it), never a panic; what parses prints back to a filter
+// that parses to the same text (unless a '\' escapes what follows it).
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{"!_* & !*@plt", "(a|b)&!c", "a\\ b", "x[!a]z", "((a))", "a|", "("} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		flt, err := ParseFilter(s)
+		var fe *FilterError
+		if err != nil {
+			if !errors.As(err, &fe) || fe.Pos < 1 || fe.Pos > len(s)+1 {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		flt.Match(s)
+		if strings.Contains(s, "\\") {
+			return // a pattern's trailing '\' escapes the ')' printed after it, in perf too
+		}
+		again, err := ParseFilter(flt.String())
+		if err != nil || again.String() != flt.String() {
+			t.Fatalf("%q prints %q, which parses to %v (%v)", s, flt.String(), again, err)
+		}
+	})
 }
 
 func TestOrFilters(t *testing.T) {

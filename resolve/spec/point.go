@@ -3,6 +3,7 @@ package spec
 import (
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Point is a parsed PROBE POINT (perf's struct perf_probe_point plus the
@@ -203,7 +204,7 @@ func parsePoint(arg string, p *Point) error {
 			p.File, p.HasFile = f, true
 		case '%':
 			if part != "return" {
-				return semErr("%%%s is not supported.", part)
+				return &SyntaxError{Perf: semanticPrefix + "%" + part + " is not supported.", Errno: syscall.ENOTSUP}
 			}
 			p.Return = true
 		}

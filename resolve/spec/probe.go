@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gprobe/gprobe/emit/probedef"
 )
@@ -35,7 +37,7 @@ func ParseProbe(s string) (*Probe, error) { return ParseProbeOpts(s, Options{}) 
 func ParseProbeOpts(s string, opts Options) (*Probe, error) {
 	argv := argvSplitQuoted(cString(s))
 	if len(argv)-1 > probedef.MaxTraceArgs {
-		return nil, semErr("Too many probe arguments (%d).", len(argv)-1)
+		return nil, &SyntaxError{Perf: fmt.Sprintf(semanticPrefix+"Too many probe arguments (%d).", len(argv)-1), Errno: syscall.ERANGE}
 	}
 	if len(argv) == 0 {
 		return nil, &SyntaxError{}

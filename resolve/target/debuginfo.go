@@ -92,60 +92,59 @@ func openFetched(o *Options, id string, open func(string) (*dwarfinfo.File, erro
 // DWARF and without a symbol table takes its symbols from the copy perf's
 // cache keeps, as perf does.
 func (t *Target) separateDebug(o *Options, r root, file string) {
-	if f := findSeparate(r, t.Path, file, t.file, o.Trace); f != nil {
-		t.replace(f)
+	if f, p := findSeparate(r, t.Path, file, t.file, o.Trace); f != nil {
+		t.replace(f, p)
 		return
 	}
 	id := t.file.BuildID()
-	if f := fromPerfCache(o, id, "debug", t.Path, file); f != nil && f.HasDWARF() {
-		t.replace(f)
+	if f, p := fromPerfCache(o, id, "debug", t.Path, file); f != nil && f.HasDWARF() {
+		t.replace(f, p)
 		return
 	} else if f != nil {
 		f.Close()
 	}
 	if o.Debuginfod != nil {
+		var fetched string
 		f, err := openFetched(o, id, func(p string) (*dwarfinfo.File, error) {
-			f, err := dwarfinfo.OpenSeparate(p, file)
-			if err == nil {
-				f.Path = t.Path
-			}
-			return f, err
+			fetched = p
+			return dwarfinfo.OpenSeparate(p, file)
 		})
 		if err == nil {
-			t.replace(f)
+			t.replace(f, fetched)
 			return
 		}
 		t.FetchErr = err
 	}
 	if t.User && t.file.ELF.Section(".symtab") == nil {
-		if f := fromPerfCache(o, id, "elf", t.Path, file); f != nil && f.ELF.Section(".symtab") != nil {
-			t.replace(f)
+		if f, p := fromPerfCache(o, id, "elf", t.Path, file); f != nil && f.ELF.Section(".symtab") != nil {
+			t.replace(f, p)
 		} else if f != nil {
 			f.Close()
 		}
 	}
 }
 
-// replace makes f the target's image.
-func (t *Target) replace(f *dwarfinfo.File) {
+// replace makes f, read from the file debug, the target's image.
+func (t *Target) replace(f *dwarfinfo.File, debug string) {
 	t.file.Close()
-	t.file = f
+	f.Path = t.Path
+	t.file, t.DebugPath = f, debug
 }
 
 // fromPerfCache opens the file name ("debug", "elf") perf's build-id cache
 // keeps for build-id id, as the debug information of the image at path
 // (read from file), after the cache's checks and the build-id's; nil when
-// there is none.
-func fromPerfCache(o *Options, id, name, path, file string) *dwarfinfo.File {
+// there is none; and the file read.
+func fromPerfCache(o *Options, id, name, path, file string) (*dwarfinfo.File, string) {
 	if o.PerfCache == nil || id == "" {
-		return nil
+		return nil, ""
 	}
 	p, err := o.PerfCache.EntryFile(id, name)
 	if err != nil {
 		if o.Trace != nil && !errors.Is(err, perfcache.ErrNotCached) {
 			o.Trace(fmt.Sprintf("perf's build-id cache: not used for %s: %v", path, err))
 		}
-		return nil
+		return nil, ""
 	}
 	f, err := dwarfinfo.OpenSeparate(p, file)
 	if err == nil && f.BuildID() != id {
@@ -156,13 +155,12 @@ func fromPerfCache(o *Options, id, name, path, file string) *dwarfinfo.File {
 		if o.Trace != nil {
 			o.Trace(fmt.Sprintf("%s: not used for %s: %v", p, path, err))
 		}
-		return nil
+		return nil, ""
 	}
 	if o.Trace != nil {
 		o.Trace(fmt.Sprintf("%s: perf's build-id cache copy used for %s", p, path))
 	}
-	f.Path = path
-	return f
+	return f, p
 }
 
 // SourcePath finds the source file of a -L listing: where perf looks for

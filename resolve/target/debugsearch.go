@@ -127,12 +127,13 @@ var (
 
 // findSeparate returns the first candidate of the image at path (within
 // root r; f is the image, read from file) that passes the checks, opened
-// with the image's file offsets and code; nil when none does. trace, when
-// set, hears about every candidate that exists but is not used.
-func findSeparate(r root, path, file string, f *dwarfinfo.File, trace func(string)) *dwarfinfo.File {
+// with the image's file offsets and code, and the file read; nil when
+// none does. trace, when set, hears about every candidate that exists but
+// is not used.
+func findSeparate(r root, path, file string, f *dwarfinfo.File, trace func(string)) (*dwarfinfo.File, string) {
 	img, err := os.Stat(file)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	for _, c := range debugCandidatesIn(r, path, f) {
 		p := r.file(c.path)
@@ -150,10 +151,9 @@ func findSeparate(r root, path, file string, f *dwarfinfo.File, trace func(strin
 		if trace != nil {
 			trace(fmt.Sprintf("%s: the debug information of %s", c.path, path))
 		}
-		d.Path = path
-		return d
+		return d, p
 	}
-	return nil
+	return nil, ""
 }
 
 // openChecked opens the candidate p (its stat st) for the image file

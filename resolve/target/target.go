@@ -112,6 +112,9 @@ type Target struct {
 	// FetchErr says why debuginfod did not supply the debug information
 	// of a binary or module that opened without it (symbols only).
 	FetchErr error
+	// DebugPath is the file the DWARF is read from when it is not Path
+	// (a separate debug file, or debuginfod's copy).
+	DebugPath string
 	// MountNS is the process whose mount namespace Path is in, when it
 	// is not gprobe's (--target-ns): uprobe definitions naming Path must
 	// be written from that namespace (internal/mountns).

@@ -8,6 +8,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // Sentinel errors; returned errors wrap one of them.
@@ -27,7 +28,32 @@ var (
 	ErrNoDebugInfo = fmt.Errorf("no debug information: %w", ErrNotFound)
 	// ErrNeedsDWARF: the probe asks for what only DWARF describes.
 	ErrNeedsDWARF = errors.New("needs DWARF debug information")
+	// ErrTooManyFunctions: more functions match than --max-probes allows
+	// (perf's -E2BIG, "Too many functions matched in ...").
+	ErrTooManyFunctions = errors.New("too many functions matched")
+	// ErrTooManyPoints: the DWARF search found more addresses than
+	// --max-probes allows where only DWARF can answer (perf's -ERANGE,
+	// "Too many( > N) probe point found.").
+	ErrTooManyPoints = errors.New("too many probe points found")
 )
+
+// Errno is the error perf returns for a resolution failure, whose
+// negation is its exit status (256 - errno): ENOENT when nothing was
+// found, EINVAL for an impossible point, EOPNOTSUPP for what cannot be
+// resolved, E2BIG for too many functions, ERANGE for too many points.
+func Errno(err error) syscall.Errno {
+	switch {
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrNotBoundary):
+		return syscall.EINVAL
+	case errors.Is(err, ErrUnsupported):
+		return syscall.EOPNOTSUPP
+	case errors.Is(err, ErrTooManyFunctions):
+		return syscall.E2BIG
+	case errors.Is(err, ErrTooManyPoints):
+		return syscall.ERANGE
+	}
+	return syscall.ENOENT
+}
 
 // Error is a resolution failure with perf's message text.
 type Error struct {

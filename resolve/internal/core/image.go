@@ -58,6 +58,11 @@ type Image struct {
 
 	syms    *symtab.Map
 	modSyms *symtab.Tree
+
+	blOnce bool
+	bl     *probedef.Blacklist
+	blBias int64
+	blAddr bool // bl's addresses map onto the image's with blBias
 }
 
 // Module is a kernel module target.
@@ -108,6 +113,13 @@ func NewModule(f *dwarfinfo.File, name, target string, opts Options) (*Image, er
 
 // Warnf passes one of perf's non-fatal messages to Options.Warn.
 func (im *Image) Warnf(format string, args ...any) { im.Opts.Warn(fmt.Sprintf(format, args...)) }
+
+// Debugf passes one of perf's -v lines to Options.Debug, when set.
+func (im *Image) Debugf(format string, args ...any) {
+	if im.Opts.Debug != nil {
+		im.Opts.Debug(fmt.Sprintf(format, args...))
+	}
+}
 
 // NoDebugInfo is perf's open_debuginfo message for an image without DWARF:
 // the advice names -g for a user binary, the kernel option otherwise.
@@ -292,4 +304,76 @@ func (im *Image) PerfAltAddr(addr uint64) uint64 {
 		}
 	}
 	return addr
+}
+
+// blacklist is the blacklist kernel probes are checked against
+// (Options.Blacklist, or the image's own with ImageBlacklist) and how
+// image addresses map onto its addresses.
+func (im *Image) blacklist() (*probedef.Blacklist, int64, bool) {
+	if im.blOnce {
+		return im.bl, im.blBias, im.blAddr
+	}
+	im.blOnce = true
+	if im.User || im.Module != nil {
+		return nil, 0, false
+	}
+	if im.Opts.ImageBlacklist {
+		if m, err := im.Symbols(); err == nil && im.File != nil {
+			im.bl, im.blAddr = symtab.ImageBlacklist(im.File, m), true
+		}
+		return im.bl, 0, im.blAddr
+	}
+	im.bl = im.Opts.Blacklist
+	if im.bl == nil || im.File == nil {
+		return im.bl, 0, false
+	}
+	// The kernel runs relocated (KASLR): a name the blacklist and the
+	// image each have once gives the distance.
+	m, err := im.Symbols()
+	if err != nil {
+		return im.bl, 0, false
+	}
+	type seen struct {
+		start uint64
+		n     int
+	}
+	names := map[string]*seen{}
+	m.Each(func(s symtab.Symbol) bool {
+		if s.Exec && im.bl.Named(string(s.Raw)) {
+			n := names[string(s.Raw)]
+			if n == nil {
+				n = &seen{start: s.Start}
+				names[string(s.Raw)] = n
+			}
+			n.n++
+		}
+		return true
+	})
+	for _, e := range im.bl.Entries {
+		if n := names[e.Name]; n != nil && n.n == 1 {
+			if live, ok := im.bl.Address(e.Name); ok {
+				im.blBias, im.blAddr = int64(live-n.start), true
+				break
+			}
+		}
+	}
+	return im.bl, im.blBias, im.blAddr
+}
+
+// Blacklisted reports whether the kernel refuses a kprobe at addr, in the
+// symbol sym (perf's kprobe_blacklist__listed). Only kernel probes are
+// checked; without an image, by name.
+func (im *Image) Blacklisted(addr uint64, sym string) bool {
+	bl, bias, ok := im.blacklist()
+	if bl == nil {
+		return false
+	}
+	if im.File != nil {
+		if m, err := im.Symbols(); err == nil {
+			if s, found := m.Find(addr); found {
+				sym = s.Name()
+			}
+		}
+	}
+	return bl.Listed(addr, sym, bias, ok)
 }

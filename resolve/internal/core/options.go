@@ -13,6 +13,10 @@ type Options struct {
 	Features probedef.Features
 	// Warn receives perf's non-fatal messages, one line or block at a time.
 	Warn func(string)
+	// Debug, when set, receives what perf -v prints of a search (what
+	// was looked at: "Matched function: ...", "Probe point found: ..."),
+	// one line at a time.
+	Debug func(string)
 	// SourcePrefix is -s: where source files are looked up (lazy patterns).
 	SourcePrefix string
 	// TargetFeatures, when set, are the features of the kernel the probes
@@ -27,6 +31,22 @@ type Options struct {
 	// fetches on $argN. They are still resolved here, to refuse what the
 	// kernel could not find.
 	KernelBTFArgs bool
+	// Blacklist is the running kernel's kprobe blacklist (debugfs): kernel
+	// probes it covers are skipped with perf's warning. Its addresses are
+	// the running kernel's; an image's are mapped onto them through a
+	// symbol both know, else names are compared.
+	Blacklist *probedef.Blacklist
+	// ImageBlacklist checks kernel probes against the image's own
+	// blacklist (its NOKPROBE_SYMBOL list and __kprobes, noinstr and entry
+	// text) instead: the probes are for the kernel the image is (-D -k).
+	ImageBlacklist bool
+	// KernelText says whether a function of the running kernel is in its
+	// text (kallsyms' _stext to _etext), for kernel probes resolved
+	// without an image: perf skips the others ("FUNC is out of .text, skip
+	// it."). nil checks nothing.
+	KernelText interface {
+		InText(sym string) (in, known bool)
+	}
 	// Names says how symbol names are shown (-F) and matched (FUNC found
 	// in the symbol table): perf's --no-demangle, --demangle-kernel, and
 	// -v's C++ parameters.

@@ -43,7 +43,7 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 		return nil, Errorf(ErrNotFound, "Failed to find symbol %s in %s", pp.Function, target)
 	}
 	if len(matched) > im.Opts.MaxProbes {
-		return nil, Errorf(ErrInvalid, "Too many functions matched in %s", target)
+		return nil, Errorf(ErrTooManyFunctions, "Too many functions matched in %s", target)
 	}
 	// perf rebases kernel symbol-table probes on the relocation symbol
 	// (_text) unless they are return probes on a kernel whose README does
@@ -87,6 +87,10 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 			im.Opts.Warn(fmt.Sprintf("%s is out of .text, skip it.", name))
 			continue
 		}
+		if im.Vmlinux() && im.Blacklisted(s.Start+pp.Offset, s.Name()) {
+			im.Opts.Warn(fmt.Sprintf("%s is blacklisted function, skip it.", name))
+			continue
+		}
 		tp := TracePoint{Addr: s.Start + pp.Offset, Symbol: name, Offset: pp.Offset,
 			Realname: name, Return: pp.Return}
 		if overloads {
@@ -103,6 +107,27 @@ func (im *Image) SymbolPlaces(pp *spec.Point) ([]TracePoint, error) {
 		return nil, Errorf(ErrNotFound, "")
 	}
 	return tps, nil
+}
+
+// SkipBlacklisted leaves out the kernel trace points the kprobe blacklist
+// covers, with perf's warning for each (post_process_kernel_probe_trace_events).
+func (im *Image) SkipBlacklisted(tps []TracePoint) []TracePoint {
+	if !im.Vmlinux() {
+		return tps
+	}
+	out := tps[:0:0]
+	for _, tp := range tps {
+		if im.Blacklisted(tp.Addr, tp.Symbol) {
+			name := tp.Realname
+			if name == "" {
+				name = tp.Symbol
+			}
+			im.Opts.Warn(fmt.Sprintf("%s is blacklisted function, skip it.", name))
+			continue
+		}
+		out = append(out, tp)
+	}
+	return out
 }
 
 // PostProcess renames DWARF function names to the ELF symbols that hold the

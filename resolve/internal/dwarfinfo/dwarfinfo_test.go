@@ -407,3 +407,29 @@ func TestScopesMatchStdlibVmlinux(t *testing.T) {
 	}
 	t.Logf("%d of %d units identical", n, len(units))
 }
+
+// TestUnitKeepsTheLast: asking for the unit decoded last gives it again
+// without decoding; asking for another decodes that one and drops the
+// first (asked again, it is decoded anew).
+func TestUnitKeepsTheLast(t *testing.T) {
+	f := open(t, fixtures(t)[0])
+	units, err := f.unitHeaders()
+	if err != nil || len(units) < 2 {
+		t.Fatalf("%d units: %v", len(units), err)
+	}
+	a, err := f.Unit(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := f.Unit(0); again != a {
+		t.Error("the unit decoded last was decoded again")
+	}
+	b, err := f.Unit(1)
+	if err != nil || b == a || b.Index != 1 {
+		t.Fatalf("unit 1: %v, %v", b, err)
+	}
+	c, err := f.Unit(0)
+	if err != nil || c == a || c.Index != 0 || len(c.Scopes) != len(a.Scopes) {
+		t.Errorf("unit 0 after unit 1: the same object %v, %d scopes (first time %d), %v", c == a, len(c.Scopes), len(a.Scopes), err)
+	}
+}

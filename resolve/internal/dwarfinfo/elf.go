@@ -69,6 +69,9 @@ type File struct {
 	units     []unitHeader
 	unitsErr  error
 
+	lastMu sync.Mutex
+	last   *CU // the unit Unit decoded last
+
 	fd *os.File // kept open for pread-based scans
 
 	cfiOnce sync.Once

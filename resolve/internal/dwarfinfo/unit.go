@@ -37,8 +37,13 @@ type CU struct {
 	foreign map[uint64]*CU
 }
 
-// Unit decodes unit idx (an index from [File.FindFuncs]). Units are not
-// cached: a kernel-sized unit holds megabytes, and callers walk them once.
+// Unit decodes unit idx (an index from [File.FindFuncs]). Only the last
+// unit decoded is kept: a kernel-sized unit holds megabytes, and callers
+// walk units once, except that a search that found nothing asks the same
+// unit again (perf's alternative search: the point at the symbol's
+// address, then the search at that point), which then costs nothing. The
+// kept unit is dropped before another is decoded, so no more than one
+// is held for that.
 func (f *File) Unit(idx int) (*CU, error) {
 	units, err := f.unitHeaders()
 	if err != nil {
@@ -47,7 +52,17 @@ func (f *File) Unit(idx int) (*CU, error) {
 	if idx < 0 || idx >= len(units) {
 		return nil, fmt.Errorf("%s: unit index %d out of range", f.Path, idx)
 	}
-	return f.decodeScopesSafe(idx, &units[idx])
+	f.lastMu.Lock()
+	defer f.lastMu.Unlock()
+	if f.last != nil && f.last.Index == idx {
+		return f.last, nil
+	}
+	f.last = nil
+	cu, err := f.decodeScopesSafe(idx, &units[idx])
+	if err == nil {
+		f.last = cu
+	}
+	return cu, err
 }
 
 // decodeScopesSafe runs decodeScopes, turning a panic on malformed input

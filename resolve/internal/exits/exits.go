@@ -211,7 +211,7 @@ func (d *Decoder) Exits(pp *spec.Point) ([]FuncExits, error) {
 		}
 	}
 	if len(out) > d.im.Opts.MaxProbes {
-		return nil, core.Errorf(core.ErrInvalid, "Too many functions matched in %s", d.im.TargetName())
+		return nil, core.Errorf(core.ErrTooManyFunctions, "Too many functions matched in %s", d.im.TargetName())
 	}
 	return out, nil
 }

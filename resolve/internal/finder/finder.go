@@ -108,6 +108,7 @@ func (f *finder) searchUnit(refs []dwarfinfo.FuncRef) error {
 		if pp.HasFile && !lines.TailCmp(pp.File, u.File(sp.DeclFile)) {
 			continue
 		}
+		f.im.Debugf("Matched function: %s [%x]", sp.Name, ref.Offset)
 		if err := f.searchFunc(sp); err != nil || !glob {
 			return err // perf stops at the first function of a unit unless FUNC is a glob
 		}

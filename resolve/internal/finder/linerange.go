@@ -1,7 +1,7 @@
 package finder
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/resolve/internal/core"
@@ -11,7 +11,7 @@ import (
 
 // ErrUnsupportedRange is perf's -EOPNOTSUPP from the alternative line-range
 // search: a SRC or FUNC@SRC range that matched nothing.
-var ErrUnsupportedRange = errors.New("line range search not supported")
+var ErrUnsupportedRange = fmt.Errorf("line range search: %w", core.ErrUnsupported)
 
 // LineRange finds the probe-able lines of a -L range the way perf's
 // debuginfo__find_line_range does: the first unit (in .debug_info order)

@@ -37,6 +37,7 @@ func (f *finder) lazy(root *lines.Scope, fname string) error {
 		if !f.lazyLines[line] || !lines.TailCmp(file, fname) {
 			return nil
 		}
+		f.im.Debugf("Probe line found: line:%d addr:0x%x", line, addr)
 		sc := f.bestScope(fname, line, addr)
 		if sc == nil {
 			f.warn("Failed to find scope of probe point.")
@@ -152,12 +153,13 @@ func (f *finder) callProbeFinder(sc *lines.Scope, addr uint64) error {
 	}
 	if len(f.tps) == f.im.Opts.MaxProbes {
 		f.warn("Too many( > %d) probe point found.", f.im.Opts.MaxProbes)
-		return core.Errorf(core.ErrInvalid, "")
+		return core.Errorf(core.ErrTooManyPoints, "")
 	}
 	tp, err := f.convertToTracePoint(sp, addr)
 	if err != nil {
 		return err
 	}
+	f.im.Debugf("Probe point found: %s+%d", tp.Symbol, tp.Offset)
 	tp.Realname = sc.Name
 	tp.Unit = u
 	if len(f.args) > 0 {
@@ -180,12 +182,13 @@ func (f *finder) collectVars(sc, sp *lines.Scope, addr uint64) error {
 	}
 	if len(f.vars.Lists) == f.im.Opts.MaxProbes {
 		f.warn("Too many( > %d) probe point found.", f.im.Opts.MaxProbes)
-		return core.Errorf(core.ErrInvalid, "")
+		return core.Errorf(core.ErrTooManyPoints, "")
 	}
 	tp, err := f.convertToTracePoint(sp, addr)
 	if err != nil {
 		return err
 	}
+	f.im.Debugf("Probe point found: %s+%d", tp.Symbol, tp.Offset)
 	vsc, err := vars.NewScope(f.im, f.cu, sc, sp, addr, f.entryOnly)
 	if err != nil {
 		return err

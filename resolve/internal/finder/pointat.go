@@ -1,6 +1,7 @@
 package finder
 
 import (
+	"debug/elf"
 	"fmt"
 
 	"github.com/gprobe/gprobe/lines"
@@ -72,7 +73,13 @@ func (d *DWARF) alternatives(pp *spec.Point, all bool) ([]altPoint, error) {
 	}
 	var out []altPoint
 	for _, s := range syms {
-		alt, err := d.probePointAt(d.im.PerfAltAddr(s.Start), anyUnit)
+		if d.im.User && s.Type == elf.STT_GNU_IFUNC {
+			d.im.Opts.Warn(fmt.Sprintf("Warning: The probe function (%s) is a GNU indirect function.\n"+
+				"Consider identifying the final function used at run time and set the probe directly on that.", pp.Function))
+		}
+		addr := d.im.PerfAltAddr(s.Start)
+		d.im.Debugf("Symbol %s address found : %x", pp.Function, addr)
+		alt, err := d.probePointAt(addr, anyUnit)
 		if alt == nil {
 			if err != nil && len(syms) == 1 {
 				return nil, err
@@ -125,10 +132,15 @@ func (d *DWARF) probePointAt(addr uint64, anyUnit bool) (*spec.Point, error) {
 		}
 		basefunc = fn
 		entry, ok := sp.LowestPC()
+		if fn != "" && ok {
+			// perf's die_entrypc sets the base before dwarf_decl_line
+			// can fail (an assembly function has no declaration line).
+			base = entry
+		}
 		if fn == "" || !ok || sp.DeclLine == 0 {
 			lineno = 0
 		} else {
-			base, baseline = entry, sp.DeclLine
+			baseline = sp.DeclLine
 			fname = u.File(sp.DeclFile)
 			if addr == entry {
 				lineno = baseline

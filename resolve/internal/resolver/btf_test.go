@@ -173,7 +173,6 @@ func TestBTFOnlyErrors(t *testing.T) {
 		{"vfs_read file->nosuch", "nosuch"},
 		{"vfs_read count->x", "count->x"},
 		{"vfs_read.isra.0 count", "compiler-made clone"},
-		{"vfs_* count", "a function pattern"},
 		{"vfs_read file:string", "not (unsigned) char"},
 	} {
 		p, err := spec.ParseProbe(c.spec)
@@ -197,5 +196,56 @@ func TestBTFOnlyErrors(t *testing.T) {
 	}
 	if got, want := ps[0].String(), "p:probe/vfs_read vfs_read+0 f_pos=+32(%di):s64 buf_string=+0(%si):string count_u32=%dx:u32 n=%cx:x64"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestBTFOnlyPattern: without an image, a function pattern is every
+// function BTF describes that it matches, each with its arguments from its
+// prototype; a function the kprobe blacklist names, or whose prototype
+// lacks an argument, is skipped with a warning; nothing left is perf's
+// silent "not found".
+func TestBTFOnlyPattern(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "testdata", "vmlinux-fixtures", "x86_64-dwarf5-O2.elf")
+	bs, err := btfinfo.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	bl, err := probedef.ParseBlacklist(strings.NewReader("0x0000000000000000-0x0000000000000000\tvfs_write\n"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		spec      string
+		blacklist *probedef.Blacklist
+		want      string // the definitions, "|"-separated
+		warnings  string
+		err       bool
+	}{
+		{spec: "vfs_* count", want: "p:probe/vfs_read vfs_read+0 count=%dx:x64|p:probe/vfs_write vfs_write+0 count=%dx:x64"},
+		{spec: "vfs_*", blacklist: bl, want: "p:probe/vfs_read vfs_read+0", warnings: "vfs_write is blacklisted function, skip it."},
+		{spec: "vfs_write", blacklist: bl, warnings: "vfs_write is blacklisted function, skip it.", err: true},
+		{spec: "vfs_*%return $retval", want: "r:probe/vfs_read__return vfs_read+0 $retval|r:probe/vfs_write__return vfs_write+0 $retval"},
+		{spec: "vfs_* buf count", blacklist: bl, want: "p:probe/vfs_read vfs_read+0 buf=%si:x64 count=%dx:x64", warnings: "vfs_write is blacklisted function, skip it."},
+		{spec: "nosuch_*", err: true},
+	} {
+		warnings = nil
+		r, err := testNew(nil, false, testOpts{BTF: bs, Arch: arch.AMD64, Features: probedef.Features{HexTypes: true},
+			Blacklist: c.blacklist, Warn: func(s string) { warnings = append(warnings, s) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := spec.ParseProbe(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := r.Probes(p)
+		var got []string
+		for _, pr := range ps {
+			got = append(got, pr.String())
+		}
+		if (err != nil) != c.err || strings.Join(got, "|") != c.want || strings.Join(warnings, "|") != c.warnings {
+			t.Errorf("%q: %q, %v, warnings %q\nwant %q, warnings %q", c.spec, got, err, warnings, c.want, c.warnings)
+		}
 	}
 }

@@ -44,4 +44,10 @@ func TestPointOfRoundTrip(t *testing.T) {
 	if !ok || back.Function != "do_sys_openat2" || (back.Offset != 1 && back.Line == 0) {
 		t.Errorf("do_sys_openat2+1: %+v %v", back, ok)
 	}
+	// perf writes a live kernel's probes as _text+N: _text shares its
+	// address with _start, which perf's map keeps; it still maps back.
+	rel := probe.Location{Symbol: "_text", Offset: 0x1e40}
+	if back, ok := r.PointOf(rel, false); !ok || back.String() != "vfs_read@fs/read_write.c" {
+		t.Errorf("_text+0x1e40: %v %v, want vfs_read@fs/read_write.c", back, ok)
+	}
 }

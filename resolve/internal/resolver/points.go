@@ -1,6 +1,8 @@
 package resolver
 
 import (
+	"bytes"
+	"debug/elf"
 	"fmt"
 
 	"github.com/gprobe/gprobe/emit/probe"
@@ -24,17 +26,16 @@ func (r *Resolver) PointOf(loc probe.Location, ret bool) (p *spec.Point, ok bool
 		}
 		addr = loc.Offset + s.Addr - s.Offset
 	case loc.Symbol != "":
-		m, err := r.im.Symbols()
-		if err != nil {
-			return nil, false
-		}
+		// Any symbol of that name, not only the one perf's map keeps at
+		// its address: _text shares startup_64's (perf's
+		// kernel_get_symbol_address_by_name).
 		found := false
-		for _, s := range m.All() {
-			if s.Exec && string(s.Raw) == loc.Symbol {
-				addr, found = s.Start+loc.Offset, true
-				break
+		want := []byte(loc.Symbol)
+		_ = r.im.File.Symbols(func(s dwarfinfo.Symbol) {
+			if !found && bytes.Equal(s.RawName, want) && s.Sect != elf.SHN_UNDEF {
+				addr, found = s.Value+loc.Offset, true
 			}
-		}
+		})
 		if !found {
 			return nil, false
 		}
@@ -67,6 +68,13 @@ func (r *Resolver) PointOf(loc probe.Location, ret bool) (p *spec.Point, ok bool
 type Points struct {
 	vmlinux string
 	images  map[string]*Resolver
+	// Kernel maps a kernel place onto the function holding it when no
+	// vmlinux knows it (perf's find_perf_probe_point_from_map through
+	// kallsyms: _text+N is shown as FUNC+OFF); nil leaves the place as
+	// it is.
+	Kernel interface {
+		Symbolize(sym string, off uint64) (name string, fnOff uint64, ok bool)
+	}
 }
 
 // NewPoints returns a Points using vmlinux for kernel probes ("" looks for
@@ -106,6 +114,11 @@ func (ps *Points) PointOf(p *probe.Probe) string {
 			if r := ps.resolver(ps.vmlinux, false); r != nil {
 				sp, _ = r.PointOf(t, p.Return)
 			}
+		}
+	}
+	if sp == nil && p.Kind == probe.Kprobe && t.Module == "" && t.Symbol != "" && ps.Kernel != nil {
+		if fn, off, ok := ps.Kernel.Symbolize(t.Symbol, t.Offset); ok {
+			sp = &spec.Point{Function: fn, HasFunction: true, Offset: off, Return: p.Return}
 		}
 	}
 	switch {

@@ -28,13 +28,16 @@ type testOpts struct {
 	BTF            *btfinfo.Spec
 	Arch           arch.Arch
 	AllowMidInsn   bool
+	Blacklist      *probedef.Blacklist
+	ImageBlacklist bool
+	Warn           func(string)
 }
 
 // testNew is a resolver for the image f, or for BTF alone (f nil, with
 // o.BTF and o.Arch).
 func testNew(f *dwarfinfo.File, user bool, o testOpts) (*Resolver, error) {
 	r, err := fromImage(f, user, o.BTF, o.Arch, Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features,
-		ReturnInsn: o.ReturnInsn, KernelBTFArgs: o.KernelBTFArgs})
+		ReturnInsn: o.ReturnInsn, KernelBTFArgs: o.KernelBTFArgs, Blacklist: o.Blacklist, ImageBlacklist: o.ImageBlacklist, Warn: o.Warn})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ package resolver
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/gprobe/gprobe/disasm/arch"
@@ -47,6 +48,8 @@ type Options struct {
 	Features probedef.Features
 	// Warn receives perf's non-fatal messages, one line or block at a time.
 	Warn func(string)
+	// Debug, when set, receives what perf -v prints of a search.
+	Debug func(string)
 	// SourcePrefix is -s: where source files are looked up (lazy patterns).
 	SourcePrefix string
 	// ReturnInsn resolves FUNC%return into plain probes on each of the
@@ -71,6 +74,18 @@ type Options struct {
 	// Features (perf reads the running kernel's README even for another
 	// kernel's vmlinux).
 	ImageFeatures bool
+	// Blacklist is the running kernel's kprobe blacklist: kernel probes it
+	// covers are skipped with perf's warning ("FUNC is blacklisted
+	// function, skip it."), as perf does when it reads debugfs.
+	Blacklist *probedef.Blacklist
+	// ImageBlacklist checks kernel probes against the vmlinux's own
+	// blacklist instead: the probes are for the kernel it is.
+	ImageBlacklist bool
+	// KernelText says whether a running kernel's function is in its text,
+	// for probes resolved without an image (core.Options.KernelText).
+	KernelText interface {
+		InText(sym string) (in, known bool)
+	}
 	// Names are perf's demangling options (--no-demangle,
 	// --demangle-kernel, -v's C++ parameters): how -F shows symbol names
 	// and how a function is looked up in the symbol table. The zero value
@@ -90,6 +105,7 @@ type Resolver struct {
 	dyn        *dynamic.Kinds
 	exits      *exits.Decoder
 	returnInsn bool
+	opened     bool     // -v named the debug information (debugOpened)
 	uretprobe  bool     // Options.Uretprobe
 	gostate    *goState // a Go program's, on first use
 }
@@ -147,8 +163,9 @@ func New(t *target.Target, o Options) (*Resolver, error) {
 }
 
 func coreOptions(o Options) core.Options {
-	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn,
-		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Names: o.Names}
+	return core.Options{NoInlines: o.NoInlines, MaxProbes: o.MaxProbes, Features: o.Features, Warn: o.Warn, Debug: o.Debug,
+		SourcePrefix: o.SourcePrefix, KernelBTFArgs: o.KernelBTFArgs, Names: o.Names,
+		Blacklist: o.Blacklist, ImageBlacklist: o.ImageBlacklist, KernelText: o.KernelText}
 }
 
 // newImage is the image f (nil: BTF alone, bt, for arch; the zero arch is
@@ -176,6 +193,20 @@ func newResolver(im *core.Image, bt *btfinfo.Spec, returnInsn bool) *Resolver {
 	}
 	r.dyn = &dynamic.Kinds{Im: im, Debug: r.debug, Prototypes: r.prototypes}
 	return r
+}
+
+// debugOpened is perf -v's line for the debug information, printed once,
+// when a search first reads it.
+func (r *Resolver) debugOpened() {
+	if r.opened || r.im.File == nil {
+		return
+	}
+	r.opened = true
+	p := r.im.File.Path
+	if r.t != nil && r.t.DebugPath != "" {
+		p = r.t.DebugPath
+	}
+	r.im.Debugf("Open Debuginfo file: %s", p)
 }
 
 // Target is what the resolver was opened on (nil when it was made from an
@@ -267,15 +298,28 @@ func (r *Resolver) Probes(p *spec.Probe) ([]probe.Probe, error) {
 			if core.NeedDWARF(p) {
 				return nil, r.im.NoDebugInfo()
 			}
+			r.im.Debugf("Could not open debuginfo. Try to use symbols.")
 			useSymbols = true
 		} else {
+			r.debugOpened()
+			r.im.Debugf("Try to find probe point from debuginfo.")
 			tps, err = r.debug.Places(p)
+			if err == nil && len(tps) > 0 {
+				r.im.Debugf("Found %d probe_trace_events.", len(tps))
+			}
+			if err != nil {
+				r.im.Debugf("An error occurred in debuginfo analysis (%d).", -int(core.Errno(err)))
+			}
+			if err == nil {
+				tps = r.im.SkipBlacklisted(tps)
+			}
 			// perf's try_to_find_probe_trace_events: any DWARF failure
 			// falls back to the symbol table when DWARF is not required.
 			switch {
 			case err == nil && len(tps) == 0, errors.Is(err, core.ErrNoModuleSymbol):
 				return nil, core.Errorf(core.ErrNotFound, "Probe point '%s' not found.", pp.String())
 			case err != nil && !core.NeedDWARF(p):
+				r.im.Debugf("Trying to use symbols.")
 				useSymbols = true
 			case err != nil:
 				return nil, err
@@ -316,6 +360,9 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	if pp.HasFile || pp.Line != 0 || pp.HasLazy {
 		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: a source line needs DWARF debug information; BTF describes only function prototypes and types.\n Use a vmlinux with debug info (-k), or probe FUNC[+OFF].", pp.String())
 	}
+	if r.im.File == nil && pp.HasFunction && spec.IsGlob(pp.Function) {
+		return r.btfGlob(p)
+	}
 	args := core.RawArgs(p.Args)
 	if core.WithVar(p.Args) {
 		protos, err := r.prototypes()
@@ -339,8 +386,12 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 			return nil, err
 		}
 	} else {
-		if !pp.HasFunction || spec.IsGlob(pp.Function) {
-			return nil, core.Errorf(core.ErrNeedsDWARF, "%s: without an image, gprobe needs one function name.", pp.String())
+		if !pp.HasFunction {
+			return nil, core.Errorf(core.ErrNeedsDWARF, "%s: without an image, gprobe needs a function name.", pp.String())
+		}
+		if !r.kernelPlace(pp.Function) {
+			// perf's symbol-table search: the warning, then nothing found.
+			return nil, core.Errorf(core.ErrNotFound, "")
 		}
 		var err error
 		if ps, err = r.im.Name(p, []core.TracePoint{{Symbol: pp.Function, Offset: pp.Offset, Realname: pp.Function, Return: pp.Return}}); err != nil {
@@ -349,6 +400,83 @@ func (r *Resolver) btfProbes(p *spec.Probe) ([]probe.Probe, error) {
 	}
 	for i := range ps {
 		ps[i].Args = args
+	}
+	if err := core.CheckLimits(ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// kernelPlace is perf's kprobe_warn_out_range for a function of the
+// running kernel known by name alone: false, with perf's warning, when it
+// is out of the kernel's text (an __init function) or blacklisted.
+func (r *Resolver) kernelPlace(fn string) bool {
+	if r.im.User {
+		return true
+	}
+	if kt := r.im.Opts.KernelText; kt != nil {
+		if in, known := kt.InText(fn); known && !in {
+			r.im.Warnf("%s is out of .text, skip it.", fn)
+			return false
+		}
+	}
+	if r.im.Blacklisted(0, fn) {
+		r.im.Warnf("%s is blacklisted function, skip it.", fn)
+		return false
+	}
+	return true
+}
+
+// btfGlob resolves a function pattern without an image: each function
+// BTF describes whose name matches, as perf's symbol-table search takes
+// every symbol the pattern matches, each with its arguments from its
+// prototype. A function out of the kernel's text or blacklisted
+// (kernelPlace), or whose arguments its prototype cannot give, is skipped
+// with a warning; nothing left is perf's silent "not found".
+func (r *Resolver) btfGlob(p *spec.Probe) ([]probe.Probe, error) {
+	pp := p.Point
+	protos, err := r.prototypes()
+	if err != nil || protos == nil {
+		return nil, core.Errorf(core.ErrNeedsDWARF, "%s: a function pattern needs a symbol table or BTF: %v", pp.String(), err)
+	}
+	names, err := protos.Functions(func(n string) bool { return spec.GlobMatch(n, pp.Function) })
+	if err != nil {
+		return nil, err
+	}
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		return nil, core.Errorf(core.ErrNotFound, "Failed to find symbol %s in kernel", pp.Function)
+	}
+	if len(names) > r.im.Opts.MaxProbes {
+		return nil, core.Errorf(core.ErrTooManyFunctions, "Too many functions matched in kernel")
+	}
+	var tps []core.TracePoint
+	var args [][]probe.FetchArg
+	for _, name := range names {
+		if !r.kernelPlace(name) {
+			continue
+		}
+		a := core.RawArgs(p.Args)
+		if core.WithVar(p.Args) {
+			q := *p
+			q.Point.Function = name
+			if a, err = protos.EntryArgs(&q); err != nil {
+				r.im.Warnf("%s: %v; skip it.", name, strings.TrimSpace(err.Error()))
+				continue
+			}
+		}
+		tps = append(tps, core.TracePoint{Symbol: name, Offset: pp.Offset, Realname: name, Return: pp.Return})
+		args = append(args, a)
+	}
+	if len(tps) == 0 {
+		return nil, core.Errorf(core.ErrNotFound, "")
+	}
+	ps, err := r.im.Name(p, tps)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		ps[i].Args = args[i]
 	}
 	if err := core.CheckLimits(ps); err != nil {
 		return nil, err
@@ -418,6 +546,8 @@ func (r *Resolver) availableVars(pp *spec.Point, opts core.VarsOptions) ([]core.
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
+	r.debugOpened()
+	r.im.Debugf("Searching variables at %s", pp.String())
 	return r.debug.Vars(pp, opts)
 }
 
@@ -432,6 +562,7 @@ func (r *Resolver) LineRange(lr *spec.LineRange) (*lines.Listing, error) {
 	if r.debug == nil {
 		return nil, r.im.NoDebugInfo()
 	}
+	r.debugOpened()
 	return r.debug.LineRange(r.goLineRange(lr))
 }
 

@@ -77,7 +77,10 @@ func (q Query) matcher(n Naming) func(s Symbol) bool {
 	literal := q.Exact || !spec.IsGlob(q.Pattern) && !strings.Contains(q.Pattern, `\`)
 	var maybe func([]byte) bool
 	if literal && n.Demangle {
-		maybe = demangle.Candidates(q.Pattern)
+		// Candidates sees names without their versions: a versioned
+		// pattern's name part (memcpy of memcpy@GLIBC_2.2.5).
+		name, _, _ := strings.Cut(q.Pattern, "@")
+		maybe = demangle.Candidates(name)
 	}
 	signature := n.Demangle && !n.Params && strings.Contains(q.Pattern, "(")
 	want := []byte(q.Pattern)

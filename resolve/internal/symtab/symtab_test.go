@@ -43,6 +43,27 @@ func TestSymbolMapFind(t *testing.T) {
 		if k != len(all) {
 			t.Fatalf("%s: each walked %d symbols, all has %d", img, k, len(all))
 		}
+		// ByName, which walks without the whole map, finds what a filter
+		// over the whole map finds, ends of zero-sized symbols included.
+		for _, textOnly := range []bool{false, true} {
+			byName, _ := NewMap(f, Naming{})
+			got := byName.ByName(Query{Pattern: "*", TextOnly: textOnly})
+			var want []Symbol
+			for _, s := range all {
+				if !textOnly || s.Exec {
+					want = append(want, s)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s: ByName(textOnly %v) found %d symbols, the whole map %d", img, textOnly, len(got), len(want))
+			}
+			for j := range got {
+				if string(got[j].Raw) != string(want[j].Raw) || got[j].Start != want[j].Start || got[j].End != want[j].End {
+					t.Fatalf("%s: ByName's symbol %d is %q %#x-%#x, the whole map's %q %#x-%#x", img, j,
+						got[j].Raw, got[j].Start, got[j].End, want[j].Raw, want[j].Start, want[j].End)
+				}
+			}
+		}
 		n, i := 0, 0
 		_ = f.Symbols(func(s dwarfinfo.Symbol) {
 			if i++; f.SymbolCount() > 10000 && i%20 != 0 {

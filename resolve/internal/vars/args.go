@@ -13,12 +13,14 @@ import (
 )
 
 // expandArgs is perf's expand_probe_args: $vars and $params become the
-// variables (and parameters) that have a location at the address.
-func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
+// variables (and parameters) that have a location at the address, each
+// with its DIE (nil for an argument written out).
+func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, []*dwarf.Entry, error) {
 	var out []spec.Arg
+	var dies []*dwarf.Entry
 	for _, a := range args {
 		if a.Var != "$vars" && a.Var != "$params" {
-			out = append(out, a)
+			out, dies = append(out, a), append(dies, nil)
 			continue
 		}
 		vars := a.Var == "$vars"
@@ -28,7 +30,7 @@ func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 				var re *core.Error
 				switch {
 				case err == nil:
-					out = append(out, spec.Arg{Var: c.name(e), Raw: a.Var})
+					out, dies = append(out, spec.Arg{Var: c.name(e), Raw: a.Var}), append(dies, e)
 				case errors.As(err, &re):
 					// A computed value perf would read as memory: left out.
 					c.Im.Warnf("%s is left out of %s: it is computed at this address.", c.name(e), a.Var)
@@ -42,13 +44,13 @@ func (c *Scope) expandArgs(args []spec.Arg) ([]spec.Arg, error) {
 			return cbSibling, nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(out) > probedef.MaxTraceArgs {
-		return nil, core.Errorf(core.ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), probedef.MaxTraceArgs)
+		return nil, nil, core.Errorf(core.ErrInvalid, "Too many arguments: %d (the kernel accepts at most %d).", len(out), probedef.MaxTraceArgs)
 	}
-	return out, nil
+	return out, dies, nil
 }
 
 // expanded reports an argument that came from $vars or $params.
@@ -62,8 +64,12 @@ func (c *Scope) typeLabel(vr *dwarf.Entry) string {
 	return "(unknown_type)"
 }
 
-// findVariable is perf's find_variable + convert_variable for one arg.
-func (c *Scope) findVariable(a *spec.Arg, skipEmpty bool) (*core.TraceArg, error) {
+// findVariable is perf's find_variable + convert_variable for one arg. die,
+// when not nil, is the variable $vars or $params named: perf looks the
+// name up again and so reads the first variable of that name, which for
+// a variable shadowing another (a block's n hiding the parameter n, the
+// parameters of nested inline instances) is the wrong one.
+func (c *Scope) findVariable(a *spec.Arg, die *dwarf.Entry, skipEmpty bool) (*core.TraceArg, error) {
 	t := &core.TraceArg{}
 	if !spec.IsCVarname(a.Var) {
 		t.Value, t.Found = a.Var, true
@@ -80,7 +86,10 @@ func (c *Scope) findVariable(a *spec.Arg, skipEmpty bool) (*core.TraceArg, error
 	} else {
 		t.Name = strings.Replace(a.String(), ":", "_", 1)
 	}
-	vr, err := c.findVariableAt(c.Sc.Offset, a.Var, c.Addr)
+	vr, err := die, error(nil)
+	if vr == nil {
+		vr, err = c.findVariableAt(c.Sc.Offset, a.Var, c.Addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,19 +143,55 @@ func (c *Scope) findVariable(a *spec.Arg, skipEmpty bool) (*core.TraceArg, error
 
 // TraceArgs converts the probe's arguments at one address.
 func (c *Scope) TraceArgs(args []spec.Arg, skipEmpty bool) ([]*core.TraceArg, error) {
-	expanded, err := c.expandArgs(args)
+	expanded, dies, err := c.expandArgs(args)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*core.TraceArg, 0, len(expanded))
 	for i := range expanded {
-		t, err := c.findVariable(&expanded[i], skipEmpty)
+		t, err := c.findVariable(&expanded[i], dies[i], skipEmpty)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, t)
 	}
+	c.distinctNames(expanded, out)
 	return out, nil
+}
+
+// distinctNames renames an argument that $vars or $params named after an
+// argument before it: two variables of one name, the parameters of two
+// nested inline instances (perf writes both, which the kernel refuses:
+// "This argument name is already used"). The later one becomes NAME_1
+// (NAME_2, ...), with a warning.
+func (c *Scope) distinctNames(args []spec.Arg, out []*core.TraceArg) {
+	used := map[string]bool{}
+	for _, t := range out {
+		used[t.Name] = true
+	}
+	seen := map[string]bool{}
+	for i, t := range out {
+		if t.Name != "" && seen[t.Name] && expanded(&args[i]) {
+			name := t.Name
+			for n := 1; used[name]; n++ {
+				name = t.Name + "_" + strconv.Itoa(n)
+			}
+			c.Im.Warnf("%s at %s+0x%x: two variables are named %s; the second is written %s (the kernel refuses an argument name twice).",
+				args[i].Raw, c.Func.Name, c.Addr-c.funcEntry(), t.Name, name)
+			t.Name, used[name] = name, true
+		}
+		seen[t.Name] = true
+	}
+}
+
+// funcEntry is the entry address of the real function holding the scope.
+func (c *Scope) funcEntry() uint64 {
+	if c.Func != nil {
+		if a, ok := c.Func.LowestPC(); ok {
+			return a
+		}
+	}
+	return c.Addr
 }
 
 // FillEmpty is perf's fill_empty_trace_arg: an argument found at some

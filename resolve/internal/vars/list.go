@@ -42,6 +42,9 @@ func (c *Scope) Collect(vc *Collector, symbol string, offset uint64) error {
 				if err != nil {
 					return cbEnd, err
 				}
+				if ok {
+					c.Im.Debugf("Add new var: %s", s)
+				}
 				if ok && !seen[s] {
 					seen[s] = true
 					vl.Vars = append(vl.Vars, s)
