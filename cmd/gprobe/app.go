@@ -372,27 +372,10 @@ func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 			Params: boolean(c, "verbose")}, KernelText: install.RunningSymbols{}}
 }
 
-// negatable is perf's boolean option NAME, which --no-NAME turns off: of
-// the two, the one given last wins; def when neither is given.
+// negatable is perf's boolean option NAME, which --no-NAME turns off
+// (clikit.Negatable).
 func (a *app) negatable(c *cli.Context, name string, def bool) bool {
-	on, off := setIn(c, name), setIn(c, "no-"+name)
-	switch {
-	case on == nil && off == nil:
-		return def
-	case off == nil:
-		return on.Bool(name)
-	case on == nil:
-		return !off.Bool("no-" + name)
-	}
-	for i := len(a.args) - 1; i > 0; i-- {
-		switch a.args[i] {
-		case "--" + name:
-			return true
-		case "--no-" + name:
-			return false
-		}
-	}
-	return def
+	return clikit.Negatable(c, a.args, name, def)
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -687,34 +670,6 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 	return exitOK
 }
 
-// str returns a string flag set on this command or any parent: target
-// flags may come before or after a subcommand name.
-func str(c *cli.Context, name string) string {
-	if x := setIn(c, name); x != nil {
-		return x.String(name)
-	}
-	return ""
-}
-
-// setIn returns the innermost context of c's lineage where flag name was
-// given on the command line. (urfave's IsSet looks through the lineage, and
-// String then answers from the local flag set, so a flag given before the
-// subcommand would read as its empty local default.)
-func setIn(c *cli.Context, name string) *cli.Context {
-	for _, x := range c.Lineage() {
-		for _, n := range x.LocalFlagNames() {
-			if n == name {
-				return x
-			}
-		}
-	}
-	return nil
-}
-
-// boolean is str for boolean flags.
-func boolean(c *cli.Context, name string) bool {
-	if x := setIn(c, name); x != nil {
-		return x.Bool(name)
-	}
-	return false
-}
+// str and boolean read a flag given on this command or any parent
+// (clikit.String, clikit.Bool).
+var str, boolean = clikit.String, clikit.Bool

@@ -1,0 +1,61 @@
+package clikit
+
+import "github.com/urfave/cli/v2"
+
+// SetIn returns the innermost context of c's lineage where the flag name
+// was given on the command line, nil when it was given nowhere. (urfave's
+// IsSet looks through the lineage and String then answers from the local
+// flag set, so a flag given before a subcommand would read as its empty
+// local default.)
+func SetIn(c *cli.Context, name string) *cli.Context {
+	for _, x := range c.Lineage() {
+		for _, n := range x.LocalFlagNames() {
+			if n == name {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
+// String is the string flag name as given on this command or any parent
+// (a command's flags may come before or after its name), "" when it was
+// given nowhere.
+func String(c *cli.Context, name string) string {
+	if x := SetIn(c, name); x != nil {
+		return x.String(name)
+	}
+	return ""
+}
+
+// Bool is String for boolean flags: false when it was given nowhere.
+func Bool(c *cli.Context, name string) bool {
+	if x := SetIn(c, name); x != nil {
+		return x.Bool(name)
+	}
+	return false
+}
+
+// Negatable is perf's boolean option name that --no-name turns off: of the
+// two, the one given last in args (the command line) wins; def when
+// neither is given.
+func Negatable(c *cli.Context, args []string, name string, def bool) bool {
+	on, off := SetIn(c, name), SetIn(c, "no-"+name)
+	switch {
+	case on == nil && off == nil:
+		return def
+	case off == nil:
+		return on.Bool(name)
+	case on == nil:
+		return !off.Bool("no-" + name)
+	}
+	for i := len(args) - 1; i > 0; i-- {
+		switch args[i] {
+		case "--" + name:
+			return true
+		case "--no-" + name:
+			return false
+		}
+	}
+	return def
+}

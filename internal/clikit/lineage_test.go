@@ -1,0 +1,41 @@
+package clikit
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestLineage: a flag given before or after the subcommand's name reads
+// the same; a negatable pair answers with the one given last.
+func TestLineage(t *testing.T) {
+	flags := func() []cli.Flag {
+		return []cli.Flag{&cli.StringFlag{Name: "x"}, &cli.BoolFlag{Name: "q"},
+			&cli.BoolFlag{Name: "demangle", Value: true}, &cli.BoolFlag{Name: "no-demangle"}}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"p", "sub"}, `"" false true`},
+		{[]string{"p", "-x", "/bin/a", "-q", "sub"}, `"/bin/a" true true`},
+		{[]string{"p", "sub", "-x", "/bin/b"}, `"/bin/b" false true`},
+		{[]string{"p", "-x", "/bin/a", "sub", "-x", "/bin/b"}, `"/bin/b" false true`},
+		{[]string{"p", "sub", "--no-demangle"}, `"" false false`},
+		{[]string{"p", "--no-demangle", "sub", "--demangle"}, `"" false true`},
+		{[]string{"p", "--demangle", "sub", "--no-demangle"}, `"" false false`},
+	} {
+		var got string
+		app := &cli.App{Flags: flags(), Commands: []*cli.Command{{Name: "sub", Flags: flags(), Action: func(c *cli.Context) error {
+			got = fmt.Sprintf("%q %v %v", String(c, "x"), Bool(c, "q"), Negatable(c, tc.args, "demangle", true))
+			return nil
+		}}}}
+		if err := app.Run(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}
