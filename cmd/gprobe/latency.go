@@ -160,17 +160,12 @@ func (a *app) latencyStatus(res *khist.Result, err error) int {
 	return a.latencyFail(err, exitErrno(err))
 }
 
-// resolveFunction resolves FUNC's entry and returns as add resolves
-// PROBEDEFs: one entry probe, at the function itself (inlined copies have
-// no return to probe), and its return probe, or a Go function's probes
-// on its return instructions.
+// resolveFunction resolves FUNC's entry and returns (resolve.Function)
+// with the features of fs's kernel (the running one's when fs is nil); a
+// FUNC that does not parse is refused before anything is opened.
 func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry probe.Probe, rets []probe.Probe, status int) {
-	fail := func(err error) (probe.Probe, []probe.Probe, int) {
+	if _, _, err := spec.ParseFunction(fn); err != nil {
 		return probe.Probe{}, nil, a.latencyFail(err, exitEINVAL)
-	}
-	entrySpec, retSpec, err := spec.ParseFunction(fn)
-	if err != nil {
-		return fail(err)
 	}
 	o := a.resolveOptions(c, true)
 	o.NoInlines, o.MaxProbes = true, 1
@@ -184,24 +179,10 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry 
 		return probe.Probe{}, nil, a.latencyFail(err, exitENOENT)
 	}
 	defer r.Close()
-	var got [2][]probe.Probe
-	for i, sp := range []*spec.Probe{entrySpec, retSpec} {
-		ps, err := r.Probes(sp)
-		if err != nil {
-			msg := err.Error()
-			var re *resolve.Error
-			if errors.As(err, &re) && re.Msg != "" {
-				msg = re.Msg
-			}
-			msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-			return probe.Probe{}, nil, a.latencyFail(fmt.Errorf("%s: %s", fn, msg), resolveStatus(err))
-		}
-		if len(ps) != 1 && (i == 0 || len(ps) == 0 || ps[0].Return) {
-			return fail(fmt.Errorf("%q is at %d places; latency needs one function", fn, len(ps)))
-		}
-		got[i] = ps
+	if entry, rets, err = resolve.Function(r, fn); err != nil {
+		return probe.Probe{}, nil, a.latencyFail(err, resolveStatus(err))
 	}
-	return got[0][0], got[1], exitOK
+	return entry, rets, exitOK
 }
 
 // latencyBoot is latency --bootconfig (print the boot-time setup measuring
