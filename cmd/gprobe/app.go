@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,22 +64,9 @@ type app struct {
 	firstPath struct{ exec, module string }
 }
 
-// mountNS is the process --target-ns (or --target) names, 0 without one,
-// -1 when the value is not a process id (target.Open refuses it).
-func mountNS(c *cli.Context) int {
-	v := str(c, "target-ns")
-	if v == "" {
-		v = str(c, "target")
-	}
-	if v == "" {
-		return 0
-	}
-	pid, err := strconv.Atoi(v)
-	if err != nil || pid <= 0 {
-		return -1
-	}
-	return pid
-}
+// mountNS is the process --target-ns (or --target) names
+// (perfprobe.MountNS).
+func mountNS(c *cli.Context) int { return perfprobe.MountNS(str(c, "target-ns"), str(c, "target")) }
 
 // execPath is the user binary probed: -x, or the path before the
 // definitions.
@@ -311,36 +296,17 @@ func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) targe
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
-// verboseTarget says, with -v, what was opened as perf -v does: the
-// vmlinux given, the file the debug information is read from; and when
-// BTF stands in for a missing vmlinux.
+// verboseTarget says, with -v, what was opened as perf -v does
+// (perfprobe.Verbose).
 func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
-	if a.verbose(c) == 0 {
-		return
-	}
-	if k := str(c, "vmlinux"); k != "" {
-		fmt.Fprintf(a.stderr, "Use vmlinux: %s\n", k)
-	}
-	if a.noBlacklist {
-		fmt.Fprintln(a.stderr, "No kprobe blacklist support, ignored")
-	}
-	if !t.User && t.Module == "" && t.HasSymbols() {
-		fmt.Fprintf(a.stderr, "Using %s for symbols\n", t.Path)
-	}
-	if t.NoDebuginfo != nil {
-		fmt.Fprintf(a.stderr, "No vmlinux with debug info found; using %s (function entry probes only).\n", t.Path)
+	if a.verbose(c) > 0 {
+		perfprobe.Verbose(a.stderr, t, str(c, "vmlinux"), a.noBlacklist)
 	}
 }
 
-// withReason is perf's pr_err_with_code: the trailer, and with -v the
-// error behind the exit status (" Reason: No such file or directory
-// (Code: -2)").
+// withReason is perf's pr_err_with_code (perfprobe.WithReason).
 func (a *app) withReason(c *cli.Context, trailer string, status int) string {
-	if a.verbose(c) == 0 || status <= 0 || status >= 256 || status == exitUsage {
-		return trailer
-	}
-	no := syscall.Errno(256 - status)
-	return fmt.Sprintf("%s Reason: %s (Code: %d)", trailer, perfprobe.Strerror(no), -int(no))
+	return perfprobe.WithReason(trailer, status, a.verbose(c))
 }
 
 // verbose is how many -v were given (perf's verbose level).
@@ -579,33 +545,23 @@ func (a *app) unfetched(c *cli.Context, r *resolve.Resolver) {
 	}
 }
 
-// resolveFailedOn is resolveFailed for a target: when BTF stood in for a
-// missing vmlinux and the spec needs DWARF, it also says where the vmlinux
-// was looked for (see also unfetched).
+// resolveFailedOn is resolveFailed for a target: perfprobe.ResolveFailure's
+// lines, unless -q (which silences perf's error lines too, not only
+// warnings).
 func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, trailer string) int {
+	var t *target.Target
 	if r != nil {
-		if t := r.Target(); t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) && !boolean(c, "quiet") {
-			fmt.Fprintln(a.stderr, t.NoDebuginfo)
-		}
-		a.unfetched(c, r)
+		t = r.Target()
 	}
-	// -q silences perf's error lines too (pr_err), not only warnings.
+	lines, status := perfprobe.ResolveFailure(t, err, trailer, a.verbose(c))
 	if !boolean(c, "quiet") {
-		var re *resolve.Error
-		if errors.As(err, &re) {
-			if re.Msg != "" {
-				fmt.Fprintln(a.stderr, re.Msg)
-			}
-		} else {
-			fmt.Fprintln(a.stderr, err)
-		}
-		fmt.Fprintln(a.stderr, a.withReason(c, trailer, resolveStatus(err)))
+		fmt.Fprintln(a.stderr, strings.Join(lines, "\n"))
 	}
-	return resolveStatus(err)
+	return status
 }
 
 // resolveStatus is perf's exit status for a resolution error.
-func resolveStatus(err error) int { return 256 - int(resolve.Errno(err)) }
+var resolveStatus = perfprobe.ResolveStatus
 
 // showLines implements -L.
 func (a *app) showLines(c *cli.Context, desc string) int {
