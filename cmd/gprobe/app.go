@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -113,17 +112,7 @@ func (a *app) usageError(format string, args ...any) int {
 }
 
 // isSubcommand says whether s names one of the app's commands (or help).
-func (a *app) isSubcommand(s string) bool {
-	if s == "help" {
-		return true
-	}
-	for _, c := range a.cliApp().Commands {
-		if c.HasName(s) {
-			return true
-		}
-	}
-	return false
-}
+func (a *app) isSubcommand(s string) bool { return clikit.IsCommand(a.cliApp(), s) }
 
 // usageText is perf's usage block without the options.
 var usageText = perfprobe.UsageText()
@@ -292,7 +281,7 @@ func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) targe
 	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
 		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
 		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
-		Trace:      a.traceFunc(c),
+		Trace:      a.printer(boolean(c, "verbose") && !boolean(c, "quiet")), // what the search looked at
 		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
 }
 
@@ -320,9 +309,9 @@ func (a *app) verbose(c *cli.Context) int {
 	return 0
 }
 
-// debugFunc prints perf's -v lines of a search, with -v.
-func (a *app) debugFunc(c *cli.Context) func(string) {
-	if a.verbose(c) == 0 {
+// printer prints lines to stderr when on, else it is nil.
+func (a *app) printer(on bool) func(string) {
+	if !on {
 		return nil
 	}
 	return func(s string) { fmt.Fprintln(a.stderr, s) }
@@ -333,7 +322,7 @@ func (a *app) debugFunc(c *cli.Context) func(string) {
 // ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), Debug: a.debugFunc(c), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
+		Warn: a.warnFunc(c), Debug: a.printer(a.verbose(c) > 0), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
 		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
 			Params: boolean(c, "verbose")}, KernelText: install.RunningSymbols{}}
 }
@@ -402,15 +391,7 @@ func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
 	return d
 }
 
-// traceFunc prints, with -v, what the search for debug information looked
-// at.
-func (a *app) traceFunc(c *cli.Context) func(string) {
-	if !boolean(c, "verbose") || boolean(c, "quiet") {
-		return nil
-	}
-	return func(s string) { fmt.Fprintln(a.stderr, s) }
-}
-
+// warnFunc prints warnings, unless -q.
 func (a *app) warnFunc(c *cli.Context) func(string) {
 	return func(s string) {
 		if !boolean(c, "quiet") {
@@ -593,8 +574,8 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	return exitOK
 }
 
-// isTerminal reports whether w is a terminal (termsafe.IsTerminal).
-func isTerminal(w io.Writer) bool { return termsafe.IsTerminal(w) }
+// isTerminal reports whether w is a terminal.
+var isTerminal = termsafe.IsTerminal
 
 // showFuncs implements -F [FILTER] (perf's default "!_* & !*@plt"): the
 // image's function symbols, sorted.
@@ -612,13 +593,7 @@ func (a *app) showFuncs(c *cli.Context, filter string) int {
 		return st
 	}
 	defer r.Close()
-	w := bufio.NewWriterSize(a.stdout, 64<<10)
-	err = r.EachFunction(flt, func(name string) bool {
-		w.WriteString(name)
-		w.WriteByte('\n')
-		return true
-	})
-	w.Flush()
+	err = r.WriteFunctions(a.stdout, flt)
 	if err != nil {
 		fmt.Fprintln(a.stderr, err)
 		return exitENOENT

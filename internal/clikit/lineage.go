@@ -59,3 +59,16 @@ func Negatable(c *cli.Context, args []string, name string, def bool) bool {
 	}
 	return def
 }
+
+// IsCommand reports whether s names one of app's commands, or help.
+func IsCommand(app *cli.App, s string) bool {
+	if s == "help" {
+		return true
+	}
+	for _, c := range app.Commands {
+		if c.HasName(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -39,3 +39,13 @@ func TestLineage(t *testing.T) {
 		}
 	}
 }
+
+// TestIsCommand: a command by name or alias, and help.
+func TestIsCommand(t *testing.T) {
+	app := &cli.App{Commands: []*cli.Command{{Name: "record", Aliases: []string{"rec"}}}}
+	for s, want := range map[string]bool{"record": true, "rec": true, "help": true, "recrod": false, "": false} {
+		if got := IsCommand(app, s); got != want {
+			t.Errorf("IsCommand(%q) = %v", s, got)
+		}
+	}
+}
