@@ -72,39 +72,20 @@ func (a *app) latencyFail(err error, status int) int {
 	return status
 }
 
-// latencyOperands are FUNC and the command after --.
-func (a *app) latencyOperands(c *cli.Context) (fn string, command []string, status int) {
-	args := c.Args().Slice()
-	if len(args) == 0 {
-		return "", nil, a.latencyFail(errors.New("give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)"), exitUsage)
-	}
-	if len(args) > 1 && args[1] != "--" {
-		return "", nil, a.latencyFail(fmt.Errorf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), exitUsage)
-	}
-	if len(args) > 1 {
-		command = args[2:]
-	}
-	return args[0], command, exitOK
-}
-
 func (a *app) latency(c *cli.Context) int {
-	fn, command, st := a.latencyOperands(c)
-	if st != exitOK {
-		return st
+	fn, command, err := khist.Operands(c.Args().Slice())
+	if err != nil {
+		return a.latencyFail(err, exitUsage)
 	}
 	if c.Bool("bootconfig") || c.Bool("boot-report") {
 		return a.latencyBoot(c, fn, command)
 	}
 	unit, err := report.ParseUnit(c.String("unit"))
+	if err == nil {
+		err = khist.CheckSettings(c.String("by"), command, c.Bool("all"))
+	}
 	if err != nil {
 		return a.latencyFail(err, exitEINVAL)
-	}
-	by := c.String("by")
-	if by != "" && by != "comm" && by != "pid" {
-		return a.latencyFail(fmt.Errorf("--by %q: want comm or pid", by), exitEINVAL)
-	}
-	if len(command) == 0 && !c.Bool("all") {
-		return a.latencyFail(errors.New("nothing to follow: give a command after --, or -a"), exitEINVAL)
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, follow.StopSignals...)
@@ -124,7 +105,7 @@ func (a *app) latency(c *cli.Context) int {
 		return st
 	}
 	res, err := khist.Run(khist.Config{
-		Function: fn, Entry: entry, Returns: rets, Key: khist.KeyOf(entry), By: by, All: c.Bool("all"), Command: command,
+		Function: fn, Entry: entry, Returns: rets, Key: khist.KeyOf(entry), By: c.String("by"), All: c.Bool("all"), Command: command,
 		Signals: sigs, Stdout: termsafe.Raw(a.stdout), Stderr: termsafe.Raw(a.stderr),
 	})
 	if res != nil {
@@ -200,11 +181,7 @@ func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
 		if st != exitOK {
 			return st
 		}
-		cfg, err := khist.BootConfig(entry, rets, by)
-		var text string
-		if err == nil {
-			text, err = cfg.Render()
-		}
+		text, err := khist.BootConfigText(entry, rets, by)
 		if err != nil {
 			return a.latencyFail(err, exitEINVAL)
 		}

@@ -1,0 +1,51 @@
+package khist
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestOperands: FUNC, -- and the command; the message alone, wrapping
+// ErrOperands, for anything else.
+func TestOperands(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"vfs_read"}, `vfs_read [] <nil>`},
+		{[]string{"vfs_read", "--", "ls", "-l"}, `vfs_read [ls -l] <nil>`},
+		{[]string{"vfs_read", "--"}, `vfs_read [] <nil>`},
+		{nil, ` [] give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)`},
+		{[]string{"f", "g", "--", "true"}, ` [] one FUNC at a time, then -- and the command (have "f g -- true")`},
+	} {
+		fn, cmd, err := Operands(c.args)
+		if got := fmt.Sprintf("%s %v %v", fn, cmd, err); got != c.want {
+			t.Errorf("%q: %s, want %s", c.args, got, c.want)
+		}
+		if err != nil && !errors.Is(err, ErrOperands) {
+			t.Errorf("%q: %v is no ErrOperands", c.args, err)
+		}
+	}
+}
+
+// TestCheckSettings: --by's values, something to follow.
+func TestCheckSettings(t *testing.T) {
+	for _, c := range []struct {
+		by   string
+		cmd  []string
+		all  bool
+		want string
+	}{
+		{"", []string{"ls"}, false, "<nil>"},
+		{"comm", nil, true, "<nil>"},
+		{"pid", []string{"ls"}, true, "<nil>"},
+		{"tid", []string{"ls"}, false, `--by "tid": want comm or pid`},
+		{"", nil, false, "nothing to follow: give a command after --, or -a"},
+	} {
+		err := CheckSettings(c.by, c.cmd, c.all)
+		if fmt.Sprint(err) != c.want || err != nil && (!errors.Is(err, ErrUsage) || errors.Is(err, ErrOperands)) {
+			t.Errorf("%q %q %v: %v, want %s", c.by, c.cmd, c.all, err, c.want)
+		}
+	}
+}
