@@ -190,43 +190,12 @@ func (a *app) newCLIApp() *cli.App {
 	}
 }
 
-func targetFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "vmlinux", Aliases: []string{"k"}, Usage: "vmlinux `PATH` with debug information"},
-		&cli.StringFlag{Name: "source", Aliases: []string{"s"}, Usage: "source `DIR` (path prefix of the DWARF source paths)"},
-		&cli.StringFlag{Name: "exec", Aliases: []string{"x"}, Usage: "user-space `BINARY` (uprobes)"},
-		&cli.StringFlag{Name: "module", Aliases: []string{"m"}, Usage: "kernel `MODULE` name or .ko path"},
-		&cli.BoolFlag{Name: "no-inlines", Usage: "ignore inlined instances"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
-		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
-		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
-		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
-		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
-		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
-		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
-		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
-		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
-	}
-}
+// targetFlags and rootFlags are the commands' flags (perfprobe.TargetFlags,
+// perfprobe.RootFlags).
+var targetFlags = perfprobe.TargetFlags
 
 func rootFlags() []cli.Flag {
-	return append(append(targetFlags(),
-		&cli.StringFlag{Name: "line", Aliases: []string{"L"}, Usage: "show probe-able source lines of `FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]`"},
-		&cli.StringSliceFlag{Name: "definition", Aliases: []string{"D"}, Usage: "print the probe event `DEFINITION`(s) instead of installing"},
-		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event"},
-		&cli.StringSliceFlag{Name: "del", Aliases: []string{"d"}, Usage: "delete probe events"},
-		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list probe events"},
-		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}, Usage: "show accessible variables at a `PROBEPOINT`"},
-		&cli.BoolFlag{Name: "funcs", Aliases: []string{"F"}, Usage: "list functions"},
-		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
-		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
-		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
-		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the Extra Boot Config (bootconfig -a) that defines and enables the probes at boot"},
-		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
-	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
+	return perfprobe.RootFlags(append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.

@@ -8,21 +8,15 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/resolve"
 )
 
 // The kinds perf probe 6.1 does not write: --fprobe (f:), --tracepoint
 // (t:) and --event (e:) with -D or -a. See docs/modern-kernels.md.
 
-func dynamicFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "fprobe", Usage: "define fprobe events (f:): 'FUNC [ARGS]' at a function's entry, 'FUNC%return [ARGS]' at its return"},
-		&cli.BoolFlag{Name: "tracepoint", Usage: "define tracepoint probes (t:): 'TRACEPOINT [ARGS]', C expressions on the tracepoint's parameters"},
-		&cli.StringFlag{Name: "event", Usage: "define an event probe (e:) on the trace event `SYSTEM/EVENT`; -D/-a give its ARGS ('FIELD[:TYPE] (STRUCT)FIELD->MEMBER ... [if FILTER]')"},
-		&cli.StringFlag{Name: "format", Usage: "the --event's format description `FILE` (events/SYSTEM/EVENT/format), for another machine"},
-		&cli.BoolFlag{Name: "kernel-btf-args", Usage: "write arguments in the kernel's BTF syntax (count, file->f_pos) for the kernel to resolve, instead of $argN fetches"},
-	}
-}
+// dynamicFlags are -D's and -a's flags for them (perfprobe.DynamicFlags).
+var dynamicFlags = perfprobe.DynamicFlags
 
 // dynamicMode reports whether -D/-a define one of those kinds.
 func dynamicMode(c *cli.Context) bool {

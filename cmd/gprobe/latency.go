@@ -14,6 +14,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/record/khist"
@@ -37,7 +38,9 @@ func (a *app) latencyCommand() *cli.Command {
 		Description: "Installs probes on FUNC's entry and return, ties them with hist triggers and a synthetic\n" +
 			"event, runs CMD following it and its children (or everything with -a), then prints the\n" +
 			"histogram as gprobe analyze prints latency and removes all it installed.",
-		Flags: append(latencyTargetFlags(),
+		// Not --no-inlines: latency always measures the function itself (an
+		// inlined copy has no return to probe).
+		Flags: append(perfprobe.TargetFlags("no-inlines"),
 			&cli.StringFlag{Name: "by", Usage: "split the histogram by `comm|pid`"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "count every process, not only CMD and its children (without CMD: until Ctrl-C)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
@@ -53,18 +56,6 @@ func (a *app) latencyCommand() *cli.Command {
 // in perf.
 func interspersed(args []string) []string {
 	return clikit.Interspersed(args, "latency", latencyValueFlags)
-}
-
-// latencyTargetFlags are the target flags but --no-inlines: latency always
-// measures the function itself (an inlined copy has no return to probe).
-func latencyTargetFlags() []cli.Flag {
-	var out []cli.Flag
-	for _, f := range targetFlags() {
-		if f.Names()[0] != "no-inlines" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func (a *app) latencyFail(err error, status int) int {

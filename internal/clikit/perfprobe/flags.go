@@ -1,0 +1,67 @@
+package perfprobe
+
+import (
+	"slices"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TargetFlags are the flags of every command that opens a target: what
+// is probed (-k, -x, -m, --symfs, --target-ns, --target), where its
+// source is (-s), how its names are read and -v, -q; without those named
+// in omit.
+func TargetFlags(omit ...string) []cli.Flag {
+	all := []cli.Flag{
+		&cli.StringFlag{Name: "vmlinux", Aliases: []string{"k"}, Usage: "vmlinux `PATH` with debug information"},
+		&cli.StringFlag{Name: "source", Aliases: []string{"s"}, Usage: "source `DIR` (path prefix of the DWARF source paths)"},
+		&cli.StringFlag{Name: "exec", Aliases: []string{"x"}, Usage: "user-space `BINARY` (uprobes)"},
+		&cli.StringFlag{Name: "module", Aliases: []string{"m"}, Usage: "kernel `MODULE` name or .ko path"},
+		&cli.BoolFlag{Name: "no-inlines", Usage: "ignore inlined instances"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the index cache ($XDG_CACHE_HOME/gprobe)"},
+		&cli.BoolFlag{Name: "demangle", Value: true, Usage: "demangle C++, Rust, OCaml and Java symbol names (--no-demangle: ELF names)"},
+		&cli.BoolFlag{Name: "no-demangle", Hidden: true},
+		&cli.BoolFlag{Name: "demangle-kernel", Usage: "demangle kernel symbol names too"},
+		&cli.BoolFlag{Name: "no-demangle-kernel", Hidden: true},
+		&cli.StringFlag{Name: "symfs", Usage: "look for the -x binary and debug information under `DIR` (a copy of the probed system's files)"},
+		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
+		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
+	}
+	return slices.DeleteFunc(all, func(f cli.Flag) bool { return slices.Contains(omit, f.Names()[0]) })
+}
+
+// RootFlags are the root command's flags: TargetFlags, perf probe's modes
+// and options, gprobe's extensions of them (--ret-insn, --boot,
+// --bootconfig, --uretprobe), then extra (the flags of the root command
+// that other commands share).
+func RootFlags(extra ...cli.Flag) []cli.Flag {
+	return append(append(TargetFlags(),
+		&cli.StringFlag{Name: "line", Aliases: []string{"L"}, Usage: "show probe-able source lines of `FUNC[:RLN[+NUM|-RLN2]]|SRC:ALN[+NUM|-ALN2]`"},
+		&cli.StringSliceFlag{Name: "definition", Aliases: []string{"D"}, Usage: "print the probe event `DEFINITION`(s) instead of installing"},
+		&cli.StringSliceFlag{Name: "add", Aliases: []string{"a"}, Usage: "add a probe event"},
+		&cli.StringSliceFlag{Name: "del", Aliases: []string{"d"}, Usage: "delete probe events"},
+		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list probe events"},
+		&cli.StringFlag{Name: "vars", Aliases: []string{"V"}, Usage: "show accessible variables at a `PROBEPOINT`"},
+		&cli.BoolFlag{Name: "funcs", Aliases: []string{"F"}, Usage: "list functions"},
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
+		&cli.IntFlag{Name: "max-probes", Value: MaxProbes, Usage: "maximum probe points per event"},
+		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
+		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
+		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the Extra Boot Config (bootconfig -a) that defines and enables the probes at boot"},
+		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
+	), extra...)
+}
+
+// DynamicFlags select the kinds perf probe 6.1 does not write, for -D
+// and -a: fprobes, tracepoint probes and event probes.
+func DynamicFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "fprobe", Usage: "define fprobe events (f:): 'FUNC [ARGS]' at a function's entry, 'FUNC%return [ARGS]' at its return"},
+		&cli.BoolFlag{Name: "tracepoint", Usage: "define tracepoint probes (t:): 'TRACEPOINT [ARGS]', C expressions on the tracepoint's parameters"},
+		&cli.StringFlag{Name: "event", Usage: "define an event probe (e:) on the trace event `SYSTEM/EVENT`; -D/-a give its ARGS ('FIELD[:TYPE] (STRUCT)FIELD->MEMBER ... [if FILTER]')"},
+		&cli.StringFlag{Name: "format", Usage: "the --event's format description `FILE` (events/SYSTEM/EVENT/format), for another machine"},
+		&cli.BoolFlag{Name: "kernel-btf-args", Usage: "write arguments in the kernel's BTF syntax (count, file->f_pos) for the kernel to resolve, instead of $argN fetches"},
+	}
+}

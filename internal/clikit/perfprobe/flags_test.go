@@ -1,0 +1,39 @@
+package perfprobe
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestRootFlags: the root command takes every option of perf probe (those
+// of -V's and the probe cache's given as extra), each once; TargetFlags
+// leaves out what it is told to.
+func TestRootFlags(t *testing.T) {
+	extra := []cli.Flag{&cli.BoolFlag{Name: "externs"}, &cli.BoolFlag{Name: "range"}, &cli.StringFlag{Name: "filter"}, &cli.BoolFlag{Name: "cache"}}
+	seen := map[string]bool{}
+	for _, f := range append(RootFlags(extra...), DynamicFlags()...) {
+		for _, n := range f.Names() {
+			if seen[n] {
+				t.Errorf("flag %s twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	for long := range options {
+		if !seen[long] {
+			t.Errorf("perf's --%s is not a root flag", long)
+		}
+	}
+	names := func(fs []cli.Flag) (out []string) {
+		for _, f := range fs {
+			out = append(out, f.Names()[0])
+		}
+		return out
+	}
+	all, some := names(TargetFlags()), names(TargetFlags("no-inlines", "symfs"))
+	if len(some) != len(all)-2 || slices.Contains(some, "no-inlines") || slices.Contains(some, "symfs") || !slices.Contains(all, "no-inlines") {
+		t.Errorf("TargetFlags(no-inlines, symfs) = %v of %v", some, all)
+	}
+}
