@@ -205,17 +205,11 @@ func (a *app) set(status int) error {
 }
 
 func (a *app) rootAction(c *cli.Context) error {
+	on := func(n string) bool { return c.IsSet(n) && c.Value(n) != false }
+	if msg := perfprobe.Misplaced(on, c.NArg() > 0); msg != "" {
+		return a.set(a.usageError("%s", msg))
+	}
 	switch {
-	case c.Bool("boot") && !c.IsSet("definition"):
-		return a.set(a.usageError("--boot prints definitions: use it with -D"))
-	case c.Bool("bootconfig") && !c.IsSet("definition"):
-		return a.set(a.usageError("--bootconfig prints definitions: use it with -D"))
-	case c.Bool("bootconfig") && c.Bool("boot"):
-		return a.set(a.usageError("--boot and --bootconfig: choose one"))
-	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
-		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
-	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
-		return a.set(a.usageError("--cache goes with -l or -d: gprobe adds no probes to perf's probe cache"))
 	case c.IsSet("line") && boolean(c, "ret-insn"):
 		return a.set(a.showExits(c, a.perf.Line))
 	case c.IsSet("line"):
