@@ -343,15 +343,7 @@ func (a *app) interruptible() (context.Context, context.CancelFunc) {
 // debuginfod is the client DEBUGINFOD_URLS configures (nil without
 // servers), with a progress line when stderr is a terminal.
 func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
-	d := debuginfod.FromEnv()
-	if d == nil {
-		return nil
-	}
-	if isTerminal(a.stderr) && !boolean(c, "quiet") {
-		d.Progress = debuginfod.ProgressLine(a.stderr)
-	}
-	d.Warn = a.warnFunc(c)
-	return d
+	return debuginfod.FromEnvTo(a.stderr, isTerminal(a.stderr) && !boolean(c, "quiet"), a.warnFunc(c))
 }
 
 // warnFunc prints warnings, unless -q.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -547,5 +548,24 @@ func TestAtoi(t *testing.T) {
 		if got := atoi(in); got != want {
 			t.Errorf("atoi(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// TestFromEnvTo: nil without servers; the progress line only when asked.
+func TestFromEnvTo(t *testing.T) {
+	t.Setenv("DEBUGINFOD_URLS", "")
+	if FromEnvTo(io.Discard, true, nil) != nil {
+		t.Error("no servers: want nil")
+	}
+	t.Setenv("DEBUGINFOD_URLS", "http://a:8002")
+	var warned []string
+	warn := func(s string) { warned = append(warned, s) }
+	if c := FromEnvTo(io.Discard, false, warn); c == nil || c.Progress != nil || c.Warn == nil {
+		t.Errorf("without progress: %+v", c)
+	} else if c.Warn("w"); len(warned) != 1 {
+		t.Error("Warn is not warn")
+	}
+	if c := FromEnvTo(io.Discard, true, nil); c == nil || c.Progress == nil {
+		t.Errorf("with progress: %+v", c)
 	}
 }

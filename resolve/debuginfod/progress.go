@@ -72,3 +72,18 @@ func byteSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %s", v, suffix)
 }
+
+// FromEnvTo is FromEnv for a command that reports to w: with progress, its
+// downloads draw ProgressLine on w (a terminal); warn receives Warn's
+// lines. It is nil without servers.
+func FromEnvTo(w io.Writer, progress bool, warn func(string)) *Client {
+	c := FromEnv()
+	if c == nil {
+		return nil
+	}
+	if progress {
+		c.Progress = ProgressLine(w)
+	}
+	c.Warn = warn
+	return c
+}
