@@ -391,23 +391,13 @@ func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes ma
 		return st
 	}
 	defer r.Close()
-	var resolved []probe.Probe
-	for i, p := range parsed {
-		if probes[i] != nil {
-			continue
-		}
-		ps, err := r.Probes(p)
-		if err != nil {
-			return a.resolveFailedOn(c, r, err, trailer)
-		}
-		probes[i] = ps
-		resolved = append(resolved, ps...)
-	}
-	for _, p := range resolved {
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, a.withReason(c, trailer, exitEINVAL))
-			return exitEINVAL
-		}
+	var re *resolve.RefusedError
+	switch err := resolve.Checked(r, parsed, probes, feat, known); {
+	case errors.As(err, &re):
+		a.errf(c, "%v\n%s\n", re, a.withReason(c, trailer, exitEINVAL))
+		return exitEINVAL
+	case err != nil:
+		return a.resolveFailedOn(c, r, err, trailer)
 	}
 	return exitOK
 }

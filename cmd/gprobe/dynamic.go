@@ -46,22 +46,17 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 		return exitENOENT
 	}
 	defer r.Close()
-	feat, known := r.Target().Features()
-	if !known {
-		feat, known = host, hostKnown
+	dps, err := dd.ResolveChecked(r, host, hostKnown)
+	var re *resolve.RefusedError
+	switch {
+	case errors.As(err, &re):
+		a.errf(c, "%v\n%s\n", re, trailer)
+		return exitEINVAL
+	case err != nil:
+		return a.resolveFailedOn(c, r, err, trailer)
 	}
-	for i := range defs {
-		p, point, args, err := dd.Resolve(r, i)
-		reqs[i].Point, reqs[i].Args = point, args
-		if err != nil {
-			return a.resolveFailedOn(c, r, err, trailer)
-		}
-		// Nothing is printed or written that the kernel would refuse.
-		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-			return exitEINVAL
-		}
-		reqs[i].Probes = []probe.Probe{p}
+	for i, dp := range dps {
+		reqs[i].Point, reqs[i].Args, reqs[i].Probes = dp.Point, dp.Args, []probe.Probe{dp.Probe}
 	}
 	return exitOK
 }

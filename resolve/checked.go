@@ -1,0 +1,81 @@
+package resolve
+
+import (
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/resolve/spec"
+)
+
+// RefusedError is a probe resolved that the kernel it is for would refuse
+// (install.CheckDefinition): nothing is printed or written of it.
+type RefusedError struct {
+	Probe probe.Probe
+	Err   error
+}
+
+func (e *RefusedError) Error() string {
+	return "The kernel would refuse this definition: " + e.Err.Error()
+}
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Checked resolves, for -D and -a, each of specs whose probes[i] is nil
+// into probes[i], then checks every probe it resolved against the
+// kernel's grammar and limits with feat (known: feat was read from a
+// kernel). It returns the first resolution error as Probes returns it,
+// else a *RefusedError for the first probe refused.
+func Checked(r *Resolver, specs []*spec.Probe, probes map[int][]probe.Probe, feat probedef.Features, known bool) error {
+	var resolved []probe.Probe
+	for i, p := range specs {
+		if probes[i] != nil {
+			continue
+		}
+		ps, err := r.Probes(p)
+		if err != nil {
+			return err
+		}
+		probes[i] = ps
+		resolved = append(resolved, ps...)
+	}
+	for _, p := range resolved {
+		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
+			return &RefusedError{p, err}
+		}
+	}
+	return nil
+}
+
+// DynamicProbe is one of DynamicDefs resolved: its probe, and the point
+// and arguments a request names it by.
+type DynamicProbe struct {
+	Probe probe.Probe
+	Point string
+	Args  []string
+}
+
+// ResolveChecked resolves every definition with r (Resolve), checking each
+// probe as Checked does with the features of the kernel r's target is
+// when it has them (a vmlinux's README), else with host and hostKnown
+// (the running kernel's). It stops at the first resolution error or
+// *RefusedError.
+func (dd *DynamicDefs) ResolveChecked(r *Resolver, host probedef.Features, hostKnown bool) ([]DynamicProbe, error) {
+	feat, known := r.Target().Features()
+	if !known {
+		feat, known = host, hostKnown
+	}
+	out := make([]DynamicProbe, len(dd.defs))
+	for i := range dd.defs {
+		p, point, args, err := dd.Resolve(r, i)
+		if err == nil {
+			err = install.CheckDefinition(p, r.Arch(), feat, known)
+			if err != nil {
+				err = &RefusedError{p, err}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = DynamicProbe{p, point, args}
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package resolve
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/resolve/spec"
+	"github.com/gprobe/gprobe/resolve/target"
+)
+
+// TestChecked: what is given is kept, the rest resolved; a probe the
+// kernel's grammar refuses is a *RefusedError, a point not found the
+// resolution's error.
+func TestChecked(t *testing.T) {
+	r, err := Open(Options{Target: target.Options{Vmlinux: "../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", NoCache: true}, MaxProbes: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	parse := func(defs ...string) []*spec.Probe {
+		var out []*spec.Probe
+		for _, d := range defs {
+			p, err := spec.ParseProbe(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	given := []probe.Probe{{Group: "g", Event: "e"}}
+	probes := map[int][]probe.Probe{0: given}
+	if err := Checked(r, parse("nosuch", "vfs_read count"), probes, probedef.Features{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(probes[0]) != 1 || probes[0][0].Event != "e" || len(probes[1]) != 1 {
+		t.Errorf("probes %v", probes)
+	}
+	var re *RefusedError
+	err = Checked(r, parse("vfs_read count:b70@0/64"), map[int][]probe.Probe{}, probedef.Features{}, false)
+	if !errors.As(err, &re) {
+		t.Errorf("a 70-bit bitfield: %v, want a *RefusedError", err)
+	}
+	if err := Checked(r, parse("nosuch"), map[int][]probe.Probe{}, probedef.Features{}, false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("nosuch: %v", err)
+	}
+}
+
+// TestResolveChecked: fprobes resolved with their points and arguments; a
+// refused one is a *RefusedError.
+func TestResolveChecked(t *testing.T) {
+	r, err := Open(Options{Target: target.Options{Vmlinux: "../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", NoCache: true}, MaxProbes: 128,
+		Features: probedef.KnownFeatures})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dd, err := Dynamic{}.Parse([]string{"vfs_read count", "vfs_write%return $retval"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dps, err := dd.ResolveChecked(r, probedef.KnownFeatures, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dps) != 2 || dps[0].Point != "vfs_read" || len(dps[0].Args) != 1 || dps[0].Probe.Kind != probe.Fprobe || !dps[1].Probe.Return {
+		t.Errorf("%+v", dps)
+	}
+	dd, err = Dynamic{}.Parse([]string{"vfs_read count:b70@0/64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RefusedError
+	if _, err := dd.ResolveChecked(r, probedef.KnownFeatures, true); !errors.As(err, &re) {
+		t.Errorf("a 70-bit bitfield: %v, want a *RefusedError", err)
+	}
+}
