@@ -63,37 +63,21 @@ type app struct {
 	firstPath struct{ exec, module string }
 }
 
-// mountNS is the process --target-ns (or --target) names
-// (perfprobe.MountNS).
-func mountNS(c *cli.Context) int { return perfprobe.MountNS(str(c, "target-ns"), str(c, "target")) }
-
-// execPath is the user binary probed: -x, or the path before the
-// definitions.
-func (a *app) execPath(c *cli.Context) string {
-	if x := str(c, "exec"); x != "" {
-		return x
-	}
-	return a.firstPath.exec
+// target is what the flags and the path before the definitions name to
+// probe (perfprobe.Target).
+func (a *app) target(c *cli.Context) perfprobe.Target {
+	return perfprobe.Target{Vmlinux: str(c, "vmlinux"), Exec: str(c, "exec"), Module: str(c, "module"), TargetNS: str(c, "target-ns"),
+		TargetPID: str(c, "target"), FirstExec: a.firstPath.exec, FirstModule: a.firstPath.module}
 }
 
-// user reports whether a user binary is probed: -x, the path before the
-// definitions, or --target's process's executable (targetExec).
-func (a *app) user(c *cli.Context) bool { return a.execPath(c) != "" || a.targetExec(c) }
-
-// targetExec reports whether the binary probed is the executable of
-// --target's process: --target without -x, -m or -k.
-func (a *app) targetExec(c *cli.Context) bool {
-	return str(c, "target") != "" && a.execPath(c) == "" && a.modulePath(c) == "" && str(c, "vmlinux") == ""
+// mountNS is the process whose mount namespace is probed.
+func mountNS(c *cli.Context) int {
+	return perfprobe.Target{TargetNS: str(c, "target-ns"), TargetPID: str(c, "target")}.MountNS()
 }
 
-// modulePath is the module probed: -m, or the .ko path before the
-// definitions.
-func (a *app) modulePath(c *cli.Context) string {
-	if m := str(c, "module"); m != "" {
-		return m
-	}
-	return a.firstPath.module
-}
+// user reports whether a user binary is probed; modulePath is the module.
+func (a *app) user(c *cli.Context) bool         { return a.target(c).User() }
+func (a *app) modulePath(c *cli.Context) string { return a.target(c).ModulePath() }
 
 // base is the app's context.
 func (a *app) base() context.Context {
@@ -241,11 +225,11 @@ func (a *app) rootAction(c *cli.Context) error {
 // With btf, the commands that can work from BTF alone (-D, add, -V, latency)
 // get the running kernel's /sys/kernel/btf/vmlinux when no vmlinux is found.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
-	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
-		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
-		ProcessExec: a.targetExec(c), PerfCache: buildIDCache(),
-		Trace:      a.printer(boolean(c, "verbose") && !boolean(c, "quiet")), // what the search looked at
-		Debuginfod: a.debuginfod(c), Context: ctx, NoCache: boolean(c, "no-cache"), Warn: a.warnFunc(c)}
+	o := a.target(c).Options()
+	o.BTF, o.Symfs, o.PerfCache = btf, str(c, "symfs"), buildIDCache()
+	o.Trace = a.printer(boolean(c, "verbose") && !boolean(c, "quiet")) // what the search looked at
+	o.Debuginfod, o.Context, o.NoCache, o.Warn = a.debuginfod(c), ctx, boolean(c, "no-cache"), a.warnFunc(c)
+	return o
 }
 
 // verboseTarget says, with -v, what was opened as perf -v does
@@ -262,15 +246,7 @@ func (a *app) withReason(c *cli.Context, trailer string, status int) string {
 }
 
 // verbose is how many -v were given (perf's verbose level).
-func (a *app) verbose(c *cli.Context) int {
-	if a.perf != nil && a.perf.Verbose > 0 {
-		return a.perf.Verbose
-	}
-	if boolean(c, "verbose") {
-		return 1
-	}
-	return 0
-}
+func (a *app) verbose(c *cli.Context) int { return a.perf.VerboseLevel(boolean(c, "verbose")) }
 
 // printer prints lines to stderr when on, else it is nil.
 func (a *app) printer(on bool) func(string) {
@@ -360,8 +336,8 @@ func (a *app) warnFunc(c *cli.Context) func(string) {
 // and arguments at the return instructions in a Go program; perf refuses
 // them elsewhere.
 func (a *app) parseOptions(c *cli.Context) spec.Options {
-	exec := a.execPath(c)
-	return spec.Options{EntryValues: !a.user(c) || exec != "" && resolve.IsGoProgram(exec)}
+	t := a.target(c)
+	return spec.Options{EntryValues: !t.User() || t.ExecPath() != "" && resolve.IsGoProgram(t.ExecPath())}
 }
 
 // blacklistFor sets the kprobe blacklist kernel probes are checked

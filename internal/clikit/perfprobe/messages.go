@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"syscall"
 
 	"github.com/gprobe/gprobe/resolve"
@@ -75,20 +74,15 @@ func ResolveFailure(t *target.Target, err error, trailer string, verbose int) ([
 	return append(out, WithReason(trailer, status, verbose)), status
 }
 
-// MountNS is the process whose mount namespace --target-ns (else
-// --target) names: 0 without either, -1 when the value is not a process
-// id (target.Open refuses it).
-func MountNS(targetNS, targetPID string) int {
-	v := targetNS
-	if v == "" {
-		v = targetPID
+// VerboseLevel is perf's verbose level: the -v counted by the parse, else
+// 1 for a command's --verbose flag (flag), else 0. st may be nil (a
+// command run without perf's parse).
+func (st *State) VerboseLevel(flag bool) int {
+	switch {
+	case st != nil && st.Verbose > 0:
+		return st.Verbose
+	case flag:
+		return 1
 	}
-	if v == "" {
-		return 0
-	}
-	pid, err := strconv.Atoi(v)
-	if err != nil || pid <= 0 {
-		return -1
-	}
-	return pid
+	return 0
 }

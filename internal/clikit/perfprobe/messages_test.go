@@ -74,14 +74,10 @@ func TestVerbose(t *testing.T) {
 	}
 }
 
-// TestMountNS: --target-ns before --target; not a pid is -1.
-func TestMountNS(t *testing.T) {
-	for _, c := range []struct {
-		ns, pid string
-		want    int
-	}{{"", "", 0}, {"12", "", 12}, {"", "34", 34}, {"12", "34", 12}, {"x", "", -1}, {"", "0", -1}, {"-3", "", -1}} {
-		if got := MountNS(c.ns, c.pid); got != c.want {
-			t.Errorf("MountNS(%q, %q) = %d, want %d", c.ns, c.pid, got, c.want)
-		}
+// TestVerboseLevel: perf's count first, then the flag; a nil State.
+func TestVerboseLevel(t *testing.T) {
+	var none *State
+	if none.VerboseLevel(false) != 0 || none.VerboseLevel(true) != 1 || (&State{Verbose: 3}).VerboseLevel(false) != 3 || (&State{}).VerboseLevel(true) != 1 {
+		t.Error("VerboseLevel")
 	}
 }

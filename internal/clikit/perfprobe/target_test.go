@@ -1,0 +1,31 @@
+package perfprobe
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestTarget: -x and -m before the first-path target; --target's process
+// executable only without -x, -m, -k; the mount namespace's process.
+func TestTarget(t *testing.T) {
+	for _, c := range []struct {
+		t    Target
+		want string
+	}{
+		{Target{}, `"" "" false false 0 {  "" false 0 false}`},
+		{Target{Exec: "/bin/a", FirstExec: "/bin/b"}, `"/bin/a" "" false true 0 {  "/bin/a" false 0 false}`},
+		{Target{FirstExec: "/bin/b"}, `"/bin/b" "" false true 0 {  "/bin/b" true 0 false}`},
+		{Target{FirstModule: "/m.ko"}, `"" "/m.ko" false false 0 { /m.ko "" false 0 false}`},
+		{Target{TargetPID: "12"}, `"" "" true true 12 {  "" false 12 true}`},
+		{Target{TargetPID: "12", TargetNS: "34", Vmlinux: "/k"}, `"" "" false false 34 {/k  "" false 34 false}`},
+		{Target{TargetNS: "x"}, `"" "" false false -1 {  "" false -1 false}`},
+		{Target{TargetNS: "0"}, `"" "" false false -1 {  "" false -1 false}`},
+	} {
+		o := c.t.Options()
+		got := fmt.Sprintf("%q %q %v %v %d {%s %s %q %v %d %v}", c.t.ExecPath(), c.t.ModulePath(), c.t.ProcessExec(), c.t.User(), c.t.MountNS(),
+			o.Vmlinux, o.Module, o.Exec, o.ExecAsGiven, o.MountNS, o.ProcessExec)
+		if got != c.want {
+			t.Errorf("%+v:\n%s\nwant %s", c.t, got, c.want)
+		}
+	}
+}
