@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"io"
 	"sort"
 
 	"github.com/gprobe/gprobe/analyze/latency"
@@ -25,4 +26,14 @@ func Log2Report(format string, events, lost int64, ls []latency.Log2) *report.Re
 		return a.Group < b.Group
 	})
 	return rep
+}
+
+// WriteLog2 writes Log2Report's report to w as gprobe analyze writes a
+// recording's: text with durations in unit, or JSON.
+func WriteLog2(w io.Writer, format string, events, lost int64, ls []latency.Log2, json bool, unit report.Unit) error {
+	out := report.OutputText
+	if json {
+		out = report.OutputJSON
+	}
+	return report.Write(w, Log2Report(format, events, lost, ls), out, unit, 0)
 }

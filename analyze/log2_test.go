@@ -51,3 +51,25 @@ func TestLog2Report(t *testing.T) {
 		t.Errorf("JSON %s: %+v, %v", js.String(), back, err)
 	}
 }
+
+// TestWriteLog2: the text and the JSON of Log2Report's report, as
+// report.Write writes them.
+func TestWriteLog2(t *testing.T) {
+	var l latency.Log2
+	l.Function, l.Entries, l.Returns = "work", 1, 1
+	l.Buckets[11] = latency.Log2Bucket{Count: 1, SumNs: 1500, MinNs: 1500, MaxNs: 1500}
+	unit := report.Unit{Name: "us", Ns: 1000}
+	for _, js := range []bool{false, true} {
+		var got, want bytes.Buffer
+		out := report.OutputText
+		if js {
+			out = report.OutputJSON
+		}
+		if err := report.Write(&want, analyze.Log2Report("h", 2, 1, []latency.Log2{l}), out, unit, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := analyze.WriteLog2(&got, "h", 2, 1, []latency.Log2{l}, js, unit); err != nil || got.String() != want.String() || got.Len() == 0 {
+			t.Errorf("json %v: %v\n%s\nwant\n%s", js, err, got.String(), want.String())
+		}
+	}
+}

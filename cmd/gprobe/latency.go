@@ -110,12 +110,7 @@ func (a *app) latency(c *cli.Context) int {
 // printLatency prints the histograms as analyze prints a recording's
 // latency.
 func (a *app) printLatency(c *cli.Context, res *khist.Result, unit report.Unit) error {
-	rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2())
-	out := report.OutputText
-	if c.Bool("json") {
-		out = report.OutputJSON
-	}
-	return report.Write(a.stdout, rep, out, unit, 0)
+	return analyze.WriteLog2(a.stdout, "in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2(), c.Bool("json"), unit)
 }
 
 // latencyStatus is the status of a measurement: the command's, or the
@@ -160,11 +155,8 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry 
 // latencyBoot is latency --bootconfig (print the boot-time setup measuring
 // fn) and --boot-report (read what it counted): record/khist.
 func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
-	switch {
-	case c.Bool("bootconfig") && c.Bool("boot-report"):
-		return a.latencyFail(errors.New("--bootconfig prints a setup, --boot-report reads it: choose one"), exitUsage)
-	case len(command) > 0 || c.Bool("all"):
-		return a.latencyFail(errors.New("a boot-time measurement counts every task from boot: no command or -a"), exitUsage)
+	if err := khist.CheckBoot(c.Bool("bootconfig"), c.Bool("boot-report"), command, c.Bool("all")); err != nil {
+		return a.latencyFail(err, exitUsage)
 	}
 	by := c.String("by")
 	if c.Bool("bootconfig") {

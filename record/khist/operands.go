@@ -61,3 +61,17 @@ func BootConfigText(entry probe.Probe, rets []probe.Probe, by string) (string, e
 	}
 	return c.Render()
 }
+
+// CheckBoot refuses a boot-time measurement that both prints its setup
+// (bootconfig) and reads what it counted (report), or that names a
+// command to follow or all (it counts every task from boot). Its errors
+// wrap ErrOperands.
+func CheckBoot(bootconfig, report bool, command []string, all bool) error {
+	switch {
+	case bootconfig && report:
+		return &usageError{"--bootconfig prints a setup, --boot-report reads it: choose one", ErrOperands}
+	case len(command) > 0 || all:
+		return &usageError{"a boot-time measurement counts every task from boot: no command or -a", ErrOperands}
+	}
+	return nil
+}

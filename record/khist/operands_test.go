@@ -49,3 +49,24 @@ func TestCheckSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckBoot: one of --bootconfig and --boot-report, nothing to follow.
+func TestCheckBoot(t *testing.T) {
+	for _, c := range []struct {
+		conf, rep bool
+		cmd       []string
+		all       bool
+		want      string
+	}{
+		{true, false, nil, false, "<nil>"},
+		{false, true, nil, false, "<nil>"},
+		{true, true, nil, false, "--bootconfig prints a setup, --boot-report reads it: choose one"},
+		{true, false, []string{"ls"}, false, "a boot-time measurement counts every task from boot: no command or -a"},
+		{false, true, nil, true, "a boot-time measurement counts every task from boot: no command or -a"},
+	} {
+		err := CheckBoot(c.conf, c.rep, c.cmd, c.all)
+		if fmt.Sprint(err) != c.want || err != nil && !errors.Is(err, ErrOperands) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
