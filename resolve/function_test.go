@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,5 +36,21 @@ func TestFunction(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: %v", fn, err)
+	}
+}
+
+// TestOpenIn: a context done by the end of Open gives its error and no
+// resolver; otherwise Open's answer.
+func TestOpenIn(t *testing.T) {
+	o := Options{Target: target.Options{Vmlinux: "../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", NoCache: true}}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := OpenIn(ctx, o)
+	if err != nil || r == nil {
+		t.Fatalf("%v %v", r, err)
+	}
+	r.Close()
+	cancel()
+	if r, err := OpenIn(ctx, o); r != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v %v", r, err)
 	}
 }

@@ -16,6 +16,7 @@
 package resolve
 
 import (
+	"context"
 	"debug/elf"
 	"syscall"
 
@@ -36,6 +37,21 @@ type Resolver = resolver.Resolver
 // Open opens the target o.Target names and returns its resolver; Close
 // releases both.
 func Open(o Options) (*Resolver, error) { return resolver.Open(o) }
+
+// OpenIn is Open in ctx (o.Target.Context: it cancels a debuginfod
+// download): when ctx is done by the time Open returns, what was opened
+// is closed and the error is ctx's.
+func OpenIn(ctx context.Context, o Options) (*Resolver, error) {
+	o.Target.Context = ctx
+	r, err := Open(o)
+	if ctx.Err() != nil {
+		if err == nil {
+			r.Close()
+		}
+		return nil, ctx.Err()
+	}
+	return r, err
+}
 
 // New returns the resolver for an opened target; Close closes t.
 func New(t *target.Target, o Options) (*Resolver, error) { return resolver.New(t, o) }

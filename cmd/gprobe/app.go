@@ -121,13 +121,8 @@ func (a *app) main(args []string) int {
 		return st
 	}
 	a.args, a.perf = args, perf
-	cliApp := a.cliApp()
-	if err := cliApp.Run(interspersed(args)); err != nil {
-		if a.status == exitOK {
-			fmt.Fprintf(a.stderr, " Error: %v\n", err)
-			fmt.Fprint(a.stderr, usageText)
-			return exitUsage
-		}
+	if err := a.cliApp().Run(interspersed(args)); err != nil && a.status == exitOK {
+		return a.usageError("%v", err)
 	}
 	return a.status
 }
@@ -278,15 +273,11 @@ func (a *app) negatable(c *cli.Context, name string, def bool) bool {
 func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error) {
 	ctx, stop := a.interruptible()
 	defer stop()
-	o.Target.Context = ctx
-	r, err := resolve.Open(o)
-	if ctx.Err() != nil {
-		if err == nil {
-			r.Close()
-		}
+	r, err := resolve.OpenIn(ctx, o)
+	switch {
+	case ctx.Err() != nil:
 		return nil, errInterrupted
-	}
-	if err == nil {
+	case err == nil:
 		a.verboseTarget(c, r.Target())
 	}
 	return r, err
@@ -386,13 +377,9 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		return a.showDynamic(c, defs)
 	}
 	const trailer = "  Error: Failed to add events."
-	var parsed []*spec.Probe
-	for _, d := range defs {
-		p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
-		if err != nil {
-			return a.parseFailed(err, "-D")
-		}
-		parsed = append(parsed, p)
+	parsed, err := spec.ParseProbes(defs, a.parseOptions(c))
+	if err != nil {
+		return a.parseFailed(err, "-D")
 	}
 	feat, known := tracefs.RunningFeatures()
 	// SDT points come from the marked binaries or perf's probe cache.
