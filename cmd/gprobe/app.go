@@ -104,9 +104,7 @@ var usageText = perfprobe.UsageText()
 // perfParser parses the root command's options as perf probe does; then
 // urfave/cli runs the command from their canonical spelling.
 func (a *app) perfParser() *perfprobe.Parser {
-	return &perfprobe.Parser{Flags: a.cliApp().Flags, W: a.stderr, IsCommand: a.isSubcommand,
-		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"},
-		Raw: install.IsDefinition, Namespace: []string{"target-ns", "target"}}
+	return perfprobe.RootParser(a.cliApp().Flags, a.stderr, a.isSubcommand, install.IsDefinition)
 }
 
 // perfOptions is the root command's option table without callbacks,
@@ -331,18 +329,6 @@ func (a *app) parseOptions(c *cli.Context) spec.Options {
 	return spec.Options{EntryValues: !t.User() || t.ExecPath() != "" && resolve.IsGoProgram(t.ExecPath())}
 }
 
-// blacklistFor sets the kprobe blacklist kernel probes are checked
-// against (the kernel refuses those it covers): a vmlinux's own for the
-// kernel it is (-k), else the running kernel's.
-func (a *app) blacklistFor(c *cli.Context, o *resolve.Options) {
-	if str(c, "vmlinux") != "" {
-		o.ImageBlacklist = true
-		return
-	}
-	o.Blacklist = tracefs.RunningBlacklist()
-	a.noBlacklist = o.Blacklist == nil && !a.user(c)
-}
-
 // resolveDefinitions resolves the definitions parsed whose probes are
 // still nil, into probes, refusing what the kernel would refuse (perf
 // prints such lines; the write then fails with EINVAL).
@@ -352,7 +338,12 @@ func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes ma
 	// What perf 6.1 cannot write (entry values at return) follows the
 	// kernel the vmlinux is.
 	o.Features, o.ImageFeatures = feat, true
-	a.blacklistFor(c, &o)
+	// The kprobe blacklist (the kernel refuses what it covers): a
+	// vmlinux's own for the kernel it is (-k), else the running kernel's.
+	if o.ImageBlacklist = str(c, "vmlinux") != ""; !o.ImageBlacklist {
+		o.Blacklist = tracefs.RunningBlacklist()
+		a.noBlacklist = o.Blacklist == nil && !a.user(c)
+	}
 	r, st := a.resolverOr(c, o, trailer)
 	if r == nil {
 		return st
@@ -466,8 +457,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	defer r.Close()
 	l, err := r.LineRange(lr)
 	if err != nil {
-		a.unfetched(c, r)
-		return a.resolveFailed(c, err, trailer)
+		return a.resolveFailedOn(c, r, err, trailer)
 	}
 	ctx, stop := a.interruptible()
 	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))

@@ -27,8 +27,7 @@ import (
 
 // latencyValueFlags are the latency command's flags that take a value:
 // its flags may follow FUNC (interspersed).
-var latencyValueFlags = map[string]bool{"by": true, "unit": true, "k": true, "vmlinux": true, "s": true, "source": true,
-	"x": true, "exec": true, "m": true, "module": true, "symfs": true, "target-ns": true, "target": true}
+var latencyValueFlags = clikit.ValueFlags((&app{}).latencyCommand().Flags)
 
 func (a *app) latencyCommand() *cli.Command {
 	return &cli.Command{
@@ -83,12 +82,9 @@ func (a *app) latency(c *cli.Context) int {
 	defer signal.Stop(sigs)
 
 	// Refuse before resolving or creating anything.
-	fs, err := tracefs.Open()
+	fs, err := khist.Open()
 	if err != nil {
-		return a.latencyFail(err, exitErrno(err))
-	}
-	if err := khist.Supported(fs); err != nil {
-		return a.latencyFail(err, exitEOPNOTSUPP)
+		return a.latencyStatus(nil, err)
 	}
 	reportLeftovers(a.stderr, fs)
 	entry, rets, st := a.resolveFunction(c, fn, fs)

@@ -72,3 +72,17 @@ func IsCommand(app *cli.App, s string) bool {
 	}
 	return false
 }
+
+// ValueFlags are the names (aliases included) of those of flags that
+// take a value: all but boolean flags (Interspersed's valueFlags).
+func ValueFlags(flags []cli.Flag) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range flags {
+		if _, isBool := f.(*cli.BoolFlag); !isBool {
+			for _, n := range f.Names() {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}

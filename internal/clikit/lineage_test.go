@@ -49,3 +49,12 @@ func TestIsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestValueFlags: every name of a flag with a value, no boolean's.
+func TestValueFlags(t *testing.T) {
+	got := ValueFlags([]cli.Flag{&cli.StringFlag{Name: "vmlinux", Aliases: []string{"k"}}, &cli.BoolFlag{Name: "all", Aliases: []string{"a"}},
+		&cli.IntFlag{Name: "max-probes"}, &cli.StringSliceFlag{Name: "add", Aliases: []string{"a2"}}})
+	if fmt.Sprint(got) != "map[a2:true add:true k:true max-probes:true vmlinux:true]" {
+		t.Errorf("%v", got)
+	}
+}

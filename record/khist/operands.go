@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // ErrUsage reports operands or settings of gprobe latency that are wrong
@@ -16,23 +17,24 @@ var ErrUsage = errors.New("latency usage")
 // (perf's usage status), as opposed to a setting's value.
 var ErrOperands = fmt.Errorf("operands: %w", ErrUsage)
 
-// usageError is an ErrUsage: its message is the text alone.
-type usageError struct {
+// textError is an error whose message is the text alone, of the kind it
+// wraps (ErrUsage, ErrOperands, ErrUnsupported).
+type textError struct {
 	msg  string
 	kind error
 }
 
-func (e *usageError) Error() string { return e.msg }
-func (e *usageError) Unwrap() error { return e.kind }
+func (e *textError) Error() string { return e.msg }
+func (e *textError) Unwrap() error { return e.kind }
 
 // Operands splits gprobe latency's operands: FUNC, then -- and the command
 // to follow (none when args stop after FUNC). Its errors wrap ErrOperands.
 func Operands(args []string) (fn string, command []string, err error) {
 	if len(args) == 0 {
-		return "", nil, &usageError{"give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)", ErrOperands}
+		return "", nil, &textError{"give the FUNC to measure (gprobe latency FUNC -- CMD ARGS...)", ErrOperands}
 	}
 	if len(args) > 1 && args[1] != "--" {
-		return "", nil, &usageError{fmt.Sprintf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), ErrOperands}
+		return "", nil, &textError{fmt.Sprintf("one FUNC at a time, then -- and the command (have %q)", strings.Join(args, " ")), ErrOperands}
 	}
 	if len(args) > 1 {
 		command = args[2:]
@@ -45,10 +47,10 @@ func Operands(args []string) (fn string, command []string, err error) {
 // follows nothing (no command and not all). Its errors wrap ErrUsage.
 func CheckSettings(by string, command []string, all bool) error {
 	if by != "" && by != "comm" && by != "pid" {
-		return &usageError{fmt.Sprintf("--by %q: want comm or pid", by), ErrUsage}
+		return &textError{fmt.Sprintf("--by %q: want comm or pid", by), ErrUsage}
 	}
 	if len(command) == 0 && !all {
-		return &usageError{"nothing to follow: give a command after --, or -a", ErrUsage}
+		return &textError{"nothing to follow: give a command after --, or -a", ErrUsage}
 	}
 	return nil
 }
@@ -69,9 +71,26 @@ func BootConfigText(entry probe.Probe, rets []probe.Probe, by string) (string, e
 func CheckBoot(bootconfig, report bool, command []string, all bool) error {
 	switch {
 	case bootconfig && report:
-		return &usageError{"--bootconfig prints a setup, --boot-report reads it: choose one", ErrOperands}
+		return &textError{"--bootconfig prints a setup, --boot-report reads it: choose one", ErrOperands}
 	case len(command) > 0 || all:
-		return &usageError{"a boot-time measurement counts every task from boot: no command or -a", ErrOperands}
+		return &textError{"a boot-time measurement counts every task from boot: no command or -a", ErrOperands}
 	}
 	return nil
+}
+
+// Open opens the running kernel's tracefs for a session, refusing a
+// kernel without what it needs (Supported): nothing is resolved or
+// created before. Its errors are tracefs.Open's, or wrap ErrUnsupported
+// (also when the README cannot be read).
+func Open() (*tracefs.FS, error) {
+	fs, err := tracefs.Open()
+	if err != nil {
+		return nil, err
+	}
+	if err := Supported(fs); err != nil && !errors.Is(err, ErrUnsupported) {
+		return nil, &textError{err.Error(), errors.Join(err, ErrUnsupported)}
+	} else if err != nil {
+		return nil, err
+	}
+	return fs, nil
 }

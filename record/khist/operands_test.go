@@ -70,3 +70,19 @@ func TestCheckBoot(t *testing.T) {
 		}
 	}
 }
+
+// TestOpen: this machine's kernel (no hist triggers here) is refused with
+// ErrUnsupported; a kernel that has them gives its tracefs.
+func TestOpen(t *testing.T) {
+	fs, err := Open()
+	switch {
+	case err == nil && fs == nil:
+		t.Error("no error and no tracefs")
+	case err != nil && fs != nil:
+		t.Errorf("tracefs and %v", err)
+	case err != nil && !errors.Is(err, ErrUnsupported):
+		t.Skipf("no tracefs here: %v", err)
+	case err != nil:
+		t.Logf("refused: %v", err)
+	}
+}

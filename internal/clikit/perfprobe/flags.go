@@ -1,6 +1,7 @@
 package perfprobe
 
 import (
+	"io"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -64,4 +65,15 @@ func DynamicFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Usage: "the --event's format description `FILE` (events/SYSTEM/EVENT/format), for another machine"},
 		&cli.BoolFlag{Name: "kernel-btf-args", Usage: "write arguments in the kernel's BTF syntax (count, file->f_pos) for the kernel to resolve, instead of $argN fetches"},
 	}
+}
+
+// RootParser is the Parser of a root command with RootFlags (flags), w
+// for perf's reports, isCommand naming its subcommands and raw its own
+// definitions: the modern kinds may follow -D and -a, --ret-insn makes
+// -L take a function, --ret-insn and --boot are modes of their own, and
+// --target-ns and --target name the mount namespace.
+func RootParser(flags []cli.Flag, w io.Writer, isCommand, raw func(string) bool) *Parser {
+	return &Parser{Flags: flags, W: w, IsCommand: isCommand, Raw: raw,
+		Dynamic: []string{"fprobe", "tracepoint", "event"}, LineFunc: []string{"ret-insn"}, Modes: []string{"ret-insn", "boot"},
+		Namespace: []string{"target-ns", "target"}}
 }
