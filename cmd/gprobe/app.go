@@ -54,7 +54,7 @@ type app struct {
 	// noBlacklist: kernel probes are to be checked against the running
 	// kernel's kprobe blacklist, which debugfs does not show (-v says so).
 	noBlacklist bool
-	// args are the command line (negatable reads it).
+	// args are the command line (clikit.Negatable reads it).
 	args []string
 	// firstPath is the target an absolute path before the probe
 	// definition names, as perf takes it without -x or -m ("gprobe
@@ -225,14 +225,6 @@ func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) targe
 	return o
 }
 
-// verboseTarget says, with -v, what was opened as perf -v does
-// (perfprobe.Verbose).
-func (a *app) verboseTarget(c *cli.Context, t *target.Target) {
-	if a.verbose(c) > 0 {
-		perfprobe.Verbose(a.stderr, t, str(c, "vmlinux"), a.noBlacklist)
-	}
-}
-
 // withReason is perf's pr_err_with_code (perfprobe.WithReason).
 func (a *app) withReason(c *cli.Context, trailer string, status int) string {
 	return perfprobe.WithReason(trailer, status, a.verbose(c))
@@ -255,14 +247,8 @@ func (a *app) printer(on bool) func(string) {
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
 		Warn: a.warnFunc(c), Debug: a.printer(a.verbose(c) > 0), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
-		Names: resolve.Names{NoDemangle: !a.negatable(c, "demangle", true), DemangleKernel: a.negatable(c, "demangle-kernel", false),
+		Names: resolve.Names{NoDemangle: !clikit.Negatable(c, a.args, "demangle", true), DemangleKernel: clikit.Negatable(c, a.args, "demangle-kernel", false),
 			Params: boolean(c, "verbose")}, KernelText: install.RunningSymbols{}}
-}
-
-// negatable is perf's boolean option NAME, which --no-NAME turns off
-// (clikit.Negatable).
-func (a *app) negatable(c *cli.Context, name string, def bool) bool {
-	return clikit.Negatable(c, a.args, name, def)
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -275,8 +261,9 @@ func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error)
 	switch {
 	case ctx.Err() != nil:
 		return nil, errInterrupted
-	case err == nil:
-		a.verboseTarget(c, r.Target())
+	case err == nil && a.verbose(c) > 0:
+		// What was opened, as perf -v says it.
+		perfprobe.Verbose(a.stderr, r.Target(), str(c, "vmlinux"), a.noBlacklist)
 	}
 	return r, err
 }
@@ -439,9 +426,6 @@ func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, tr
 	}
 	return status
 }
-
-// resolveStatus is perf's exit status for a resolution error.
-var resolveStatus = perfprobe.ResolveStatus
 
 // showLines implements -L.
 func (a *app) showLines(c *cli.Context, desc string) int {

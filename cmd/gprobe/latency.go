@@ -143,7 +143,7 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry 
 	}
 	defer r.Close()
 	if entry, rets, err = resolve.Function(r, fn); err != nil {
-		return probe.Probe{}, nil, a.latencyFail(err, resolveStatus(err))
+		return probe.Probe{}, nil, a.latencyFail(err, perfprobe.ResolveStatus(err))
 	}
 	return entry, rets, exitOK
 }
