@@ -20,12 +20,6 @@ import (
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
 
-const (
-	addTrailer  = perfprobe.AddTrailer
-	delTrailer  = perfprobe.DelTrailer
-	listTrailer = perfprobe.ListTrailer
-)
-
 func (a *app) addCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "add",
@@ -136,7 +130,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
-		a.errf(c, "%v\n%s\n", err, addTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.AddTrailer)
 		return exitErrno(err)
 	}
 	// perf writes the definitions from the target's mount namespace, where
@@ -154,7 +148,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 			}
 		}
 		if len(dynamic) > 0 {
-			if st := a.resolveDynamic(c, dynamic, addTrailer, reqs[len(specs):]); st != exitOK {
+			if st := a.resolveDynamic(c, dynamic, perfprobe.AddTrailer, reqs[len(specs):]); st != exitOK {
 				return reported(st)
 			}
 		}
@@ -228,7 +222,7 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
 	// SDT points come from the marked binaries or perf's probe cache.
-	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, perfprobe.AddTrailer)
 	if st != exitOK {
 		return st
 	}
@@ -244,7 +238,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	a.noBlacklist = o.Blacklist == nil && !a.user(c)
 	r, err := a.open(c, o)
 	if err != nil {
-		a.errf(c, "%v\n%s\n", err, addTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.AddTrailer)
 		return exitENOENT
 	}
 	defer r.Close()
@@ -255,7 +249,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		ps, err := r.Probes(q)
 		if err != nil {
 			a.unfetched(c, r)
-			return a.resolveFailed(c, err, addTrailer)
+			return a.resolveFailed(c, err, perfprobe.AddTrailer)
 		}
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
@@ -282,7 +276,7 @@ func (a *app) listProbes(c *cli.Context, pattern string) int {
 	if boolean(c, "cache") {
 		return a.listCache(c, pattern)
 	}
-	flt, fs, events, st := a.installedEvents(c, pattern, listTrailer)
+	flt, fs, events, st := a.installedEvents(c, pattern, perfprobe.ListTrailer)
 	if fs == nil {
 		return st
 	}
@@ -315,7 +309,7 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	if boolean(c, "cache") {
 		return a.delCache(c, pattern)
 	}
-	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
+	flt, fs, events, st := a.installedEvents(c, pattern, perfprobe.DelTrailer)
 	if fs == nil {
 		return st
 	}

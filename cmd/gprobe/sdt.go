@@ -10,6 +10,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/sdt"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -65,7 +66,7 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.
 func (a *app) listCache(c *cli.Context, pattern string) int {
 	if err := sdt.ShowCache(a.stdout, buildIDCache(), []string{pattern}, a.verboseWarn(c)); err != nil {
-		a.errf(c, "%v\n%s\n", err, listTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.ListTrailer)
 		return exitEINVAL
 	}
 	return exitOK
@@ -75,7 +76,7 @@ func (a *app) listCache(c *cli.Context, pattern string) int {
 func (a *app) delCache(c *cli.Context, pattern string) int {
 	removed := func(spec string) { a.errf(c, "Removed cached event: %s\n", spec) }
 	if err := sdt.DeleteCache(buildIDCache(), []string{pattern}, removed, a.verboseWarn(c)); err != nil {
-		a.errf(c, "%v\n%s\n", err, delTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.DelTrailer)
 		return exitEINVAL
 	}
 	return exitOK
