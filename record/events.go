@@ -23,6 +23,41 @@ type event struct {
 	// Definition is the event's line in kprobe_events, uprobe_events or
 	// dynamic_events for probe events, "" for static tracepoints.
 	Definition string
+	// Format is the event's format, read when it was enabled: a user
+	// event may be gone by the time the file is written (it is deleted
+	// when its program exits and nothing has it enabled). nil: read it
+	// when writing the file.
+	Format []byte
+}
+
+// userSystems are the systems of user events (user_events, and
+// user_events_multi for events registered with
+// USER_EVENT_REG_MULTI_FORMAT).
+var userSystems = []string{"user_events", "user_events_multi"}
+
+// watch is an -e pattern matched again and again while recording: a user
+// event exists only once its program has registered it.
+type watch struct{ sys, name string }
+
+// userSystem reports whether the system pattern names a user events
+// system.
+func userSystem(pattern string) bool {
+	for _, s := range userSystems {
+		if ok, _ := path.Match(pattern, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// isUserSystem reports whether sys is a user events system.
+func isUserSystem(sys string) bool {
+	for _, s := range userSystems {
+		if s == sys {
+			return true
+		}
+	}
+	return false
 }
 
 func (e event) String() string { return e.System + ":" + e.Name }
@@ -47,11 +82,15 @@ func probeDefinitions(root *tracefs.FS) (map[string]string, error) {
 
 // selectEvents resolves -e arguments (GROUP:EVENT, GROUP:*, SYSTEM:EVENT,
 // with path.Match globs on both sides) against root's events directory.
-// With no arguments it selects every installed probe event.
-func selectEvents(root *tracefs.FS, specs []string) ([]event, error) {
+// With no arguments it selects every installed probe event. An argument
+// whose system matches a user events system is also a watch: its user
+// events are left to the recording, which enables them as they appear
+// (once tracing is on); it may match nothing yet.
+func selectEvents(root *tracefs.FS, specs []string) ([]event, []watch, error) {
+	var watches []watch
 	defs, err := probeDefinitions(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	var evs []event
@@ -75,9 +114,9 @@ func selectEvents(root *tracefs.FS, specs []string) ([]event, error) {
 			}
 		}
 		if len(evs) == 0 {
-			return nil, fmt.Errorf("%w: no probe events installed (add some, or name events with -e)", ErrNoEvents)
+			return nil, nil, fmt.Errorf("%w: no probe events installed (add some, or name events with -e)", ErrNoEvents)
 		}
-		return evs, nil
+		return evs, nil, nil
 	}
 	for _, s := range specs {
 		sys, name, ok := strings.Cut(s, ":")
@@ -85,13 +124,17 @@ func selectEvents(root *tracefs.FS, specs []string) ([]event, error) {
 			sys, name, ok = strings.Cut(s, "/")
 		}
 		if !ok || sys == "" || name == "" || strings.ContainsAny(s, " \t\n") {
-			return nil, fmt.Errorf("%w %q: want GROUP:EVENT, GROUP:* or SYSTEM:EVENT", ErrBadEvent, s)
+			return nil, nil, fmt.Errorf("%w %q: want GROUP:EVENT, GROUP:* or SYSTEM:EVENT", ErrBadEvent, s)
 		}
 		if _, err := path.Match(sys, ""); err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrBadEvent, s, err)
+			return nil, nil, fmt.Errorf("%w %q: %v", ErrBadEvent, s, err)
 		}
 		if _, err := path.Match(name, ""); err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrBadEvent, s, err)
+			return nil, nil, fmt.Errorf("%w %q: %v", ErrBadEvent, s, err)
+		}
+		watching := userSystem(sys)
+		if watching {
+			watches = append(watches, watch{sys, name})
 		}
 		matched := 0
 		systems, _ := os.ReadDir(root.Path("events"))
@@ -99,7 +142,7 @@ func selectEvents(root *tracefs.FS, specs []string) ([]event, error) {
 			if !sd.IsDir() {
 				continue
 			}
-			if ok, _ := path.Match(sys, sd.Name()); !ok {
+			if ok, _ := path.Match(sys, sd.Name()); !ok || isUserSystem(sd.Name()) {
 				continue
 			}
 			ents, _ := os.ReadDir(root.Path(path.Join("events", sd.Name())))
@@ -113,9 +156,40 @@ func selectEvents(root *tracefs.FS, specs []string) ([]event, error) {
 				}
 			}
 		}
-		if matched == 0 {
-			return nil, fmt.Errorf("%w %q: no such event in %s", ErrBadEvent, s, root.Path("events"))
+		if matched == 0 && !watching {
+			return nil, nil, fmt.Errorf("%w %q: no such event in %s", ErrBadEvent, s, root.Path("events"))
 		}
 	}
-	return evs, nil
+	return evs, watches, nil
+}
+
+// newUserEvents returns the user events matching the watches that are not
+// in seen (by SYSTEM:EVENT), their formats read.
+func newUserEvents(root *tracefs.FS, watches []watch, seen map[string]bool) []event {
+	var out []event
+	for _, sys := range userSystems {
+		ents, err := os.ReadDir(root.Path(path.Join("events", sys)))
+		if err != nil {
+			continue
+		}
+		for _, ed := range ents {
+			if !ed.IsDir() || seen[sys+":"+ed.Name()] {
+				continue
+			}
+			for _, w := range watches {
+				okSys, _ := path.Match(w.sys, sys)
+				okName, _ := path.Match(w.name, ed.Name())
+				if !okSys || !okName {
+					continue
+				}
+				f, err := root.EventFormat(sys, ed.Name())
+				if err != nil {
+					break // gone already
+				}
+				out = append(out, event{System: sys, Name: ed.Name(), Format: f})
+				break
+			}
+		}
+	}
+	return out
 }

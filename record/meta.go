@@ -54,6 +54,9 @@ func (r *Result) Summary() string {
 	if r.Meta.Interrupted != "" {
 		fmt.Fprintf(&b, "; interrupted by %s", r.Meta.Interrupted)
 	}
+	for _, w := range r.Unmatched {
+		fmt.Fprintf(&b, "; no user event matched %s", w)
+	}
 	return b.String()
 }
 

@@ -74,6 +74,9 @@ type Result struct {
 	// Drain is the time from tracing off to the file written: emptying
 	// the ring buffers, collecting metadata, writing trace.dat.
 	Drain time.Duration
+	// Unmatched are the -e patterns on user events that no event matched
+	// while recording (its program may not have registered it).
+	Unmatched []string
 }
 
 const clock = "mono"
@@ -95,7 +98,7 @@ func Run(cfg Config) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	events, err := selectEvents(root, cfg.Events)
+	events, watches, err := selectEvents(root, cfg.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +113,7 @@ func Run(cfg Config) (res *Result, err error) {
 		return nil, fmt.Errorf("%w: output directory %s does not exist", ErrConfig, outDir)
 	}
 
-	s := &session{cfg: cfg, root: root, events: events, tmpDir: outDir}
+	s := &session{cfg: cfg, root: root, events: events, watches: watches, tmpDir: outDir}
 	defer func() {
 		if cerr := s.cleanup(); cerr != nil && err == nil {
 			err = cerr
@@ -157,6 +160,10 @@ type session struct {
 	inst    *tracefs.Instance
 	events  []event
 	enabled []event
+	// watches match user events while recording (selectEvents);
+	// watched holds the SYSTEM:EVENT of those found.
+	watches []watch
+	watched map[string]bool
 	layout  ringbuf.Layout
 	cpus    []int // CPU numbers with a per_cpu directory
 	readers []*cpuReader
@@ -279,11 +286,21 @@ func (s *session) run(cmdPath string) error {
 		}
 	}
 
-	var tick <-chan time.Time
+	var tick, watchTick <-chan time.Time
 	if s.cfg.Progress != nil {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		tick = t.C
+	}
+	if len(s.watches) > 0 {
+		// A program that registered a user event waits for the kernel
+		// to flip its enable bit: enable what appeared, often.
+		if err := s.watchUserEvents(); err != nil {
+			return err
+		}
+		t := time.NewTicker(userEventPoll)
+		defer t.Stop()
+		watchTick = t.C
 	}
 	for {
 		select {
@@ -308,8 +325,42 @@ func (s *session) run(cmdPath string) error {
 			return nil
 		case <-tick:
 			s.progress()
+		case <-watchTick:
+			if err := s.watchUserEvents(); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// userEventPoll is how often a recording looks for new user events.
+const userEventPoll = 2 * time.Millisecond
+
+// watchUserEvents enables the user events that appeared since it last
+// looked and match a watch. Tracing is on already: a program writes its
+// event as soon as the kernel sets the event's enable bit, which the
+// enabling does. Each event's format was read before it was enabled (a
+// non-persistent event vanishes when its program exits once it is
+// disabled).
+func (s *session) watchUserEvents() error {
+	if s.watched == nil {
+		s.watched = map[string]bool{}
+		for _, e := range s.events {
+			s.watched[e.String()] = true
+		}
+	}
+	for _, e := range newUserEvents(s.root, s.watches, s.watched) {
+		s.watched[e.String()] = true
+		if err := s.inst.Enable(e.System, e.Name, true); err != nil {
+			if errors.Is(err, tracefs.ErrNotFound) {
+				continue // unregistered meanwhile
+			}
+			return err
+		}
+		s.events = append(s.events, e)
+		s.enabled = append(s.enabled, e)
+	}
+	return nil
 }
 
 // startCommand runs the command under the instance's pid filter from its
@@ -501,6 +552,7 @@ func (s *session) finish() (*Result, error) {
 		return nil, err
 	}
 	res.Output, res.Bytes, res.Meta, res.ExitCode = s.cfg.Output, n, *m, m.ExitCode
+	res.Unmatched = s.unmatchedWatches()
 	res.Drain = time.Since(drainStart)
 	return &res, nil
 }
@@ -535,9 +587,12 @@ func (s *session) writeFile(kallsyms []byte) (int64, error) {
 	}
 	bySystem := map[string]int{}
 	for _, e := range s.events {
-		b, err := s.root.EventFormat(e.System, e.Name)
-		if err != nil {
-			return 0, err
+		b := e.Format
+		if b == nil {
+			var err error
+			if b, err = s.root.EventFormat(e.System, e.Name); err != nil {
+				return 0, err
+			}
 		}
 		i, ok := bySystem[e.System]
 		if !ok {
@@ -656,7 +711,11 @@ func (o *output) Close() error {
 func (s *session) disableEvents() error {
 	var first error
 	for _, e := range s.enabled {
-		if err := s.inst.Enable(e.System, e.Name, false); err != nil && first == nil {
+		err := s.inst.Enable(e.System, e.Name, false)
+		if err != nil && isUserSystem(e.System) && errors.Is(err, tracefs.ErrNotFound) {
+			continue // its program deleted it
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
@@ -684,4 +743,25 @@ func (s *session) cleanup() (err error) {
 		first = err
 	}
 	return first
+}
+
+// unmatchedWatches are the watches no recorded event matched, as -e wrote
+// them (SYSTEM:EVENT).
+func (s *session) unmatchedWatches() []string {
+	var out []string
+	for _, w := range s.watches {
+		found := false
+		for _, e := range s.events {
+			okSys, _ := path.Match(w.sys, e.System)
+			okName, _ := path.Match(w.name, e.Name)
+			if okSys && okName && isUserSystem(e.System) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, w.sys+":"+w.name)
+		}
+	}
+	return out
 }

@@ -13,6 +13,10 @@
 // __probe_func equal to an entry's __probe_ip in the same process. Each thread keeps a stack per function,
 // so recursion pairs each return with the innermost open call.
 //
+// User events (systems user_events and user_events_multi, which an
+// application defines and writes) pair by name the same way: NAME__return
+// ends NAME, and NAME_end ends NAME_begin (the function is then NAME).
+//
 // Go functions are paired by goroutine instead of thread, when their events
 // carry the goroutine's id (probe.GoroutineField, gprobe's $goid): goroutines
 // move between threads in the middle of calls. With the stack pointer and the
@@ -215,10 +219,21 @@ func isReturn(e *trace.Event) bool {
 	if exit, _ := probe.EventExit(e.Name); exit != probe.NoExit {
 		return true
 	}
+	if userEvent(e) && strings.HasSuffix(e.Name, userEnd) {
+		return true
+	}
 	if _, ok := sdtEntry(e.System, e.Name); ok {
 		return true
 	}
 	return strings.HasSuffix(e.Name, "__return") || e.Has("__probe_func")
+}
+
+// The suffixes of user events that begin and end a span.
+const userBegin, userEnd = "_begin", "_end"
+
+// userEvent tells an event an application defined (user_events).
+func userEvent(e *trace.Event) bool {
+	return e.System == "user_events" || e.System == "user_events_multi"
 }
 
 // sdtPairs are the names SDT markers open and close an operation with:
@@ -247,13 +262,17 @@ func (a *Analyzer) derive(e *trace.Event) *class {
 	switch {
 	case isReturn(e):
 		c.ret, c.probe = true, true
-	case e.Has("__probe_ip"):
+	case e.Has("__probe_ip") || userEvent(e):
 		c.probe = true
 		fn, known := a.evFn[c.full]
 		if !known {
 			fn = c.full
+			name := e.Name
+			if userEvent(e) {
+				name = strings.TrimSuffix(name, userBegin)
+			}
 			a.evFn[c.full] = fn
-			a.fns[fn] = &fnInfo{name: e.Name, entryEvent: c.full}
+			a.fns[fn] = &fnInfo{name: name, entryEvent: c.full}
 		}
 		c.fn = a.fnID(fn)
 	}
@@ -438,6 +457,9 @@ func (a *Analyzer) partner(e *trace.Event, full string) string {
 	}
 	if rest, ok := strings.CutPrefix(e.Name, "r_"); ok {
 		cands = append(cands, "p_"+rest)
+	}
+	if base, ok := strings.CutSuffix(e.Name, userEnd); ok && userEvent(e) {
+		cands = append(cands, base+userBegin)
 	}
 	if exit, base := probe.EventExit(e.Name); exit != probe.NoExit {
 		cands = append(cands, base)

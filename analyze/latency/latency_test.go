@@ -321,6 +321,40 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestUserEvents: an application's user events pair by name, NAME_begin
+// with NAME_end and NAME with NAME__return; other systems' events without
+// __probe_ip are not calls.
+func TestUserEvents(t *testing.T) {
+	ue := func(sys, name string, pid int, ts uint64) *trace.Event {
+		return &trace.Event{System: sys, Name: name, PID: pid, TS: ts, Comm: "app", Fields: []trace.KV{{Key: "id", Val: "1"}}}
+	}
+	a := New(Options{})
+	for _, e := range []*trace.Event{
+		ue("user_events", "request_begin", 1, 100),
+		ue("user_events", "request_begin", 2, 110),
+		ue("user_events", "request_end", 1, 150),
+		ue("user_events", "request_end", 2, 190),
+		ue("user_events_multi", "flush.1f", 1, 200),
+		ue("user_events_multi", "flush.1f__return", 1, 207),
+		ue("sched", "wakeup_begin", 1, 300), // not a user event
+		ue("sched", "wakeup_end", 1, 310),
+	} {
+		a.Event(e)
+	}
+	rs := a.Results()
+	if len(rs) != 2 {
+		t.Fatalf("%+v", rs)
+	}
+	r := one(t, rs, "request")
+	if r.Count != 2 || r.MinNs != 50 || r.MaxNs != 80 || r.EntryEvent != "user_events:request_begin" || r.ReturnEvent != "user_events:request_end" {
+		t.Errorf("request %+v", r)
+	}
+	f := one(t, rs, "flush.1f")
+	if f.Count != 1 || f.MinNs != 7 {
+		t.Errorf("flush %+v", f)
+	}
+}
+
 // TestSDTPairs: SDT markers that open and close an operation pair up in
 // their sdt_ group (all are plain probes: each has __probe_ip); outside an
 // SDT group the names mean nothing.

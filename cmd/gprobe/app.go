@@ -111,13 +111,6 @@ func (a *app) modulePath(c *cli.Context) string {
 	return a.firstPath.module
 }
 
-// tune completes the resolve options every command uses: the app's
-// context.
-func (a *app) tune(o resolve.Options) resolve.Options {
-	o.Target.Context = a.base()
-	return o
-}
-
 // base is the app's context.
 func (a *app) base() context.Context {
 	if a.ctx == nil {
@@ -257,7 +250,7 @@ func rootFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
 		&cli.BoolFlag{Name: "ret-insn", Usage: "with -D/-a FUNC%return: plain probes on each return instruction and tail call of FUNC instead of a return probe; with -L FUNC: list FUNC's exits"},
 		&cli.BoolFlag{Name: "boot", Usage: "with -D: print the kernel command-line parameter (kprobe_event=) that defines the probes at boot"},
-		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the bootconfig lines (ftrace.event.kprobes.EVENT.probes) that define the probes at boot"},
+		&cli.BoolFlag{Name: "bootconfig", Usage: "with -D: print the Extra Boot Config (bootconfig -a) that defines and enables the probes at boot"},
 		&cli.BoolFlag{Name: "uretprobe", Usage: "with -D/-a FUNC%return in a Go program: a uretprobe as perf writes, not probes on the return instructions (a uretprobe kills a Go program when a goroutine's stack moves)"},
 	), append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
 }
@@ -272,6 +265,10 @@ func (a *app) rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("boot") && !c.IsSet("definition"):
 		return a.set(a.usageError("--boot prints definitions: use it with -D"))
+	case c.Bool("bootconfig") && !c.IsSet("definition"):
+		return a.set(a.usageError("--bootconfig prints definitions: use it with -D"))
+	case c.Bool("bootconfig") && c.Bool("boot"):
+		return a.set(a.usageError("--boot and --bootconfig: choose one"))
 	case c.Bool("ret-insn") && !c.IsSet("definition") && !c.IsSet("add") && !c.IsSet("line") && c.NArg() == 0:
 		return a.set(a.usageError("--ret-insn goes with -D, -a or -L"))
 	case c.Bool("cache") && !c.IsSet("list") && !c.IsSet("del"):
@@ -300,37 +297,12 @@ func (a *app) rootAction(c *cli.Context) error {
 	return a.set(exitUsage)
 }
 
-// openTarget opens -x, -m or -k (or the running kernel's debuginfo where
-// distributions put it), fetching missing debug information from the
-// debuginfod servers of DEBUGINFOD_URLS. With btf, the commands that can
-// work from BTF alone (-D, add, -V) get the running kernel's
-// /sys/kernel/btf/vmlinux when no vmlinux is found.
-func (a *app) openTarget(c *cli.Context, btf bool) (opened, error) {
-	ctx, stop := a.interruptible()
-	defer stop()
-	t, err := target.Open(a.targetOptions(c, btf, ctx))
-	if ctx.Err() != nil {
-		if err == nil {
-			t.Close()
-		}
-		return opened{}, errInterrupted
-	}
-	if err == nil {
-		a.verboseTarget(c, t)
-	}
-	return opened{t}, err
-}
-
-// opened is a target whose resolver is made afterwards.
-type opened struct{ *target.Target }
-
-// Resolver returns the target's resolver with o.
-func (t opened) Resolver(o resolve.Options) (*resolve.Resolver, error) {
-	return resolve.New(t.Target, o)
-}
-
 // targetOptions are what -k, -x, -m and the debuginfod and cache settings
-// say to open (see openTarget), downloads cancelled with ctx.
+// say to open: the image (or the running kernel's debuginfo where
+// distributions put it), missing debug information fetched from the
+// debuginfod servers of DEBUGINFOD_URLS, downloads cancelled with ctx.
+// With btf, the commands that can work from BTF alone (-D, add, -V, latency)
+// get the running kernel's /sys/kernel/btf/vmlinux when no vmlinux is found.
 func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
 	return target.Options{Vmlinux: str(c, "vmlinux"), Exec: a.execPath(c), Module: a.modulePath(c), BTF: btf,
 		ExecAsGiven: a.firstPath.exec != "" && str(c, "exec") == "", Symfs: str(c, "symfs"), MountNS: mountNS(c),
@@ -586,7 +558,14 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	for i := range parsed {
 		all = append(all, probes[i]...)
 	}
-	text, err := bootparam.Text(all, boolean(c, "boot"), boolean(c, "bootconfig"))
+	return a.printProbes(c, all, trailer)
+}
+
+// printProbes prints resolved probes as -D does (emit/bootparam.Text):
+// their definitions, or with --boot or --bootconfig what defines them at
+// boot.
+func (a *app) printProbes(c *cli.Context, probes []probe.Probe, trailer string) int {
+	text, err := bootparam.Text(probes, boolean(c, "boot"), boolean(c, "bootconfig"))
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, trailer)
 		return exitEINVAL

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -100,10 +99,9 @@ func (a *app) showDynamic(c *cli.Context, defs []string) int {
 	if st := a.resolveDynamic(c, defs, "  Error: Failed to add events.", reqs); st != exitOK {
 		return st
 	}
+	var all []probe.Probe
 	for _, r := range reqs {
-		for _, p := range r.Probes {
-			fmt.Fprintln(a.stdout, p.String())
-		}
+		all = append(all, r.Probes...)
 	}
-	return exitOK
+	return a.printProbes(c, all, "  Error: Failed to add events.")
 }

@@ -42,6 +42,8 @@ func (a *app) latencyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "count every process, not only CMD and its children (without CMD: until Ctrl-C)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
+			&cli.BoolFlag{Name: "bootconfig", Usage: "print the Extra Boot Config (bootconfig -a) measuring FUNC from boot instead of measuring now"},
+			&cli.BoolFlag{Name: "boot-report", Usage: "print what a --bootconfig measurement counted since boot"},
 		),
 		Action: func(c *cli.Context) error { return a.set(a.latency(c)) },
 	}
@@ -90,6 +92,9 @@ func (a *app) latency(c *cli.Context) int {
 	if st != exitOK {
 		return st
 	}
+	if c.Bool("bootconfig") || c.Bool("boot-report") {
+		return a.latencyBoot(c, fn, command)
+	}
 	unit, err := report.ParseUnit(c.String("unit"))
 	if err != nil {
 		return a.latencyFail(err, exitEINVAL)
@@ -123,17 +128,22 @@ func (a *app) latency(c *cli.Context) int {
 		Signals: sigs, Stdout: termsafe.Raw(a.stdout), Stderr: termsafe.Raw(a.stderr),
 	})
 	if res != nil {
-		// As analyze prints a recording's latency.
-		rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2())
-		out := report.OutputText
-		if c.Bool("json") {
-			out = report.OutputJSON
-		}
-		if perr := report.Write(a.stdout, rep, out, unit, 0); perr != nil && err == nil {
+		if perr := a.printLatency(c, res, unit); perr != nil && err == nil {
 			err = perr
 		}
 	}
 	return a.latencyStatus(res, err)
+}
+
+// printLatency prints the histograms as analyze prints a recording's
+// latency.
+func (a *app) printLatency(c *cli.Context, res *khist.Result, unit report.Unit) error {
+	rep := analyze.Log2Report("in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2())
+	out := report.OutputText
+	if c.Bool("json") {
+		out = report.OutputJSON
+	}
+	return report.Write(a.stdout, rep, out, unit, 0)
 }
 
 // latencyStatus is the status of a measurement: the command's, or the
@@ -162,15 +172,18 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry 
 	if err != nil {
 		return fail(err)
 	}
-	t, err := a.openTarget(c, true)
+	o := a.resolveOptions(c, true)
+	o.NoInlines, o.MaxProbes = true, 1
+	if fs != nil {
+		o.Features = fs.Features()
+	} else {
+		o.Features, _ = tracefs.RunningFeatures()
+	}
+	r, err := a.open(c, o)
 	if err != nil {
 		return probe.Probe{}, nil, a.latencyFail(err, exitENOENT)
 	}
-	defer t.Close()
-	r, err := t.Resolver(a.tune(resolve.Options{NoInlines: true, MaxProbes: 1, Features: fs.Features(), Warn: a.warnFunc(c), SourcePrefix: str(c, "source")}))
-	if err != nil {
-		return probe.Probe{}, nil, a.latencyFail(err, exitENOENT)
-	}
+	defer r.Close()
 	var got [2][]probe.Probe
 	for i, sp := range []*spec.Probe{entrySpec, retSpec} {
 		ps, err := r.Probes(sp)
@@ -189,4 +202,49 @@ func (a *app) resolveFunction(c *cli.Context, fn string, fs *tracefs.FS) (entry 
 		got[i] = ps
 	}
 	return got[0][0], got[1], exitOK
+}
+
+// latencyBoot is latency --bootconfig (print the boot-time setup measuring
+// fn) and --boot-report (read what it counted): record/khist.
+func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
+	switch {
+	case c.Bool("bootconfig") && c.Bool("boot-report"):
+		return a.latencyFail(errors.New("--bootconfig prints a setup, --boot-report reads it: choose one"), exitUsage)
+	case len(command) > 0 || c.Bool("all"):
+		return a.latencyFail(errors.New("a boot-time measurement counts every task from boot: no command or -a"), exitUsage)
+	}
+	by := c.String("by")
+	if c.Bool("bootconfig") {
+		entry, rets, st := a.resolveFunction(c, fn, nil)
+		if st != exitOK {
+			return st
+		}
+		cfg, err := khist.BootConfig(entry, rets, by)
+		var text string
+		if err == nil {
+			text, err = cfg.Render()
+		}
+		if err != nil {
+			return a.latencyFail(err, exitEINVAL)
+		}
+		fmt.Fprint(a.stdout, text)
+		return exitOK
+	}
+	unit, err := report.ParseUnit(c.String("unit"))
+	if err != nil {
+		return a.latencyFail(err, exitEINVAL)
+	}
+	fs, err := tracefs.Open()
+	if err != nil {
+		return a.latencyFail(err, exitErrno(err))
+	}
+	name, _, _ := strings.Cut(fn, "@")
+	res, err := khist.BootReport(fs, name, by)
+	if err != nil {
+		return a.latencyFail(err, exitENOENT)
+	}
+	if err := a.printLatency(c, res, unit); err != nil {
+		return a.latencyFail(err, exitErrno(err))
+	}
+	return exitOK
 }

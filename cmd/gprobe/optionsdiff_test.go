@@ -290,7 +290,9 @@ func TestPerfDiffVerbose(t *testing.T) {
 // TestPerfDiffBootconfig: --bootconfig prints perf's lines as the kernel
 // reads them: the key .probes where perf writes .probe (which the kernel
 // ignores), and a return probe's place with the %return perf drops (the
-// event would be an entry probe). Nothing else differs.
+// event would be an entry probe); each event enabled, and the boot's
+// buffer kept (kernel.ftrace = nop), which perf does not write. Nothing
+// else differs.
 func TestPerfDiffBootconfig(t *testing.T) {
 	perf := testenv.RequirePerf(t)
 	fx := fixture
@@ -310,6 +312,9 @@ func TestPerfDiffBootconfig(t *testing.T) {
 			}
 		}
 		var want []string
+		if p.Stdout != "" {
+			want = append(want, "kernel.ftrace = nop")
+		}
 		for _, l := range strings.Split(p.Stdout, "\n") {
 			key, vals, ok := strings.Cut(l, ".probe = ")
 			if !ok {
@@ -317,9 +322,10 @@ func TestPerfDiffBootconfig(t *testing.T) {
 				continue
 			}
 			if ret[strings.TrimPrefix(key, "ftrace.event.kprobes.")] {
-				vals = regexp.MustCompile(`'([^ ']+)`).ReplaceAllString(vals, "'$1%return")
+				// SYM%return: the kernel's form, the +0 dropped.
+				vals = regexp.MustCompile(`'([^ '+]+)(\+0)?`).ReplaceAllString(vals, "'$1%return")
 			}
-			want = append(want, key+".probes = "+vals)
+			want = append(want, key+".probes = "+vals, key+".enable")
 		}
 		p.Stdout = strings.Join(want, "\n")
 		if p != g {

@@ -80,10 +80,14 @@ func TestQemuGoLatency(t *testing.T) {
 	}
 	lat, ana := row("/tmp/golatency.json"), row("/tmp/goanalyze.json")
 	t.Logf("latency: %+v\nanalyze: %+v", lat, ana)
-	// Each of the 16 goroutines calls main.work once, which sleeps 20 ms.
+	// Each of the 16 goroutines calls main.work once, which sleeps 20 ms
+	// by the program's clock. The trace clock of a TCG guest on a busy
+	// host can run several percent slower than that between two runs of
+	// one boot (its TSC calibrated against a PIT that qemu emulates late):
+	// 16 ms is the bound a mispaired call (a few µs) still fails.
 	for _, r := range []latency.Result{lat, ana} {
-		if r.Count != 16 || r.UnmatchedEntries != 0 || r.UnmatchedReturns != 0 || r.MinNs < 20e6 {
-			t.Errorf("%s: %d calls (%d without return, %d without entry), shortest %d ns; want 16 of 20 ms at least, all paired",
+		if r.Count != 16 || r.UnmatchedEntries != 0 || r.UnmatchedReturns != 0 || r.MinNs < 16e6 {
+			t.Errorf("%s: %d calls (%d without return, %d without entry), shortest %d ns; want 16 of about 20 ms (16 ms at least), all paired",
 				r.EntryEvent, r.Count, r.UnmatchedEntries, r.UnmatchedReturns, r.MinNs)
 		}
 	}

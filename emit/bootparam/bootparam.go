@@ -55,13 +55,9 @@ var ErrDoesNotFit = errors.New("does not fit on the kernel command line")
 type Error struct {
 	Definition string // the probe's definition line, "" for the whole parameter
 	Reason     string
-	Bootconfig bool // the definition was to be written in a bootconfig file
 }
 
 func (e *Error) Error() string {
-	if e.Bootconfig {
-		return fmt.Sprintf("\"%s\" cannot be defined in a bootconfig file: %s", e.Definition, e.Reason)
-	}
 	if e.Definition == "" {
 		return fmt.Sprintf("%s: %s", ErrDoesNotFit, e.Reason)
 	}

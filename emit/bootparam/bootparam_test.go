@@ -155,36 +155,6 @@ func FuzzKprobeEvent(f *testing.F) {
 	})
 }
 
-// TestBootconfig: kprobes as the kernel's bootconfig keys read them, one
-// line per event, a return probe's place with %return; what a bootconfig
-// file cannot define is refused.
-func TestBootconfig(t *testing.T) {
-	parse := func(lines ...string) []probe.Probe {
-		var ps []probe.Probe
-		for _, l := range lines {
-			p, err := probedef.Parse(l, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps = append(ps, *p)
-		}
-		return ps
-	}
-	got, err := Bootconfig(parse("p:probe/vfs_read vfs_read+0 count=%dx:x64", "r:probe/vfs_write__return vfs_write+0 $retval",
-		"p:probe/ev2 vfs_read+4", `p:probe/ev2 vfs_write+4 s=\"ab"`))
-	want := "ftrace.event.kprobes.vfs_read.probes = 'vfs_read+0 count=%dx:x64'\n" +
-		"ftrace.event.kprobes.vfs_write__return.probes = 'vfs_write+0%return $retval'\n" +
-		`ftrace.event.kprobes.ev2.probes = 'vfs_read+4', 'vfs_write+4 s=\"ab"'`
-	if err != nil || got != want {
-		t.Errorf("got %q, %v\nwant %q", got, err, want)
-	}
-	for _, l := range []string{"p:probe_x/f /bin/sh:0x10", "r10:probe/f vfs_read+0", `p:probe/f vfs_read+0 s=\"a'b"`} {
-		if _, err := Bootconfig(parse(l)); !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "bootconfig") {
-			t.Errorf("%s: %v", l, err)
-		}
-	}
-}
-
 // TestText: -D's output in each of its forms.
 func TestText(t *testing.T) {
 	p, err := probedef.Parse("p:probe/vfs_read vfs_read+0", nil)
@@ -198,7 +168,7 @@ func TestText(t *testing.T) {
 	}{
 		{false, false, "p:probe/vfs_read vfs_read+0\np:probe/vfs_read vfs_read+0\n"},
 		{true, false, "kprobe_event=p:probe/vfs_read,vfs_read+0;p:probe/vfs_read,vfs_read+0 ftrace=nop\n"},
-		{false, true, "ftrace.event.kprobes.vfs_read.probes = 'vfs_read+0', 'vfs_read+0'\n"},
+		{false, true, "kernel.ftrace = nop\nftrace.event.kprobes.vfs_read.probes = 'vfs_read+0', 'vfs_read+0'\nftrace.event.kprobes.vfs_read.enable\n"},
 	} {
 		if got, err := Text(ps, c.boot, c.bootconfig); err != nil || got != c.want {
 			t.Errorf("boot %v bootconfig %v: %q, %v; want %q", c.boot, c.bootconfig, got, err, c.want)

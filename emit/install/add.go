@@ -150,16 +150,16 @@ func enterNS(fs *tracefs.FS, o *AddOptions) error {
 
 // IsDefinition tells a definition line of the kernel's grammar
 // ("p:GRP/EV PLACE ...", "r:EV PLACE", "r16:...", "f:EV FUNC",
-// "f8:EV FUNC%return", "t:EV TRACEPOINT", "e:EV SYSTEM.EVENT") from a perf
-// PROBEDEF. A PROBEDEF's first word never looks like that unless it names a
-// function "p", "r", "f", "t" or "e" with a line number ("p:10"), which
-// stays a PROBEDEF.
+// "f8:EV FUNC%return", "t:EV TRACEPOINT", "e:EV SYSTEM.EVENT", a user
+// event's "u:NAME FIELDS") from a perf PROBEDEF. A PROBEDEF's first word
+// never looks like that unless it names a function "p", "r", "f", "t", "e"
+// or "u" with a line number ("p:10"), which stays a PROBEDEF.
 func IsDefinition(s string) bool {
 	s = strings.TrimSpace(s) + " "
 	return definitionHead().MatchString(s) && !funcLineHead().MatchString(s)
 }
 
 var (
-	definitionHead = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([prf][0-9]*|[te]):[^=\s]*\s`) })
-	funcLineHead   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[prfte]:[0-9]+\s`) })
+	definitionHead = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([prf][0-9]*|[teu]):[^=\s]*\s`) })
+	funcLineHead   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[prfteu]:[0-9]+\s`) })
 )

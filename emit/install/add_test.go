@@ -32,6 +32,9 @@ func TestRawDefinitionOrProbedef(t *testing.T) {
 		"e:10 x":            false, // function e, line 10
 		"t8:x kfree":        false, // no maxactive on t:
 		"f:grp/ev=vfs_read": false,
+		"u:request u32 id":  true,
+		"u:request":         true,
+		"u:10 x":            false, // function u, line 10
 	} {
 		if got := IsDefinition(s); got != raw {
 			t.Errorf("IsDefinition(%q) = %v", s, got)

@@ -500,6 +500,9 @@ func Describe(p *probe.Probe, find PointFinder) string {
 	for i := range p.Args {
 		args = append(args, p.ArgName(i))
 	}
+	for _, f := range p.Fields {
+		args = append(args, f.Name)
+	}
 	return Line(p.GroupOrDefault(), p.Event, Point(p, find), module, args)
 }
 
@@ -517,6 +520,8 @@ func Point(p *probe.Probe, find PointFinder) string {
 		return "tracepoint " + p.Target.Symbol
 	case probe.Eprobe:
 		return "event " + p.Target.Event.System + "/" + p.Target.Event.Name
+	case probe.UserEvent:
+		return "user event"
 	}
 	return find(p)
 }
@@ -590,7 +595,8 @@ func Remove(fs *tracefs.FS, installed []tracefs.Event, match func(group, event s
 			}
 			if err := Delete(fs, k, e.Group, e.Name); err != nil {
 				kept := Kept{Event: e, Err: err}
-				if errors.Is(err, tracefs.ErrBusy) {
+				var noDir *noEventDirError
+				if errors.Is(err, tracefs.ErrBusy) && !errors.As(err, &noDir) {
 					kept.Reason = fs.BusyReason(e.Group, e.Name)
 				}
 				left = append(left, kept)
@@ -694,7 +700,21 @@ func Delete(fs *tracefs.FS, k probe.Kind, group, event string) error {
 		// Linux 6.1 creates the events of kprobe_event= while a workqueue
 		// sets up tracefs: the first may get no directory, yet it is
 		// enabled and traces.
-		return fmt.Errorf("%w; it has no events/%s/%s directory to disable it through (the first event of a 6.1 kernel's kprobe_event= boot parameter may have none): echo 0 > events/enable disables it", derr, group, event)
+		return &noEventDirError{err: derr, group: group, event: event}
 	}
 	return derr
 }
+
+// noEventDirError is an enabled event that has no events/ directory to
+// disable it through: the error says what disables it instead, and there
+// is nothing more to find out about why it is busy.
+type noEventDirError struct {
+	err          error
+	group, event string
+}
+
+func (e *noEventDirError) Error() string {
+	return fmt.Sprintf("%v; it has no events/%s/%s directory to disable it through (the first event of a 6.1 kernel's kprobe_event= boot parameter may have none): echo 0 > events/enable disables it", e.err, e.group, e.event)
+}
+
+func (e *noEventDirError) Unwrap() error { return e.err }

@@ -42,10 +42,14 @@ const (
 	// Eprobe is an event probe (e:, SYSTEM.EVENT) reading the fields of
 	// another trace event when it fires: dynamic_events.
 	Eprobe
+	// UserEvent is a persistent user event (u:NAME FIELDS;...), which
+	// applications write through user_events_data: dynamic_events. It has
+	// no place, only Fields, and is in the system user_events.
+	UserEvent
 )
 
 // Kinds lists every Kind, in the order tools list events.
-var Kinds = []Kind{Kprobe, Uprobe, Fprobe, Tprobe, Eprobe}
+var Kinds = []Kind{Kprobe, Uprobe, Fprobe, Tprobe, Eprobe, UserEvent}
 
 // kindInfo is what the kernel's code says about each kind: its events
 // file, its error_log subsystem (trace_probe_log_init) and the group it
@@ -56,6 +60,8 @@ var kindInfo = [...]struct{ name, file, subsystem, group string }{
 	Fprobe: {"fprobe", "dynamic_events", "trace_fprobe", "fprobes"},
 	Tprobe: {"tprobe", "dynamic_events", "trace_fprobe", "tracepoints"},
 	Eprobe: {"eprobe", "dynamic_events", "event_probe", "eprobes"},
+	// user_events logs nothing in error_log.
+	UserEvent: {"user event", "dynamic_events", "user_events", "user_events"},
 }
 
 func (k Kind) info() struct{ name, file, subsystem, group string } {
@@ -99,6 +105,34 @@ type Probe struct {
 	// Filter is an eprobe's filter on the attached event (the words after
 	// "if", joined by single spaces); "" when there is none.
 	Filter string
+	// Fields are a user event's fields, in order.
+	Fields []UserField
+}
+
+// UserField is one field of a user event: "TYPE NAME", or "struct TYPE
+// NAME SIZE" (Size is given only for struct types).
+type UserField struct {
+	Type, Name string
+	Size       int
+}
+
+// String renders the field as user_events lists it.
+func (f UserField) String() string {
+	s := f.Type + " " + f.Name
+	if f.Size > 0 {
+		s += " " + strconv.Itoa(f.Size)
+	}
+	return s
+}
+
+// UserFields renders a user event's fields as dynamic_events lists them:
+// "TYPE NAME; TYPE NAME".
+func (p *Probe) UserFields() string {
+	var parts []string
+	for _, f := range p.Fields {
+		parts = append(parts, f.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // GroupOrDefault is Group, or the group the kernel gives the event.
@@ -276,6 +310,14 @@ func (a FetchArg) String() string {
 // "t:GROUP/EVENT TRACEPOINT ARGS", "e:GROUP/EVENT SYSTEM.EVENT ARGS [if
 // FILTER]".
 func (p Probe) String() string {
+	if p.Kind == UserEvent {
+		// "u:NAME FIELD; FIELD", as user_event_show lists it.
+		s := "u:" + p.Event
+		if len(p.Fields) > 0 {
+			s += " " + p.UserFields()
+		}
+		return s
+	}
 	var b strings.Builder
 	switch {
 	case p.Kind == Fprobe:

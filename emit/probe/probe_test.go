@@ -95,6 +95,8 @@ func TestKinds(t *testing.T) {
 		Fprobe: {"dynamic_events", "trace_fprobe", "fprobes"},
 		Tprobe: {"dynamic_events", "trace_fprobe", "tracepoints"},
 		Eprobe: {"dynamic_events", "event_probe", "eprobes"},
+		// user_events' own system (it logs nothing in error_log).
+		UserEvent: {"dynamic_events", "user_events", "user_events"},
 	}
 	for _, k := range Kinds {
 		if got := [3]string{k.File(), k.Subsystem(), k.DefaultGroup()}; got != want[k] {

@@ -70,6 +70,8 @@ func KindRequirement(k probe.Kind) string {
 		return "Event probes (e:) need Linux " + sinceEprobes + " or later"
 	case probe.Uprobe:
 		return "uprobe events need a kernel built with CONFIG_UPROBE_EVENTS"
+	case probe.UserEvent:
+		return "user events (u:) need Linux 6.4 or later built with CONFIG_USER_EVENTS"
 	}
 	return "kprobe events need a kernel built with CONFIG_KPROBE_EVENTS"
 }

@@ -120,6 +120,12 @@ var errText = map[string]string{
 	"BAD_SYMBOL":       "Invalid symbol in @SYMBOL[+|-OFFSET] (the kernel would fail to register the probe)",
 	"DELETE_LINE":      "A deletion (-:GROUP/EVENT), not a definition: delete events with gprobe -d",
 	"NO_REF_CTR":       "Reference counters (PATH:OFFSET(REF_CTR_OFFSET), an SDT marker's semaphore) need Linux " + sinceRefCtr + " or later; this kernel's tracefs README does not offer them",
+	// User events (kernel/trace/trace_events_user.c), which refuses them
+	// with EINVAL and no error_log entry.
+	"USER_FLAGS":      "User events take no flags (u:NAME[:FLAGS]): the kernel refuses any",
+	"BAD_USER_FIELD":  "Invalid user event field: want TYPE NAME (u32, s64, char[16], __data_loc char[], unsigned int, ...) or struct TYPE NAME SIZE; long is not allowed",
+	"USER_ARRAY_SIZE": "A user event's array holds 1 to 1024 elements",
+	"USER_DUP_FIELD":  "This field name is already used",
 }
 
 // parser holds one line being parsed.
@@ -158,6 +164,8 @@ func KindOf(line string) probe.Kind {
 			return probe.Tprobe
 		case 'e':
 			return probe.Eprobe
+		case 'u':
+			return probe.UserEvent
 		}
 	}
 	if len(f) >= 2 && isUprobePlace(f[1]) {
@@ -208,8 +216,14 @@ func Parse(line string, opts *Options) (*probe.Probe, error) {
 		return nil, p.fail(0, "NO_TPROBES")
 	case a0[0] == 'e' && !p.feat.Offers(probe.Eprobe):
 		return nil, p.fail(0, "NO_EPROBES")
-	case !strings.ContainsRune("prfte", rune(a0[0])):
+	case !strings.ContainsRune("prfteu", rune(a0[0])):
 		return nil, p.fail(0, "NOT_A_PROBE")
+	case a0[0] == 'u':
+		d, err := p.parseUserEvent()
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
 	if len(p.argv) < 2 {
 		p.index = 1
@@ -867,4 +881,135 @@ func (p *parser) maxActive(num string) (int, *Error) {
 		return 0, p.fail(1, "MAXACT_TOO_BIG")
 	}
 	return int(v), nil
+}
+
+// parseUserEvent reads "u:NAME[ FIELD[;FIELD...]]" as user_event_create
+// and user_event_parse_fields do (kernel/trace/trace_events_user.c, 6.4
+// and later): fields split at ';', each "TYPE NAME" (a type of two words:
+// unsigned, struct, __data_loc or __rel_loc, then one more) or "struct
+// TYPE NAME SIZE", the types the kernel knows the size of (user_field_size:
+// no long). The kernel names the event as it is given; gprobe wants a name
+// tracefs tools can address (a C identifier).
+func (p *parser) parseUserEvent() (*probe.Probe, *Error) {
+	d := &probe.Probe{Kind: probe.UserEvent}
+	name, ok := strings.CutPrefix(p.argv[0], "u:")
+	if !ok {
+		return nil, p.fail(0, "BAD_KIND_PREFIX")
+	}
+	if n, _, flags := strings.Cut(name, ":"); flags {
+		return nil, p.fail(len(n)+2, "USER_FLAGS")
+	}
+	if name == "" {
+		return nil, p.fail(2, "NO_EVENT_NAME")
+	}
+	if len(name) >= MaxEventNameLen {
+		return nil, p.fail(2, "EVENT_TOO_LONG")
+	}
+	if !isGoodName(name, false) {
+		return nil, p.fail(2, "BAD_EVENT_NAME")
+	}
+	d.Event = name
+	p.index = 1
+	rest := strings.Join(p.argv[1:], " ")
+	if rest == "" {
+		return d, nil
+	}
+	seen := map[string]bool{}
+	offset := 0
+	for _, raw := range strings.Split(rest, ";") {
+		f, err := userField(raw)
+		if err != "" {
+			return nil, p.fail(offset, err)
+		}
+		if f.Name != "" {
+			if seen[f.Name] {
+				return nil, p.fail(offset, "USER_DUP_FIELD")
+			}
+			seen[f.Name] = true
+			d.Fields = append(d.Fields, f)
+		}
+		offset += len(raw) + 1
+	}
+	return d, nil
+}
+
+// userTwoWord are the type prefixes user_event_parse_field reads with the
+// word after them.
+var userTwoWord = []string{"unsigned ", "struct ", "__data_loc unsigned ", "__data_loc ", "__rel_loc unsigned ", "__rel_loc "}
+
+// userField reads one field; an empty one (";;", a trailing ';') is
+// skipped, as the kernel does.
+func userField(raw string) (probe.UserField, string) {
+	words := strings.Fields(raw)
+	if len(words) == 0 {
+		return probe.UserField{}, ""
+	}
+	field := strings.Join(words, " ")
+	typ, rest := "", field
+	for _, pre := range userTwoWord {
+		if strings.HasPrefix(field, pre) {
+			w := strings.Fields(field[len(pre):])
+			if len(w) == 0 {
+				return probe.UserField{}, "BAD_USER_FIELD"
+			}
+			typ = pre + w[0]
+			rest = strings.Join(w[1:], " ")
+			break
+		}
+	}
+	w := strings.Fields(rest)
+	if typ == "" {
+		if len(w) == 0 {
+			return probe.UserField{}, "BAD_USER_FIELD"
+		}
+		typ, w = w[0], w[1:]
+	}
+	f := probe.UserField{Type: typ}
+	switch {
+	case len(w) == 1:
+		f.Name = w[0]
+	case len(w) == 2 && strings.HasPrefix(typ, "struct "):
+		n, err := strconv.ParseUint(w[1], 10, 32)
+		if err != nil || n == 0 {
+			return probe.UserField{}, "BAD_USER_FIELD"
+		}
+		f.Name, f.Size = w[0], int(n)
+		return f, ""
+	default:
+		return probe.UserField{}, "BAD_USER_FIELD"
+	}
+	if code := userFieldSize(typ); code != "" {
+		return probe.UserField{}, code
+	}
+	return f, ""
+}
+
+// userFieldSize is user_field_size's verdict on a type ("" when known).
+func userFieldSize(typ string) string {
+	switch typ {
+	case "s64", "u64", "s32", "u32", "int", "unsigned int", "s16", "u16", "short", "unsigned short",
+		"s8", "u8", "char", "unsigned char":
+		return ""
+	}
+	if strings.HasPrefix(typ, "__data_loc ") || strings.HasPrefix(typ, "__rel_loc ") {
+		return ""
+	}
+	for _, pre := range []string{"char[", "unsigned char["} {
+		if n, ok := strings.CutPrefix(typ, pre); ok {
+			// kstrtouint(base 0) of what precedes ']', at most 7 characters.
+			num, _, closed := strings.Cut(n, "]")
+			if !closed || len(num) > 7 {
+				return "BAD_USER_FIELD"
+			}
+			v, err := strconv.ParseUint(num, 0, 32)
+			if err != nil {
+				return "BAD_USER_FIELD"
+			}
+			if v == 0 || v > 1024 {
+				return "USER_ARRAY_SIZE"
+			}
+			return ""
+		}
+	}
+	return "BAD_USER_FIELD"
 }

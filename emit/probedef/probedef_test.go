@@ -2,6 +2,7 @@ package probedef
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"slices"
 	"strconv"
@@ -271,6 +272,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("f8:probe/vfs_read__return vfs_read%return $retval count=$arg3 f_pos=+112($arg1):s64 name=file->f_path.dentry->d_name.name:string")
 	f.Add("t:probe/kfree kfree $arg* site=call_site:symbol")
 	f.Add("e:probe/openat syscalls.sys_enter_openat f=+0($filename):ustring if dfd == -100")
+	f.Add("u:request u32 id; char[16] tag; __data_loc char[] msg; struct s v 20")
 	f.Fuzz(func(t *testing.T, line string) {
 		// Each line is read as Linux 6.1 and as Linux 6.12 would.
 		for _, o := range []*Options{testOptions(), syntaxCase{readme: "6.12"}.options(t)} {
@@ -370,6 +372,48 @@ func TestReadmeFeatures(t *testing.T) {
 	// This machine's 6.18 has uprobes and eprobes only, and the 6.5 parser.
 	if !f618.modern() || f618.Fprobes || f618.Tprobes || f618.BTFArgs || !f618.ReturnArgs || !f618.Eprobes {
 		t.Errorf("6.18: %+v", *f618)
+	}
+}
+
+// TestUserEvents: u: lines as kernel/trace/trace_events_user.c reads them,
+// printed back as dynamic_events lists them.
+func TestUserEvents(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"u:test", "u:test"},
+		{"u:test u32 count", "u:test u32 count"},
+		{"u:test u32 a;u64 b", "u:test u32 a; u64 b"},
+		{"u:test  unsigned int a ;  char[16] name; __data_loc char[] msg", "u:test unsigned int a; char[16] name; __data_loc char[] msg"},
+		{"u:test struct mytype v 20;s8 x;", "u:test struct mytype v 20; s8 x"},
+		{"u:test __rel_loc unsigned char[] raw; unsigned char[0x10] h", "u:test __rel_loc unsigned char[] raw; unsigned char[0x10] h"},
+	} {
+		p, err := Parse(c.line, nil)
+		if err != nil {
+			t.Errorf("%q: %v", c.line, err)
+			continue
+		}
+		if p.Kind != probe.UserEvent || p.GroupOrDefault() != "user_events" || p.String() != c.want {
+			t.Errorf("%q: kind %v group %s, prints %q, want %q", c.line, p.Kind, p.GroupOrDefault(), p.String(), c.want)
+		}
+	}
+	for _, c := range []struct{ line, code string }{
+		{"u:test:BPF u32 a", "USER_FLAGS"},
+		{"u:test long a", "BAD_USER_FIELD"},
+		{"u:test u32", "BAD_USER_FIELD"},
+		{"u:test u32 a 4", "BAD_USER_FIELD"},
+		{"u:test struct s v", "BAD_USER_FIELD"},
+		{"u:test struct s v 0", "BAD_USER_FIELD"},
+		{"u:test char[0] a", "USER_ARRAY_SIZE"},
+		{"u:test char[1025] a", "USER_ARRAY_SIZE"},
+		{"u:test char[x] a", "BAD_USER_FIELD"},
+		{"u:test u32 a; u64 a", "USER_DUP_FIELD"},
+		{"u:1test", "BAD_EVENT_NAME"},
+		{"u:", "NO_EVENT_NAME"},
+	} {
+		_, err := Parse(c.line, nil)
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Code != c.code {
+			t.Errorf("%q: got %v, want %s", c.line, err, c.code)
+		}
 	}
 }
 

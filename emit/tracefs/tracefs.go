@@ -158,6 +158,9 @@ func (t *FS) Has(k probe.Kind) bool { return t.Check(k) == nil }
 // ErrNoKind when its README does not offer fprobes, tprobes or eprobes.
 func (t *FS) Check(k probe.Kind) error {
 	_, err := os.Stat(t.Path(k.File()))
+	if err == nil && k == probe.UserEvent && !t.Exists("user_events_data") {
+		return fmt.Errorf("%s has no user_events_data: %s: %w", t.Root, probedef.KindRequirement(k), ErrNoKind)
+	}
 	if err == nil {
 		if f := t.Features(); k.Dynamic() && !f.Offers(k) {
 			return fmt.Errorf("%s (this kernel's tracefs README does not offer them): %w", probedef.KindRequirement(k), ErrNoKind)

@@ -135,7 +135,28 @@ func (t *FS) Append(name, line string) error {
 
 // Delete removes GROUP/EVENT of kind k ("-:GROUP/EVENT").
 func (t *FS) Delete(k probe.Kind, group, event string) error {
+	if k == probe.UserEvent {
+		return t.deleteUserEvent(event)
+	}
 	return t.Write(k, "-:"+group+"/"+event)
+}
+
+// deleteUserEvent deletes a persistent user event. The kernel matches a
+// deletion against the event's fields too (user_event_match): Linux 6.12
+// deletes "u:NAME FIELDS" only as "-:NAME FIELDS", so the fields are
+// taken from its listing in dynamic_events.
+func (t *FS) deleteUserEvent(event string) error {
+	b, err := t.ReadFile("dynamic_events")
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), "u:")
+		if name, _, _ := strings.Cut(rest, " "); ok && name == event {
+			return t.Write(probe.UserEvent, "-:"+rest)
+		}
+	}
+	return fmt.Errorf("user event %s: %w", event, ErrNotFound)
 }
 
 // eventDir is events/GROUP/EVENT.

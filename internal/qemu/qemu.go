@@ -1,5 +1,6 @@
 // Package qemu boots a real kprobe-capable kernel (Debian's 6.1 or 6.12
-// cloud kernel, see [Kernel]) under qemu with a busybox initramfs holding a static gprobe, runs a shell
+// cloud kernel for x86-64 or arm64, or the 6.12 kernel the project builds,
+// see [Kernel]) under qemu with a busybox initramfs holding a static gprobe, runs a shell
 // script in it and hands back the script's output, exit status and files.
 //
 // It is a test-support library: the development machines' kernel has no
@@ -22,15 +23,22 @@
 // CPU unless Options.CPUs says more, 512 MiB, no network; the root file
 // system is the initramfs.
 //
-// The script's output and exit status come back over the second serial port
-// (ttyS1), framed by markers carrying a per-run nonce, so they survive a
-// guest crash. Collected files come back on a virtio disk: the guest loads
-// the virtio modules (scripts/provision.sh caches them beside the kernel),
-// writes a tar archive to /dev/vda and the host reads the disk image; the
-// serial line would carry only ~130 KB/s. The kernel console (ttyS0, booted
-// "quiet") is kept apart in Result.Console for diagnosis. Nothing is cached:
-// every Run builds its initramfs and disk in a temporary directory and
-// removes them.
+// The script's output and exit status come back over a channel of their
+// own, framed by markers carrying a per-run nonce, so they survive a guest
+// crash: the second serial port (ttyS1) of an x86-64 guest, a virtio
+// console (hvc0) on arm64, whose -M virt machine has one UART. Collected
+// files come back on a virtio disk: the guest loads the virtio modules
+// (scripts/provision.sh caches them beside the kernel), writes a tar
+// archive to /dev/vda and the host reads the disk image; the serial line
+// would carry only ~130 KB/s. The kernel console (ttyS0, ttyAMA0 on arm64,
+// booted "quiet") is kept apart in Result.Console for diagnosis. Nothing is
+// cached: every Run builds its initramfs and disk in a temporary directory
+// and removes them.
+//
+// An arm64 kernel boots under qemu-system-aarch64 -M virt -cpu max (TCG
+// whatever the host, with pointer authentication's cheaper
+// implementation-defined algorithm), with the arm64 busybox and an arm64
+// gprobe.
 package qemu
 
 import (
@@ -48,6 +56,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,9 +73,67 @@ type Kernel = testenv.Kernel
 
 // The kernels, as testenv names them.
 var (
-	Linux61  = testenv.Linux61
-	Linux612 = testenv.Linux612
+	Linux61       = testenv.Linux61
+	Linux612      = testenv.Linux612
+	Linux61Arm64  = testenv.Linux61Arm64
+	Linux612Arm64 = testenv.Linux612Arm64
+	LinuxBuilt    = testenv.LinuxBuilt
 )
+
+// machine is how qemu runs a kernel of one architecture.
+type machine struct {
+	qemu    string   // the qemu binary
+	args    []string // machine and CPU
+	console string   // the kernel console's device
+	// channel is the guest device carrying the script's output; args
+	// connect the kernel console to a file and the channel to stdout.
+	channel     string
+	channelArgs func(consoleFile string) []string
+	diskArgs    func(disk string) []string
+	// bootModules: the virtio modules are loaded before anything else
+	// (the channel needs them), not only to collect files.
+	bootModules bool
+	// holdChannel: the channel stays open on fd 3 from stty to the end.
+	// A virtio console resets its settings (raw, no echo) at its last
+	// close (TTY_DRIVER_RESET_TERMIOS), and would then turn each "\n"
+	// into "\r\n"; its last close waits until the host has everything.
+	holdChannel bool
+	// native: the host runs this architecture, so KVM may serve.
+	native bool
+}
+
+func machineOf(k *Kernel) machine {
+	if k.Arch == "arm64" {
+		return machine{
+			qemu: "qemu-system-aarch64",
+			// pauth-impdef: TCG computes pointer authentication codes with
+			// a cheap algorithm instead of QARMA (several times faster).
+			args:    []string{"-M", "virt", "-cpu", "max,pauth-impdef=on"},
+			console: "ttyAMA0",
+			channel: "/dev/hvc0",
+			channelArgs: func(console string) []string {
+				return []string{"-serial", "file:" + console,
+					"-device", "virtio-serial-pci", "-chardev", "stdio,id=gprobe-ch", "-device", "virtconsole,chardev=gprobe-ch"}
+			},
+			diskArgs: func(disk string) []string {
+				return []string{"-drive", "file=" + disk + ",format=raw,if=none,id=gprobe-disk", "-device", "virtio-blk-pci,drive=gprobe-disk"}
+			},
+			bootModules: true,
+			holdChannel: true,
+			native:      runtime.GOARCH == "arm64",
+		}
+	}
+	return machine{
+		qemu:    "qemu-system-x86_64",
+		args:    []string{"-cpu", "max"},
+		console: "ttyS0",
+		channel: "/dev/ttyS1",
+		// ttyS0 the kernel console, ttyS1 the channel.
+		channelArgs: func(console string) []string { return []string{"-serial", "file:" + console, "-serial", "stdio"} },
+		diskArgs:    func(disk string) []string { return []string{"-drive", "file=" + disk + ",format=raw,if=virtio"} },
+		native:      runtime.GOARCH == "amd64",
+	}
+}
 
 // modulePath is where scripts/provision.sh puts a virtio module of k.
 func modulePath(k *Kernel, name string) string {
@@ -109,7 +176,8 @@ var (
 
 // Options describe one guest run.
 type Options struct {
-	// Kernel is the kernel to boot; nil means Linux61.
+	// Kernel is the kernel to boot; nil means Linux61. Its Arch picks the
+	// machine, the busybox and the gprobe built for the guest.
 	Kernel *Kernel
 	// Script is a /bin/sh (busybox ash) script run in the guest.
 	Script string
@@ -124,13 +192,17 @@ type Options struct {
 	// collecting); 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Gprobe is a static gprobe binary to install as /bin/gprobe; "" is
-	// testenv.BuildGprobe's (the working directory must be inside the
-	// module, as it is in its tests).
+	// testenv.BuildGprobeFor's for the kernel's architecture (the working
+	// directory must be inside the module, as it is in its tests).
 	Gprobe string
 	// Append is added to the kernel command line.
 	Append string
 	// CPUs is the number of guest CPUs; 0 means 1.
 	CPUs int
+	// Initrd, when set, rewrites the initramfs before the boot (the path
+	// of the gzip-compressed archive): bootconfig -a appends an Extra
+	// Boot Config to it.
+	Initrd func(path string) error
 }
 
 // Result is what came back from the guest.
@@ -150,11 +222,16 @@ type Result struct {
 }
 
 // Check reports (wrapping ErrUnavailable) what is missing to boot the
-// guest: qemu-system-x86_64, the kernel and its virtio modules, a static
-// busybox.
+// guest: qemu for its architecture, the kernel and its virtio modules, a
+// static busybox; for the built kernel, a build from the repository's
+// configuration fragment (testenv.ErrStaleKernel).
 func Check(k *Kernel) error {
-	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		return fmt.Errorf("%w: qemu-system-x86_64 not found (run scripts/provision.sh)", ErrUnavailable)
+	m := machineOf(k)
+	if err := k.CheckBuiltConfig(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if _, err := exec.LookPath(m.qemu); err != nil {
+		return fmt.Errorf("%w: %s not found (run scripts/provision.sh)", ErrUnavailable, m.qemu)
 	}
 	mods, err := virtioModules(k)
 	if err != nil {
@@ -169,7 +246,7 @@ func Check(k *Kernel) error {
 			return fmt.Errorf("%w: %s missing (run scripts/provision.sh)", ErrUnavailable, f)
 		}
 	}
-	_, err = busybox()
+	_, err = busybox(k.Arch)
 	return err
 }
 
@@ -186,8 +263,18 @@ func Require(tb testing.TB, k *Kernel) {
 	}
 }
 
-// busybox finds a statically linked busybox (Debian's busybox-static).
-func busybox() (string, error) {
+// busybox finds a statically linked busybox for arch: the host's
+// (Debian's busybox-static), or for arm64 the one scripts/provision.sh
+// unpacks from Debian's arm64 busybox-static package (installing that
+// package would remove the host's).
+func busybox(arch string) (string, error) {
+	if arch == "arm64" && runtime.GOARCH != "arm64" {
+		p := filepath.Join(testenv.CacheDir(), "busybox-arm64", "busybox")
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: %s missing (run scripts/provision.sh kernel)", ErrUnavailable, p)
+		}
+		return p, nil
+	}
 	p, err := exec.LookPath("busybox")
 	if err != nil {
 		return "", fmt.Errorf("%w: busybox not found (install busybox-static: run scripts/provision.sh)", ErrUnavailable)
@@ -225,7 +312,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer os.RemoveAll(dir)
 	if o.Gprobe == "" {
-		if o.Gprobe, err = testenv.BuildGprobe(); err != nil {
+		if o.Gprobe, err = testenv.BuildGprobeFor(o.Kernel.Arch); err != nil {
 			return nil, err
 		}
 	}
@@ -235,6 +322,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	initrd := filepath.Join(dir, "initrd.gz")
 	if err := writeInitramfs(initrd, o, mark); err != nil {
 		return nil, err
+	}
+	if o.Initrd != nil {
+		if err := o.Initrd(initrd); err != nil {
+			return nil, fmt.Errorf("%w: rewriting the initramfs: %v", ErrOptions, err)
+		}
 	}
 	return boot(ctx, o, dir, initrd, mark)
 }
@@ -264,10 +356,11 @@ func validate(o Options) error {
 // writeInitramfs writes the gzip-compressed newc archive: busybox, gprobe,
 // the caller's files, the script and /init.
 func writeInitramfs(out string, o Options, mark string) error {
-	bb, err := busybox()
+	bb, err := busybox(o.Kernel.Arch)
 	if err != nil {
 		return err
 	}
+	m := machineOf(o.Kernel)
 	a := newArchive()
 	for _, d := range []string{"proc", "sys", "dev", "tmp", "root", "sbin", "usr/bin", "usr/sbin"} {
 		a.add(entry{name: d, mode: modeDir | 0o755})
@@ -289,7 +382,7 @@ func writeInitramfs(out string, o Options, mark string) error {
 	if err != nil {
 		return err
 	}
-	if len(o.Collect) > 0 {
+	if len(o.Collect) > 0 || m.bootModules {
 		for _, m := range mods {
 			data, err := os.ReadFile(modulePath(o.Kernel, m))
 			if err != nil {
@@ -299,7 +392,7 @@ func writeInitramfs(out string, o Options, mark string) error {
 		}
 	}
 	a.add(entry{name: "gprobe-qemu/script", mode: modeRegular | 0o755, data: []byte(o.Script)})
-	a.add(entry{name: "init", mode: modeRegular | 0o755, data: []byte(initScript(mark, o.Collect, mods))})
+	a.add(entry{name: "init", mode: modeRegular | 0o755, data: []byte(initScript(m, mark, o.Collect, mods))})
 
 	f, err := os.Create(out)
 	if err != nil {
@@ -316,13 +409,21 @@ func writeInitramfs(out string, o Options, mark string) error {
 	return f.Close()
 }
 
-// initScript is the guest's /init. Every block writing to ttyS1 opens and
-// closes it: the last close of a serial port waits until the UART has sent
-// everything, so nothing is lost when poweroff -f follows. Collected files
-// are first copied (pseudo-files such as tracefs's report size 0, which tar
-// would trust), then archived onto the virtio disk, named by their index.
-func initScript(mark string, collect, modules []string) string {
+// initScript is the guest's /init. Every block writing to the channel
+// opens and closes it: the last close of a serial port waits until the
+// UART has sent everything, so nothing is lost when reboot -f follows.
+// The guest ends with a reboot, which qemu -no-reboot turns into its exit:
+// unlike a power-off, it needs no ACPI.
+// Collected files are first copied (pseudo-files such as tracefs's report
+// size 0, which tar would trust), then archived onto the virtio disk,
+// named by their index.
+func initScript(m machine, mark string, collect, modules []string) string {
 	var b strings.Builder
+	ch := m.channel
+	out := ch // where the blocks write
+	if m.holdChannel {
+		out = "&3"
+	}
 	fmt.Fprintf(&b, `#!/bin/sh
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
@@ -330,8 +431,19 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tracefs tracefs /sys/kernel/tracing
-stty -F /dev/ttyS1 raw -echo
-# The script's dmesg shows what its steps caused, not the boot's messages
+`)
+	if m.bootModules {
+		fmt.Fprintf(&b, `for m in %[1]s; do insmod /gprobe-qemu/$m.ko || echo "insmod $m failed" >/dev/console; done
+i=0
+while [ ! -c %[2]s ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+`, strings.Join(modules, " "), ch)
+	}
+	if m.holdChannel {
+		fmt.Fprintf(&b, "exec 3>%s\n", ch)
+	}
+	fmt.Fprintf(&b, `stty -F %[1]s raw -echo
+`, ch)
+	fmt.Fprintf(&b, `# The script's dmesg shows what its steps caused, not the boot's messages
 # (TCG under load warns about timers and the IO-APIC).
 dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 {
@@ -342,25 +454,31 @@ dmesg -c >/gprobe-qemu/boot.dmesg 2>&1
 	rc=$?
 	echo
 	echo "%[1]s end status=$rc@@"
-} >/dev/ttyS1
-`, mark)
+} >%[2]s
+`, mark, out)
 	if len(collect) > 0 {
 		b.WriteString("{\n\tmkdir /gprobe-qemu/out\n")
 		for i, p := range collect {
 			fmt.Fprintf(&b, "\t[ -f %[1]s ] && cat %[1]s >/gprobe-qemu/out/%[2]d\n", shellQuote(p), i)
 		}
-		fmt.Fprintf(&b, `	for m in %[2]s; do insmod /gprobe-qemu/$m.ko || echo "insmod $m failed"; done
-	i=0
+		if !m.bootModules {
+			fmt.Fprintf(&b, "\tfor m in %s; do insmod /gprobe-qemu/$m.ko || echo \"insmod $m failed\"; done\n", strings.Join(modules, " "))
+		}
+		fmt.Fprintf(&b, `	i=0
 	while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 	cd /gprobe-qemu/out
 	set -- *
 	st=0
 	if [ -e "$1" ]; then tar -cf /dev/vda "$@"; st=$?; sync; fi
 	echo "%[1]s files status=$st@@"
-} >/dev/ttyS1 2>&1
-`, mark, strings.Join(modules, " "))
+} >%[2]s 2>&1
+`, mark, out)
 	}
-	fmt.Fprintf(&b, "echo \"%s done@@\" >/dev/ttyS1\npoweroff -f\n", mark)
+	fmt.Fprintf(&b, "echo \"%s done@@\" >%s\n", mark, out)
+	if m.holdChannel {
+		b.WriteString("exec 3>&-\n")
+	}
+	b.WriteString("reboot -f\n")
 	return b.String()
 }
 
@@ -380,7 +498,10 @@ var (
 var ErrNoBoot = errors.New("qemu guest did not boot")
 
 func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, error) {
-	acc := Accel(o.Kernel.Image())
+	acc := "tcg"
+	if machineOf(o.Kernel).native {
+		acc = Accel(o.Kernel.Image())
+	}
 	res, err := bootWith(ctx, o, dir, initrd, mark, acc)
 	if acc == "kvm" && errors.Is(err, ErrNoBoot) && ctx.Err() == nil {
 		demoteKVM(err)
@@ -391,15 +512,14 @@ func boot(ctx context.Context, o Options, dir, initrd, mark string) (*Result, er
 
 func bootWith(ctx context.Context, o Options, dir, initrd, mark, acc string) (*Result, error) {
 	console, disk := filepath.Join(dir, "console"), filepath.Join(dir, "disk")
-	args := []string{
-		"-accel", acc, "-cpu", "max", "-m", "512M", "-smp", strconv.Itoa(max(1, o.CPUs)),
-		// -nodefaults drops the NIC (its iPXE ROM) and VGA; the two serial
-		// ports are explicit: ttyS0 the kernel console, ttyS1 the channel.
-		"-nodefaults", "-display", "none", "-no-reboot",
-		"-serial", "file:" + console, "-serial", "stdio",
-		"-kernel", o.Kernel.Image(), "-initrd", initrd,
-		"-append", strings.TrimSpace("console=ttyS0 panic=-1 quiet " + o.Append),
-	}
+	m := machineOf(o.Kernel)
+	args := append(append([]string{"-accel", acc}, m.args...), "-m", "512M", "-smp", strconv.Itoa(max(1, o.CPUs)),
+		// -nodefaults drops the NIC (its iPXE ROM) and VGA; the console
+		// and the channel are explicit.
+		"-nodefaults", "-display", "none", "-no-reboot")
+	args = append(args, m.channelArgs(console)...)
+	args = append(args, "-kernel", o.Kernel.Image(), "-initrd", initrd,
+		"-append", strings.TrimSpace("console="+m.console+" panic=-1 quiet "+o.Append))
 	if len(o.Collect) > 0 {
 		f, err := os.Create(disk)
 		if err == nil {
@@ -409,9 +529,9 @@ func bootWith(ctx context.Context, o Options, dir, initrd, mark, acc string) (*R
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, "-drive", "file="+disk+",format=raw,if=virtio")
+		args = append(args, m.diskArgs(disk)...)
 	}
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
+	cmd := exec.CommandContext(ctx, m.qemu, args...)
 	cmd.WaitDelay = 5 * time.Second // never hang on pipes after a kill
 	// qemu must not outlive a test binary killed by go test's -timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -447,8 +567,8 @@ func bootWith(ctx context.Context, o Options, dir, initrd, mark, acc string) (*R
 	ch.mu.Unlock()
 	res.Boot = boot
 	if silent.Load() {
-		return res, fmt.Errorf("%w: the script had not started after %v with -accel %s\n  command: qemu-system-x86_64 %s\n  qemu stderr: %s%s",
-			ErrNoBoot, deadline, acc, strings.Join(args, " "), strings.TrimSpace(stderr.String()), tail(res))
+		return res, fmt.Errorf("%w: the script had not started after %v with -accel %s\n  command: %s %s\n  qemu stderr: %s%s",
+			ErrNoBoot, deadline, acc, m.qemu, strings.Join(args, " "), strings.TrimSpace(stderr.String()), tail(res))
 	}
 	perr := parse(raw, mark, len(o.Collect) > 0, res)
 	if perr == nil && len(o.Collect) > 0 {
@@ -516,7 +636,7 @@ func parse(raw []byte, mark string, collect bool, res *Result) error {
 		rest = rest[m[1]:]
 	}
 	if !bytes.Contains(rest, []byte(mark+" done@@")) {
-		return fmt.Errorf("%w: the guest stopped before powering off", ErrNoStatus)
+		return fmt.Errorf("%w: the guest stopped before the end of its script", ErrNoStatus)
 	}
 	return nil
 }

@@ -21,14 +21,26 @@ import (
 // gprobe is the static gprobe every boot of this package installs.
 func gprobe(t *testing.T) string { return testenv.Gprobe(t) }
 
-// TestGuestKprobes boots each Debian kernel once and proves, with busybox
-// alone, what the other packages' guest tests rely on: it is the kernel the
-// -dbg vmlinux describes (same build-id), it has BTF, a raw kprobe and
-// kretprobe written to kprobe_events fire with the right values, files go
-// in and come back byte for byte, and output and exit status are exact.
+// gprobeFor is gprobe built for k's architecture.
+func gprobeFor(t *testing.T, k *Kernel) string {
+	t.Helper()
+	p, err := testenv.BuildGprobeFor(k.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGuestKprobes boots each kernel once (Debian's 6.1 and 6.12 for
+// x86-64 and arm64, and the kernel the project builds) and proves, with
+// busybox alone, what the other packages' guest tests rely on: it is the
+// kernel the vmlinux describes (same build-id), it has BTF (unless built
+// without debug information), a raw kprobe and kretprobe written to
+// kprobe_events fire with the right values, files go in and come back
+// byte for byte, and output and exit status are exact.
 func TestGuestKprobes(t *testing.T) {
-	for _, k := range []*Kernel{Linux61, Linux612} {
-		t.Run(k.Version, func(t *testing.T) { guestKprobes(t, k) })
+	for _, k := range []*Kernel{Linux61, Linux612, Linux61Arm64, Linux612Arm64, LinuxBuilt} {
+		t.Run(k.Release, func(t *testing.T) { guestKprobes(t, k) })
 	}
 }
 
@@ -63,7 +75,7 @@ exit 7
 		Script:  script,
 		Files:   map[string][]byte{"/etc/hello": hello, "/root/payload": payload},
 		Collect: []string{"/tmp/trace", "/tmp/notes", "/tmp/payload.copy", "/tmp/does-not-exist"},
-		Gprobe:  gprobe(t),
+		Gprobe:  gprobeFor(t, k),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +93,9 @@ exit 7
 	if m := regexp.MustCompile(`(?m)^boot log (\d+) lines, kernel log (\d+) lines$`).FindStringSubmatch(out); m == nil || m[1] == "0" || m[2] != "0" {
 		t.Errorf("kernel log not cleared before the script (boot log, script log): %q", m)
 	}
-	if !regexp.MustCompile(`(?m)^-r--r--r-- .* /sys/kernel/btf/vmlinux$`).MatchString(out) {
-		t.Error("/sys/kernel/btf/vmlinux missing in the guest")
+	// A kernel built without debug information has no BTF.
+	if hasBTF := regexp.MustCompile(`(?m)^-r--r--r-- .* /sys/kernel/btf/vmlinux$`).MatchString(out); hasBTF == k.NoDebugInfo {
+		t.Errorf("/sys/kernel/btf/vmlinux in the guest: %v, want %v", hasBTF, !k.NoDebugInfo)
 	}
 	// The kernel lists what it installed (r<maxactive>: its default).
 	if !regexp.MustCompile(`(?m)^p:gprobe_qemu/vfs_read vfs_read\nr\d+:gprobe_qemu/vfs_read_ret vfs_read ret=\$retval:s64\n`).MatchString(out) ||
@@ -94,7 +107,9 @@ exit 7
 	}
 
 	trace := string(res.Files["/tmp/trace"])
-	entry := regexp.MustCompile(`(?m)^\s+dd-\d+\s+\[000\] .* vfs_read: \(vfs_read\+0x[04]/0x[0-9a-f]+\)$`)
+	// (arm64 places a probe on a function's entry after its BTI or PACIASP
+	// landing pad where ftrace's patchable entry follows it.)
+	entry := regexp.MustCompile(`(?m)^\s+dd-\d+\s+\[000\] .* vfs_read: \(vfs_read\+0x[048]/0x[0-9a-f]+\)$`)
 	// dd reads the whole file, then end of file. (6.12 is built with IBT:
 	// a probe on a function sits after its ENDBR64, at +0x4.)
 	ret := regexp.MustCompile(`(?m)^\s+dd-\d+\s+\[000\] .* vfs_read_ret: \(ksys_read\+0x[0-9a-f]+/0x[0-9a-f]+ <- vfs_read\) ret=` + strconv.Itoa(len(hello)) + `$`)

@@ -99,7 +99,11 @@ func Gprobe(tb testing.TB) string {
 // sources, use the same file under CacheDir()/test/gprobe (its --version
 // names the revision of the tree it was built from, one with the same
 // sources).
-func BuildGprobe() (string, error) {
+func BuildGprobe() (string, error) { return BuildGprobeFor(runtime.GOARCH) }
+
+// BuildGprobeFor is BuildGprobe for the architecture goarch ("arm64" for
+// the arm64 guests), cross-compiled.
+func BuildGprobeFor(goarch string) (string, error) {
 	repo, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -107,6 +111,9 @@ func BuildGprobe() (string, error) {
 	key, err := sourceKey(repo, false)
 	if err != nil {
 		return "", fmt.Errorf("hashing gprobe's sources: %w", err)
+	}
+	if goarch != runtime.GOARCH {
+		key = hashStrings(key, "GOARCH="+goarch)
 	}
 	gprobeMu.Lock()
 	defer gprobeMu.Unlock()
@@ -127,6 +134,7 @@ func BuildGprobe() (string, error) {
 		tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
 		// scripts/build.sh: what is released is what is tested.
 		cmd := exec.Command("sh", filepath.Join(repo, "scripts", "build.sh"), tmp)
+		cmd.Env = append(os.Environ(), "GOARCH="+goarch)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.Remove(tmp)
 			return "", fmt.Errorf("building gprobe: %v\n%s", err, out)
@@ -159,19 +167,28 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 		root = tb.TempDir()
 	}
 	bin := filepath.Join(root, key[:32], strings.ReplaceAll(pkg, "/", "_")+".test")
+	buildStatic(tb, bin, repo, runtime.GOARCH, "test", "-c", pkg)
+	return bin
+}
+
+// buildStatic runs go ARGS... -o bin (in dir, "" for the working
+// directory) with CGO_ENABLED=0 for goarch, unless bin exists: built
+// beside it and renamed, never half-written.
+func buildStatic(tb testing.TB, bin, dir, goarch string, args ...string) {
+	tb.Helper()
 	if _, err := os.Stat(bin); err == nil {
-		return bin
+		return
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := exec.Command("go", "test", "-c", "-o", tmp, pkg)
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd := exec.Command("go", append(append(args[:1:1], "-o", tmp), args[1:]...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
-		tb.Fatalf("building the static test binary of %s: %v\n%s", pkg, err, out)
+		tb.Fatalf("go %s for %s: %v\n%s", strings.Join(args, " "), goarch, err, out)
 	}
 	if err := CheckStatic(tmp); err != nil {
 		tb.Fatal(err)
@@ -179,6 +196,29 @@ func StaticTestBinary(tb testing.TB, pkg string) string {
 	if err := os.Rename(tmp, bin); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// BuildGoPackage builds the main package pkg of this module (an import
+// path, or a directory relative to the test's) statically for goarch, for
+// running in a qemu guest, and returns the binary's path. Like
+// StaticTestBinary, it is built once per source tree and architecture.
+// (BuildGo builds the programs with a go.mod of their own.)
+func BuildGoPackage(tb testing.TB, pkg, goarch string) string {
+	tb.Helper()
+	Heavy(tb, "programs run inside a qemu guest")
+	repo := Repo(tb)
+	key, err := sourceKey(repo, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	key = hashStrings(key, pkg, wd, goarch)
+	root := Scratch("gobin")
+	if root == "" {
+		root = tb.TempDir()
+	}
+	bin := filepath.Join(root, key[:32], filepath.Base(pkg))
+	buildStatic(tb, bin, "", goarch, "build", "-trimpath", pkg)
 	return bin
 }
 

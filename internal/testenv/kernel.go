@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +10,7 @@ import (
 	"testing"
 )
 
-// Kernel is one of the real Debian kernels the tests use. scripts/provision.sh
+// Kernel is one of the real kernels the tests use. scripts/provision.sh
 // caches, under CacheDir()/RELEASE, its bootable vmlinuz, the matching -dbg
 // vmlinux (DWARF 5), a source subset and the virtio modules the qemu guests
 // load.
@@ -18,15 +19,48 @@ type Kernel struct {
 	Release string
 	// Version is the kernel version its tracefs features follow ("6.1").
 	Version string
+	// Arch is the kernel's architecture as Go names it: "amd64" (the
+	// zero value) or "arm64".
+	Arch string
+	// Built is set for the kernel scripts/build-kernel.sh builds from
+	// source (Extra Boot Config, boot-time tracing, user_events): its
+	// directory also holds the bootconfig tool.
+	Built bool
+	// NoDebugInfo is set for a kernel built without debug information:
+	// its vmlinux has symbols only, and it has no BTF
+	// (/sys/kernel/btf/vmlinux).
+	NoDebugInfo bool
 }
 
 var (
 	// Linux61 is Debian bookworm's linux-image-6.1.0-56-cloud-amd64: kprobes, kretprobes.
-	Linux61 = &Kernel{Release: "6.1.0-56-cloud-amd64", Version: "6.1"}
+	Linux61 = &Kernel{Release: "6.1.0-56-cloud-amd64", Version: "6.1", Arch: "amd64"}
 	// Linux612 is linux-image-6.12.117+deb12-cloud-amd64-unsigned: fprobe,
 	// tracepoint and event probes, BTF arguments, hist triggers.
-	Linux612 = &Kernel{Release: "6.12.117+deb12-cloud-amd64", Version: "6.12"}
+	Linux612 = &Kernel{Release: "6.12.117+deb12-cloud-amd64", Version: "6.12", Arch: "amd64"}
+	// Linux61Arm64 is linux-image-6.1.0-56-cloud-arm64-unsigned: ARMv8
+	// kprobes (pointer authentication, BTI), booted under
+	// qemu-system-aarch64 -M virt.
+	Linux61Arm64 = &Kernel{Release: "6.1.0-56-cloud-arm64", Version: "6.1", Arch: "arm64"}
+	// Linux612Arm64 is linux-image-6.12.117+deb12-cloud-arm64-unsigned:
+	// fprobes and BTF arguments on arm64.
+	Linux612Arm64 = &Kernel{Release: "6.12.117+deb12-cloud-arm64", Version: "6.12", Arch: "arm64"}
+	// LinuxBuilt is Linux 6.12 built by scripts/build-kernel.sh from
+	// Debian's linux-source-6.12 (tinyconfig plus
+	// scripts/kernel/gprobe.config): what Debian's kernels lack, Extra
+	// Boot Config, boot-time tracing and user_events, with kprobes,
+	// uprobes, fprobes and hist triggers; x86-64, no debug information.
+	LinuxBuilt = &Kernel{Release: "6.12.117-gprobe", Version: "6.12", Arch: "amd64", Built: true, NoDebugInfo: true}
 )
+
+// Bootconfig is the bootconfig tool built from the kernel's own source
+// (tools/bootconfig), for a Built kernel; "" otherwise.
+func (k *Kernel) Bootconfig() string {
+	if !k.Built {
+		return ""
+	}
+	return filepath.Join(k.Dir(), "bootconfig")
+}
 
 // Dir is where scripts/provision.sh puts the kernel's artifacts.
 func (k *Kernel) Dir() string { return filepath.Join(CacheDir(), k.Release) }
@@ -34,8 +68,8 @@ func (k *Kernel) Dir() string { return filepath.Join(CacheDir(), k.Release) }
 // Image is the bootable vmlinuz.
 func (k *Kernel) Image() string { return filepath.Join(k.Dir(), "vmlinuz") }
 
-// Vmlinux is the -dbg vmlinux matching Image. For Linux61, $GPROBE_VMLINUX
-// overrides it.
+// Vmlinux is the -dbg vmlinux matching Image (for a NoDebugInfo kernel,
+// its vmlinux: symbols only). For Linux61, $GPROBE_VMLINUX overrides it.
 func (k *Kernel) Vmlinux() string {
 	if v := os.Getenv("GPROBE_VMLINUX"); v != "" && k == Linux61 {
 		return v
@@ -121,4 +155,60 @@ func BTFForms(tb testing.TB, k *Kernel) (stripped, raw string) {
 		}
 	}
 	return stripped, raw
+}
+
+// ErrStaleKernel: the cached built kernel was configured from an older
+// scripts/kernel/gprobe.config than the repository's.
+var ErrStaleKernel = errors.New("the built kernel is stale")
+
+// CheckBuiltConfig reports (wrapping ErrStaleKernel) an option of the
+// repository's scripts/kernel/gprobe.config that the cached built kernel's
+// config does not have, so that a test never boots a kernel built from an
+// older fragment (scripts/build-kernel.sh, run by scripts/provision.sh,
+// rebuilds it). It returns nil for a kernel that is not Built, or when
+// its config is not cached (what is missing is Check's to report).
+func (k *Kernel) CheckBuiltConfig() error {
+	if !k.Built {
+		return nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	fragment, err := os.ReadFile(filepath.Join(root, "scripts", "kernel", "gprobe.config"))
+	if err != nil {
+		return err
+	}
+	config, err := os.ReadFile(filepath.Join(k.Dir(), "config"))
+	if err != nil {
+		return nil
+	}
+	if opt := missingOption(string(fragment), string(config)); opt != "" {
+		return fmt.Errorf("%w: %s lacks %s of scripts/kernel/gprobe.config (run scripts/provision.sh built)", ErrStaleKernel, filepath.Join(k.Dir(), "config"), opt)
+	}
+	return nil
+}
+
+// missingOption returns the first line of the Kconfig fragment (CONFIG_X=V;
+// V "n" for an option turned off) that config, a .config, does not
+// satisfy, or "".
+func missingOption(fragment, config string) string {
+	set := map[string]string{}
+	for _, line := range strings.Split(config, "\n") {
+		if opt, val, ok := strings.Cut(line, "="); ok && strings.HasPrefix(opt, "CONFIG_") {
+			set[opt] = val
+		}
+	}
+	for _, line := range strings.Split(fragment, "\n") {
+		line = strings.TrimSpace(line)
+		opt, want, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		got, on := set[opt]
+		if want == "n" && on || want != "n" && got != want {
+			return line
+		}
+	}
+	return ""
 }

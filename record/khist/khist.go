@@ -124,7 +124,7 @@ type Config struct {
 
 // Result is what the kernel counted.
 type Result struct {
-	// Function is Config.Function.
+	// Function is Config.Function (for BootReport, the entry event).
 	Function string
 	// EntryEvent and ReturnEvent are the probes' GROUP:EVENT names.
 	EntryEvent, ReturnEvent string
@@ -400,9 +400,12 @@ func (s *session) setup(entry probe.Probe, rets []probe.Probe) error {
 	return nil
 }
 
+// synthFields are the synthetic event's fields.
+var synthFields = []string{"u64 ns_plus1", "int pid", "char comm[]"}
+
 // synthDefinition is the synthetic event's line in synthetic_events.
 func synthDefinition(name string) string {
-	return name + " u64 ns_plus1; int pid; char comm[]"
+	return name + " " + strings.Join(synthFields, "; ")
 }
 
 // Table sizes: threads that call the function (entry and return tables),
@@ -424,32 +427,40 @@ const (
 // function's goroutine) by a trigger of its own, and the entries are
 // counted per thread by another.
 func (s *session) triggerSpecs() []trigger {
-	key, size := "", bucketsSize
-	if s.cfg.By != "" {
-		key, size = s.cfg.By+",", groupsSize
+	return triggerSpecs(s.cfg.By, s.cfg.Key, Group, s.entry.Event, s.ret.Event, s.synth)
+}
+
+// triggerSpecs are the triggers of a measurement grouped by by, its start
+// time kept per key ("": per thread), of the probes group/entry and
+// group/ret and the synthetic event synth, in the order they are attached
+// (see session.triggerSpecs).
+func triggerSpecs(by, key, group, entry, ret, synth string) []trigger {
+	byKey, size := "", bucketsSize
+	if by != "" {
+		byKey, size = by+",", groupsSize
 	}
-	synth := eventFile("synthetic", s.synth)
-	entry, ret := eventFile(Group, s.entry.Event), eventFile(Group, s.ret.Event)
+	synthFile := eventFile("synthetic", synth)
+	entryFile, retFile := eventFile(group, entry), eventFile(group, ret)
 	thread := "common_pid.execname"
 	call := thread
-	if s.cfg.Key != "" {
-		call = s.cfg.Key
+	if key != "" {
+		call = key
 	}
 	out := []trigger{
-		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", key, size), roleSums},
-		{synth, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", key, size), roleMins},
+		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:vals=hitcount,ns_plus1:mx=ns_plus1:onmax($mx).save(pid):size=%d", byKey, size), roleSums},
+		{synthFile, fmt.Sprintf("hist:keys=%sns_plus1.log2:mn=-(ns_plus1):onmax($mn).save(pid):size=%d", byKey, size), roleMins},
 	}
-	if s.cfg.Key == "" {
-		out = append(out, trigger{entry, fmt.Sprintf("hist:keys=%s:ts0=common_timestamp:size=%d", thread, threadsSize), roleEntryHits})
+	if key == "" {
+		out = append(out, trigger{entryFile, fmt.Sprintf("hist:keys=%s:ts0=common_timestamp:size=%d", thread, threadsSize), roleEntryHits})
 	} else {
 		out = append(out,
-			trigger{entry, fmt.Sprintf("hist:keys=%s:ts0=common_timestamp:size=%d", call, threadsSize), roleNone},
-			trigger{entry, fmt.Sprintf("hist:keys=%s:size=%d", thread, threadsSize), roleEntryHits})
+			trigger{entryFile, fmt.Sprintf("hist:keys=%s:ts0=common_timestamp:size=%d", call, threadsSize), roleNone},
+			trigger{entryFile, fmt.Sprintf("hist:keys=%s:size=%d", thread, threadsSize), roleEntryHits})
 	}
 	return append(out,
-		trigger{ret, fmt.Sprintf("hist:keys=%s:size=%d", thread, threadsSize), roleReturnHits},
-		trigger{ret, fmt.Sprintf("hist:keys=%s:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
-			call, Group, s.entry.Event, s.synth, threadsSize), roleNone})
+		trigger{retFile, fmt.Sprintf("hist:keys=%s:size=%d", thread, threadsSize), roleReturnHits},
+		trigger{retFile, fmt.Sprintf("hist:keys=%s:lat1=common_timestamp-$ts0+1:onmatch(%s.%s).trace(%s,$lat1,common_pid,comm):size=%d",
+			call, group, entry, synth, threadsSize), roleNone})
 }
 
 func eventFile(group, event string) string { return "events/" + group + "/" + event + "/trigger" }
