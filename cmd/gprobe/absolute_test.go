@@ -13,6 +13,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/kallsyms"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
@@ -149,8 +150,8 @@ func TestPerfDiffAbsolute(t *testing.T) {
 					c.args, base, hex(a+o), p, alone, g, sum)
 			}
 		case noReason:
-			if p.Code != exitENOENT || p.Stdout != "" || p.Stderr != addTrailer+"\n" ||
-				g.Code != p.Code || !strings.HasSuffix(g.Stderr, addTrailer+"\n") || !strings.Contains(g.Stderr, "is an absolute address: it has no variables in scope") {
+			if p.Code != exitENOENT || p.Stdout != "" || p.Stderr != perfprobe.AddTrailer+"\n" ||
+				g.Code != p.Code || !strings.HasSuffix(g.Stderr, perfprobe.AddTrailer+"\n") || !strings.Contains(g.Stderr, "is an absolute address: it has no variables in scope") {
 				t.Errorf("%q: want perf's bare trailer and gprobe's reason with perf's status:\nperf: %s\ngprobe: %s", c.args, p, g)
 			}
 		case retval:

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/internal/gcpace"
 )
 
 // analyze: latency and refcount reports from recordings.
@@ -51,22 +49,10 @@ func (a *app) done(command string, err error) int {
 }
 
 func (a *app) analyze(c *cli.Context) int {
-	// Past 8 MiB live, collecting at 40% keeps the peak below
-	// trace-cmd's at every size.
-	gcpace.SwitchAt(8 << 20)
 	req, err := analyze.ParseRequest(c, c.Args().Slice())
 	if err != nil {
 		return a.done("analyze", err)
 	}
-	if !req.Objects() && !req.Many {
-		// One recording: the objects' store and index live outside Go's
-		// heap, which holds the metadata and buffers, nearly all live to
-		// the end, so a collection before 16 MiB frees little and costs
-		// a small recording more than its analysis (the collector's
-		// first touch of its own memory: ~3 ms on a virtual machine, for
-		// a trace-cmd zstd file's 2 MB of inflated formats). Many files
-		// leave each one's state behind: Go's pacing stays.
-		debug.SetGCPercent(400)
-	}
+	req.PaceGC()
 	return a.done("analyze", req.Run(a.stdout))
 }

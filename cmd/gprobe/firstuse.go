@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,15 +25,9 @@ func init() {
 // finishCLI completes the command tree newCLIApp builds.
 func (a *app) finishCLI(app *cli.App) *cli.App {
 	app.Version = clikit.Version(revision, modified)
-	app.OnUsageError = a.usageFailed
+	clikit.Finish(app, a.usageFailed)
 	// The root's first operand: a probe point, or a mistyped command.
 	app.Before = func(c *cli.Context) error { a.operand = c.Args().First(); return nil }
-	for _, c := range app.Commands {
-		c.OnUsageError = a.usageFailed
-		if c.UsageText == "" {
-			c.UsageText = strings.TrimSpace("gprobe " + c.Name + " [options] " + c.ArgsUsage)
-		}
-	}
 	return clikit.FixNames(app)
 }
 
@@ -61,11 +54,7 @@ func (a *app) suggestCommand() {
 	if a.operand == "" || a.isSubcommand(a.operand) {
 		return
 	}
-	var names []string
-	for _, c := range a.cliApp().Commands {
-		names = append(names, c.Name)
-	}
-	if s := clikit.Suggest(a.operand, names); s != "" {
+	if s := clikit.SuggestCommand(a.cliApp(), a.operand); s != "" {
 		fmt.Fprintf(a.stderr, "  Did you mean %s? (%s is not a gprobe command: it was taken as a probe point)\n", s, a.operand)
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	iofs "io/fs"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +10,6 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
-	"github.com/gprobe/gprobe/internal/mountns"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -22,12 +19,6 @@ import (
 // 6.1's behaviour and messages. The hint after "Added new event(s):" is
 // perf's own text ("perf record -e GROUP:EVENT -aR sleep 1"): the events are
 // ordinary tracefs events that perf users record with perf.
-
-const (
-	addTrailer  = "  Error: Failed to add events."
-	delTrailer  = "  Error: Failed to delete events."
-	listTrailer = "  Error: Failed to show event list."
-)
 
 func (a *app) addCommand() *cli.Command {
 	return &cli.Command{
@@ -106,16 +97,9 @@ func (a *app) rootProbes(c *cli.Context) int {
 	}
 	defs := c.StringSlice("add")
 	if args := c.Args().Slice(); len(args) > 0 {
-		if a.perf != nil && a.perf.FirstPath {
-			// perf's set_target: an absolute path first names the target
-			// (perfParse checked that a definition follows it).
-			if strings.HasSuffix(args[0], ".ko") {
-				a.firstPath.module = args[0]
-			} else {
-				a.firstPath.exec = args[0]
-			}
-			args = args[1:]
-		}
+		// An absolute path first names the target (the parse checked that
+		// a definition follows it).
+		a.firstPath.exec, a.firstPath.module, args = a.perf.FirstTarget(args)
 		defs = append(defs, strings.Join(args, " "))
 	}
 	option := "-a"
@@ -146,28 +130,14 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
-		a.errf(c, "%v\n%s\n", err, addTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.AddTrailer)
 		return exitErrno(err)
 	}
-	o := install.AddOptions{DryRun: boolean(c, "dry-run"),
+	// perf writes the definitions from the target's mount namespace, where
+	// the kernel resolves their paths.
+	o := install.AddOptions{DryRun: boolean(c, "dry-run"), MountNS: mountNS(c),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields,
 			Warn: a.warnFunc(c)}}
-	if pid := mountNS(c); pid > 0 {
-		// perf writes the definitions from the target's mount namespace,
-		// where the kernel resolves their paths.
-		if same, err := mountns.Same(pid); err != nil {
-			a.errf(c, "--target-ns: %v\n%s\n", err, addTrailer)
-			return exitENOENT
-		} else if !same {
-			fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
-			o.Stat = func(p string) (st iofs.FileInfo, err error) {
-				if derr := mountns.Do(pid, func() error { st, err = os.Stat(p); return nil }); derr != nil {
-					return nil, derr
-				}
-				return st, err
-			}
-		}
-	}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}
@@ -178,7 +148,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 			}
 		}
 		if len(dynamic) > 0 {
-			if st := a.resolveDynamic(c, dynamic, addTrailer, reqs[len(specs):]); st != exitOK {
+			if st := a.resolveDynamic(c, dynamic, perfprobe.AddTrailer, reqs[len(specs):]); st != exitOK {
 				return reported(st)
 			}
 		}
@@ -188,7 +158,9 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	if err != nil {
 		return a.addFailed(c, err)
 	}
-	a.reportAdded(c, plan)
+	if len(plan) > 0 && !a.quiet(c) {
+		perfprobe.Added(a.stderr, plan, a.points(c).PointOf)
+	}
 	return exitOK
 }
 
@@ -236,32 +208,21 @@ func (r reported) Error() string { return fmt.Sprintf("exit status %d", int(r)) 
 // exit status.
 func (a *app) addFailed(c *cli.Context, err error) int {
 	var st reported
-	var ae *install.AddError
-	var ee *install.ExistsError
-	errors.As(err, &ae)
-	noKind := errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) || errors.Is(err, tracefs.ErrNoKind)
-	switch {
-	case errors.As(err, &st):
+	if errors.As(err, &st) {
 		return int(st)
-	case ae.Step == install.StepList || ae.Step == install.StepKinds || ae.Step == install.StepRaw && noKind:
-		a.errf(c, "%v\n", err) // one line says it all
-	case errors.As(err, &ee):
-		a.errf(c, "Error: event \"%s\" already exists.\n"+
-			" Hint: Remove existing event by 'perf probe -d'\n"+
-			"       or force duplicates by 'perf probe -f'\n"+
-			"       or set 'force=yes' in BPF source.\n%s\n", ee.Name, addTrailer)
-	case errors.Is(err, install.ErrTooManyNames):
-		a.errf(c, "Too many events are on the same function.\n%s\n", addTrailer)
-	default:
-		a.errf(c, "%v\n%s\n", err, a.withReason(c, addTrailer, exitErrno(err)))
 	}
-	return exitErrno(err)
+	text, status, reason := perfprobe.AddFailure(err)
+	if reason {
+		text = a.withReason(c, text, status)
+	}
+	a.errf(c, "%s\n", text)
+	return status
 }
 
 // resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
 	// SDT points come from the marked binaries or perf's probe cache.
-	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, addTrailer)
+	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, perfprobe.AddTrailer)
 	if st != exitOK {
 		return st
 	}
@@ -277,7 +238,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	a.noBlacklist = o.Blacklist == nil && !a.user(c)
 	r, err := a.open(c, o)
 	if err != nil {
-		a.errf(c, "%v\n%s\n", err, addTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.AddTrailer)
 		return exitENOENT
 	}
 	defer r.Close()
@@ -288,7 +249,7 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		ps, err := r.Probes(q)
 		if err != nil {
 			a.unfetched(c, r)
-			return a.resolveFailed(c, err, addTrailer)
+			return a.resolveFailed(c, err, perfprobe.AddTrailer)
 		}
 		reqs[i].Probes = ps
 		if t := r.Target(); t.User {
@@ -309,32 +270,13 @@ func maxProbes(c *cli.Context) int {
 	return 128
 }
 
-// reportAdded prints perf's "Added new event(s):" block.
-func (a *app) reportAdded(c *cli.Context, plan []install.Event) {
-	if len(plan) == 0 || a.quiet(c) {
-		return
-	}
-	s := ":"
-	if len(plan) > 1 {
-		s = "s:"
-	}
-	fmt.Fprintf(a.stderr, "Added new event%s\n", s)
-	points := a.points(c)
-	for _, ev := range plan {
-		fmt.Fprintln(a.stderr, install.Added(ev, points.PointOf))
-	}
-	last := plan[len(plan)-1].Probe
-	fmt.Fprintf(a.stderr, "\nYou can now use it in all perf tools, such as:\n\n")
-	fmt.Fprintf(a.stderr, "\tperf record -e %s:%s -aR sleep 1\n\n", last.Group, last.Event)
-}
-
 // listProbes implements -l [FILTER]: every installed kprobe and uprobe
 // event, as perf lists them (kprobes first, each file sorted by its text).
 func (a *app) listProbes(c *cli.Context, pattern string) int {
 	if boolean(c, "cache") {
 		return a.listCache(c, pattern)
 	}
-	flt, fs, events, st := a.installedEvents(c, pattern, listTrailer)
+	flt, fs, events, st := a.installedEvents(c, pattern, perfprobe.ListTrailer)
 	if fs == nil {
 		return st
 	}
@@ -353,15 +295,12 @@ func (a *app) installedEvents(c *cli.Context, pattern, trailer string) (*spec.Fi
 		a.errf(c, "%v\n%s\n", err, trailer)
 		return nil, nil, nil, exitEINVAL
 	}
-	fs, err := tracefs.Open()
-	if err == nil {
-		var events []tracefs.Event
-		if events, err = fs.List(); err == nil {
-			return flt, fs, events, exitOK
-		}
+	fs, events, err := install.Running()
+	if err != nil {
+		a.errf(c, "%v\n%s\n", err, trailer)
+		return nil, nil, nil, exitErrno(err)
 	}
-	a.errf(c, "%v\n%s\n", err, trailer)
-	return nil, nil, nil, exitErrno(err)
+	return flt, fs, events, exitOK
 }
 
 // delProbes implements -d: every event whose name or GROUP:EVENT matches,
@@ -370,7 +309,7 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	if boolean(c, "cache") {
 		return a.delCache(c, pattern)
 	}
-	flt, fs, events, st := a.installedEvents(c, pattern, delTrailer)
+	flt, fs, events, st := a.installedEvents(c, pattern, perfprobe.DelTrailer)
 	if fs == nil {
 		return st
 	}
@@ -380,20 +319,10 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 	hit, err := install.Remove(fs, events, flt.MatchEvent, boolean(c, "dry-run"), func(e tracefs.Event) {
 		a.errf(c, "Removed event: %s:%s\n", e.Group, e.Name)
 	})
-	var re *install.RemoveError
-	switch {
-	case errors.As(err, &re):
-		// Every other match is deleted; each event left is named, with
-		// what keeps it.
-		a.errf(c, "%v\n%s\n", re, a.withReason(c, delTrailer, exitErrno(err)))
-		return exitErrno(err)
-	case err != nil:
-		a.errf(c, "Failed to delete event: %v\n%s\n", err, a.withReason(c, delTrailer, exitErrno(err)))
-		return exitErrno(err)
-	}
-	if !hit {
-		a.errf(c, "\"%s\" does not hit any event.\n%s\n", flt, a.withReason(c, delTrailer, exitENOENT))
-		return exitENOENT
+	if err != nil || !hit {
+		text, status := perfprobe.DeleteFailure(err, flt.String())
+		a.errf(c, "%s\n", a.withReason(c, text, status))
+		return status
 	}
 	return exitOK
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/target"
 
@@ -480,9 +481,9 @@ func TestNoPermission(t *testing.T) {
 		args    []string
 		trailer string
 	}{
-		{[]string{"-l"}, listTrailer},
-		{[]string{"-a", "p:gprobe_noperm/x /bin/sh:0x10"}, addTrailer},
-		{[]string{"-d", "gprobe_noperm:*"}, delTrailer},
+		{[]string{"-l"}, perfprobe.ListTrailer},
+		{[]string{"-a", "p:gprobe_noperm/x /bin/sh:0x10"}, perfprobe.AddTrailer},
+		{[]string{"-d", "gprobe_noperm:*"}, perfprobe.DelTrailer},
 	} {
 		cmd := exec.Command(exe, c.args...)
 		cmd.Env = append(os.Environ(), "GPROBE_TEST_AS_GPROBE=1")

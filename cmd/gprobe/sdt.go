@@ -10,6 +10,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/sdt"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -37,47 +38,35 @@ func buildIDCache() *perfcache.Cache { return perfcache.Default() }
 // each probe as the kernel's grammar reads it for the marked binary's
 // architecture; it prints perf's messages and returns a status on failure.
 func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Features, known bool, trailer string) (map[int][]probe.Probe, int) {
-	out := map[int][]probe.Probe{}
-	r := &sdt.Resolver{
-		Cache:       buildIDCache(),
-		Remember:    true,
-		Options:     sdt.Options{Immediates: feat.Immediates},
-		MaxProbes:   maxProbes(c),
-		Definitions: &probedef.Options{Features: &feat},
-	}
+	r := &sdt.Resolver{Cache: buildIDCache(), Remember: true, Options: sdt.Options{Immediates: feat.Immediates},
+		MaxProbes: maxProbes(c), Definitions: &probedef.Options{Features: &feat}}
 	if boolean(c, "verbose") {
 		r.Warn = a.warnFunc(c)
 	}
-	for i, p := range specs {
-		if !p.Point.SDT {
-			continue
-		}
-		ps, err := r.Probes(sdt.PointOf(&p.Point), str(c, "exec"))
-		if err != nil {
-			if boolean(c, "verbose") || !errors.Is(err, sdt.ErrNotFound) && !errors.Is(err, sdt.ErrTooMany) {
-				a.errf(c, "%v\n", err)
-			}
-			a.errf(c, "%s\n", trailer)
-			if errors.Is(err, sdt.ErrTooMany) {
-				return nil, exitE2BIG
-			}
-			return nil, exitENOENT
-		}
-		for _, q := range ps {
-			if err := install.CheckDefinition(q, arch.OfFile(q.Target.Path), feat, known); err != nil {
-				a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-				return nil, exitEINVAL
-			}
-		}
-		out[i] = ps
+	out, err := r.Specs(specs, str(c, "exec"), func(q probe.Probe) error {
+		return install.CheckDefinition(q, arch.OfFile(q.Target.Path), feat, known)
+	})
+	var re *sdt.RefusedError
+	switch {
+	case err == nil:
+		return out, exitOK
+	case errors.As(err, &re):
+		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
+		return nil, exitEINVAL
+	case boolean(c, "verbose") || !errors.Is(err, sdt.ErrNotFound) && !errors.Is(err, sdt.ErrTooMany):
+		a.errf(c, "%v\n", err)
 	}
-	return out, exitOK
+	a.errf(c, "%s\n", trailer)
+	if errors.Is(err, sdt.ErrTooMany) {
+		return nil, exitE2BIG
+	}
+	return nil, exitENOENT
 }
 
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.
 func (a *app) listCache(c *cli.Context, pattern string) int {
 	if err := sdt.ShowCache(a.stdout, buildIDCache(), []string{pattern}, a.verboseWarn(c)); err != nil {
-		a.errf(c, "%v\n%s\n", err, listTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.ListTrailer)
 		return exitEINVAL
 	}
 	return exitOK
@@ -87,7 +76,7 @@ func (a *app) listCache(c *cli.Context, pattern string) int {
 func (a *app) delCache(c *cli.Context, pattern string) int {
 	removed := func(spec string) { a.errf(c, "Removed cached event: %s\n", spec) }
 	if err := sdt.DeleteCache(buildIDCache(), []string{pattern}, removed, a.verboseWarn(c)); err != nil {
-		a.errf(c, "%v\n%s\n", err, delTrailer)
+		a.errf(c, "%v\n%s\n", err, perfprobe.DelTrailer)
 		return exitEINVAL
 	}
 	return exitOK

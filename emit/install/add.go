@@ -1,11 +1,14 @@
 package install
 
 import (
+	"fmt"
+	iofs "io/fs"
 	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
 )
 
 // Def is one thing `gprobe add` is given: raw definition lines (Lines, or
@@ -27,6 +30,12 @@ type AddOptions struct {
 	// reports its own failures: Add returns its error as it is, in an
 	// *AddError whose Step is StepResolve.
 	Resolve func([]*Request) error
+	// MountNS, when > 0, is the process whose mount namespace the
+	// definitions are written from (perf's --target-ns): the kernel
+	// resolves a uprobe's path there, so Add checks and writes the paths
+	// in that namespace (fs's Enter and Options.Stat are set for it) when
+	// it is not gprobe's own.
+	MountNS int
 }
 
 // Step is a step of Add.
@@ -34,13 +43,14 @@ type Step int
 
 // The steps of Add, in order.
 const (
-	StepList    Step = iota + 1 // reading the installed events
-	StepRead                    // reading the --from files
-	StepRaw                     // reading raw definition lines (RawRequests)
-	StepResolve                 // AddOptions.Resolve
-	StepKinds                   // the kernel's events file for each kind used
-	StepPlan                    // naming and checking (Plan)
-	StepWrite                   // writing, all or none (Write)
+	StepNamespace Step = iota + 1 // entering AddOptions.MountNS
+	StepList                      // reading the installed events
+	StepRead                      // reading the --from files
+	StepRaw                       // reading raw definition lines (RawRequests)
+	StepResolve                   // AddOptions.Resolve
+	StepKinds                     // the kernel's events file for each kind used
+	StepPlan                      // naming and checking (Plan)
+	StepWrite                     // writing, all or none (Write)
 )
 
 // AddError is a failure of Add at Step; its message is Err's.
@@ -53,7 +63,9 @@ func (e *AddError) Error() string { return e.Err.Error() }
 func (e *AddError) Unwrap() error { return e.Err }
 
 // Add installs what one `gprobe add` (perf probe -a) asks for, all or
-// nothing, in the order of defs: it reads the installed events and every
+// nothing, in the order of defs: it enters MountNS's namespace for the
+// writes (a process that cannot be read is an error wrapping
+// mountns.ErrNoProcess), reads the installed events and every
 // --from file, reads consecutive raw lines together as RawRequests does
 // (so that lines naming one event form one request), has the other
 // definitions resolved, makes sure the kernel has the events file of each
@@ -63,6 +75,9 @@ func (e *AddError) Unwrap() error { return e.Err }
 // was written (the plan, with DryRun).
 func Add(fs *tracefs.FS, defs []Def, o AddOptions) ([]Event, error) {
 	fail := func(s Step, err error) ([]Event, error) { return nil, &AddError{Step: s, Err: err} }
+	if err := enterNS(fs, &o); err != nil {
+		return fail(StepNamespace, err)
+	}
 	installed, err := fs.List()
 	if err != nil {
 		return fail(StepList, err)
@@ -114,6 +129,23 @@ func Add(fs *tracefs.FS, defs []Def, o AddOptions) ([]Event, error) {
 		}
 	}
 	return plan, nil
+}
+
+// enterNS sets fs and o up for writing from o.MountNS's mount namespace.
+func enterNS(fs *tracefs.FS, o *AddOptions) error {
+	pid := o.MountNS
+	if pid <= 0 {
+		return nil
+	}
+	if same, err := mountns.Same(pid); err != nil || same {
+		if err != nil {
+			return fmt.Errorf("--target-ns: %w", err)
+		}
+		return nil
+	}
+	fs.Enter = func(write func() error) error { return mountns.Do(pid, write) }
+	o.Stat = func(p string) (iofs.FileInfo, error) { return mountns.Stat(pid, p) }
+	return nil
 }
 
 // IsDefinition tells a definition line of the kernel's grammar

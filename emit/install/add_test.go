@@ -10,6 +10,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
 )
 
 func TestRawDefinitionOrProbedef(t *testing.T) {
@@ -109,12 +110,17 @@ func TestAdd(t *testing.T) {
 		{[]Def{{Lines: []string{"p:x /bin/true:0x10"}}}, o, StepRaw, tracefs.ErrNoUprobes},
 		{[]Def{{Req: &Request{Point: "x"}}}, AddOptions{Options: opts, Resolve: func([]*Request) error { return failing }}, StepResolve, failing},
 		{[]Def{{Lines: []string{"p:probe/vfs_read vfs_read"}}}, AddOptions{Options: opts, DryRun: true}, StepPlan, tracefs.ErrExist},
+		{[]Def{{Lines: []string{"p:probe/y vfs_read"}}}, AddOptions{Options: opts, MountNS: 1 << 30}, StepNamespace, mountns.ErrNoProcess},
 	} {
 		_, err := Add(fs, c.defs, c.o)
 		var ae *AddError
 		if !errors.As(err, &ae) || ae.Step != c.step || !errors.Is(err, c.is) {
 			t.Errorf("%+v: %v, want step %d wrapping %v", c.defs, err, c.step, c.is)
 		}
+	}
+	// gprobe's own namespace is not entered.
+	if _, err := Add(fs, []Def{{Lines: []string{"p:probe/y vfs_read"}}}, AddOptions{Options: opts, DryRun: true, MountNS: os.Getpid()}); err != nil || fs.Enter != nil {
+		t.Errorf("in gprobe's own namespace: %v (Enter set: %v)", err, fs.Enter != nil)
 	}
 }
 

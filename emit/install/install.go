@@ -563,6 +563,20 @@ func List(installed []tracefs.Event, match func(group, event string) bool, find 
 	return out
 }
 
+// Running opens the running kernel's tracefs (tracefs.Open) and reads the
+// events installed in it, for List and Remove (perf -l and -d).
+func Running() (*tracefs.FS, []tracefs.Event, error) {
+	fs, err := tracefs.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := fs.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	return fs, events, nil
+}
+
 // Remove deletes the installed events that match (perf -d), kprobes first,
 // each events file's sorted; removed is called for each event once it is
 // deleted (with dryRun, for each event, and nothing is deleted). An event

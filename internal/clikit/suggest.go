@@ -1,6 +1,10 @@
 package clikit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
 
 // Suggest returns the name among names that word was most likely meant to
 // be, or "" when none is close: the name at the least edit distance from
@@ -47,4 +51,27 @@ func Distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+// SuggestCommand is Suggest among app's command names: the command a
+// mistyped first operand was probably meant to be, "" when none is close.
+func SuggestCommand(app *cli.App, word string) string {
+	var names []string
+	for _, c := range app.Commands {
+		names = append(names, c.Name)
+	}
+	return Suggest(word, names)
+}
+
+// Finish completes app's command tree for its command line: onUsageError
+// answers a flag that does not parse, on app and on every command, and a
+// command without a UsageText gets "APP COMMAND [options] ARGSUSAGE".
+func Finish(app *cli.App, onUsageError cli.OnUsageErrorFunc) {
+	app.OnUsageError = onUsageError
+	for _, c := range app.Commands {
+		c.OnUsageError = onUsageError
+		if c.UsageText == "" {
+			c.UsageText = strings.TrimSpace(app.Name + " " + c.Name + " [options] " + c.ArgsUsage)
+		}
+	}
 }

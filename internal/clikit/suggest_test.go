@@ -1,6 +1,10 @@
 package clikit
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
 
 func TestDistance(t *testing.T) {
 	for _, c := range []struct {
@@ -32,5 +36,25 @@ func TestSuggest(t *testing.T) {
 		if got := Suggest(word, commands); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", word, got, want)
 		}
+	}
+}
+
+// TestSuggestCommand and TestFinish: an app's command names, its usage
+// errors and usage lines.
+func TestSuggestCommand(t *testing.T) {
+	app := &cli.App{Name: "gprobe", Commands: []*cli.Command{{Name: "record", ArgsUsage: "[-- CMD]"}, {Name: "check", UsageText: "mine"}}}
+	if s := SuggestCommand(app, "recrod"); s != "record" {
+		t.Errorf("SuggestCommand(recrod) = %q", s)
+	}
+	if s := SuggestCommand(app, "vfs_read"); s != "" {
+		t.Errorf("SuggestCommand(vfs_read) = %q", s)
+	}
+	called := 0
+	Finish(app, func(*cli.Context, error, bool) error { called++; return nil })
+	for _, f := range []cli.OnUsageErrorFunc{app.OnUsageError, app.Commands[0].OnUsageError, app.Commands[1].OnUsageError} {
+		f(nil, nil, false)
+	}
+	if called != 3 || app.Commands[0].UsageText != "gprobe record [options] [-- CMD]" || app.Commands[1].UsageText != "mine" {
+		t.Errorf("Finish: %d handlers, usage %q and %q", called, app.Commands[0].UsageText, app.Commands[1].UsageText)
 	}
 }

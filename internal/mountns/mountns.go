@@ -13,6 +13,7 @@ package mountns
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"runtime"
 	"strconv"
@@ -71,6 +72,14 @@ func Do(pid int, fn func() error) error {
 		done <- fn()
 	}()
 	return <-done
+}
+
+// Stat is os.Stat of path in the mount namespace of process pid.
+func Stat(pid int, path string) (st iofs.FileInfo, err error) {
+	if derr := Do(pid, func() error { st, err = os.Stat(path); return nil }); derr != nil {
+		return nil, derr
+	}
+	return st, err
 }
 
 // Exe is the path of process pid's executable as its mount namespace sees

@@ -23,6 +23,9 @@ func TestSame(t *testing.T) {
 	if err := Do(1<<30, func() error { return nil }); !errors.Is(err, ErrNoProcess) {
 		t.Errorf("Do(no process) = %v, want ErrNoProcess", err)
 	}
+	if _, err := Stat(1<<30, "/"); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("Stat(no process) = %v, want ErrNoProcess", err)
+	}
 }
 
 // Do sees what a process in its own mount namespace (unshare -m) mounted,
@@ -62,6 +65,12 @@ func TestDoInAnotherNamespace(t *testing.T) {
 		return err
 	}); err != nil || strings.TrimSpace(string(inside)) != "inside" {
 		t.Errorf("Do: %q, %v", inside, err)
+	}
+	if st, err := Stat(pid, filepath.Join(dir, "marker")); err != nil || st.Size() != int64(len("inside\n")) {
+		t.Errorf("Stat(marker) in the namespace: %v, %v", st, err)
+	}
+	if _, err := Stat(pid, filepath.Join(dir, "nosuch")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Stat(nosuch) in the namespace = %v, want ErrNotExist", err)
 	}
 	// The shell execs a copy of sleep in the namespace's tmpfs: its path
 	// as the namespace sees it (from here, the kernel names it from the

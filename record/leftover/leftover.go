@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,11 +60,32 @@ func LatencySynthetic(pid int) string { return fmt.Sprintf("gprobe_latency_%d", 
 // LatencyGroup is the group of gprobe latency's probes.
 const LatencyGroup = "gprobe_latency"
 
-var (
-	recordInstanceRe  = regexp.MustCompile(`^gprobe-([0-9]+)(-[0-9]+)?$`)
-	latencyInstanceRe = regexp.MustCompile(`^gprobe-latency-([0-9]+)(-[0-9]+)?$`)
-	latencySynthRe    = regexp.MustCompile(`^gprobe_latency_([0-9]+)(_[0-9]+)?$`)
-)
+// namedPID is the pid in a name gprobe gives: prefix, the pid, and
+// optionally sep and a sequence number ("gprobe-123", "gprobe-123-2");
+// 0 when name is not such a name. (Not a regular expression: package
+// initialisation runs at every start of gprobe.)
+func namedPID(name, prefix string, sep byte) int {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return 0
+	}
+	digits := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	pid, seq, hasSeq := strings.Cut(rest, string(sep))
+	if !digits(pid) || hasSeq && !digits(seq) {
+		return 0
+	}
+	return atoi(pid)
+}
 
 // Dir is where ledgers are kept (a variable for the tests).
 var Dir = "/run/gprobe"
@@ -390,10 +410,10 @@ func Find(t *tracefs.FS) ([]Leftover, error) {
 	// By name.
 	for _, n := range insts {
 		command, pid := "", 0
-		if m := latencyInstanceRe.FindStringSubmatch(n); m != nil {
-			command, pid = "latency", atoi(m[1])
-		} else if m := recordInstanceRe.FindStringSubmatch(n); m != nil {
-			command, pid = "record", atoi(m[1])
+		if p := namedPID(n, "gprobe-latency-", '-'); p != 0 {
+			command, pid = "latency", p
+		} else if p := namedPID(n, "gprobe-", '-'); p != 0 {
+			command, pid = "record", p
 		}
 		if pid == 0 {
 			continue
@@ -424,11 +444,11 @@ func Find(t *tracefs.FS) ([]Leftover, error) {
 				continue
 			}
 			name := f[0]
-			m := latencySynthRe.FindStringSubmatch(name)
-			if m == nil || !gone(atoi(m[1]), 0) {
+			pid := namedPID(name, "gprobe_latency_", '_')
+			if pid == 0 || !gone(pid, 0) {
 				continue
 			}
-			add(atoi(m[1]), "latency", Object{Kind: "synthetic", Name: name})
+			add(pid, "latency", Object{Kind: "synthetic", Name: name})
 		}
 	}
 	// Latency's probes no live session claims, and no dead one's ledger

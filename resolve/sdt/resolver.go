@@ -308,3 +308,35 @@ func (r *Resolver) definitions(b *target, e perfcache.Entry) []probe.Probe {
 	}
 	return ps
 }
+
+// RefusedError is an SDT probe the caller's check refused (Specs): the
+// kernel would refuse its definition. Its message is Err's.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Specs resolves the SDT points among specs (-D, -a: Probes with the -x
+// binary exe), keyed by their index in specs; the others are left to the
+// caller. Each probe is passed to check (the kernel's grammar for the
+// marked binary: install.CheckDefinition); its refusal ends Specs with a
+// *RefusedError, as does Probes' first error.
+func (r *Resolver) Specs(specs []*spec.Probe, exe string, check func(probe.Probe) error) (map[int][]probe.Probe, error) {
+	out := map[int][]probe.Probe{}
+	for i, p := range specs {
+		if !p.Point.SDT {
+			continue
+		}
+		ps, err := r.Probes(PointOf(&p.Point), exe)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range ps {
+			if err := check(q); err != nil {
+				return nil, &RefusedError{Err: err}
+			}
+		}
+		out[i] = ps
+	}
+	return out, nil
+}

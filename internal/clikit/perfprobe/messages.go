@@ -47,7 +47,7 @@ func Verbose(w io.Writer, t *target.Target, vmlinux string, noBlacklist bool) {
 
 // ResolveStatus is perf's exit status for a resolution error err (256 -
 // resolve.Errno).
-func ResolveStatus(err error) int { return 256 - int(resolve.Errno(err)) }
+func ResolveStatus(err error) int { return Status(resolve.Errno(err)) }
 
 // ResolveFailure is what perf prints of a failed resolution err on t (nil
 // when no target was opened), a line each: where the vmlinux was looked

@@ -88,3 +88,24 @@ func TestUsageText(t *testing.T) {
 		t.Errorf("%q", u)
 	}
 }
+
+// TestFirstTarget: a first absolute path is a module (.ko) or a binary,
+// only when the parse said so.
+func TestFirstTarget(t *testing.T) {
+	for _, c := range []struct {
+		st                 *State
+		exec, module, rest string
+	}{
+		{nil, "", "", "/bin/zsh zfree"},
+		{&State{}, "", "", "/bin/zsh zfree"},
+		{&State{FirstPath: true}, "/bin/zsh", "", "zfree"},
+	} {
+		exec, module, rest := c.st.FirstTarget([]string{"/bin/zsh", "zfree"})
+		if exec != c.exec || module != c.module || strings.Join(rest, " ") != c.rest {
+			t.Errorf("%+v: %q %q %q", c.st, exec, module, rest)
+		}
+	}
+	if exec, module, rest := (&State{FirstPath: true}).FirstTarget([]string{"/lib/m.ko", "f"}); exec != "" || module != "/lib/m.ko" || len(rest) != 1 {
+		t.Errorf(".ko: %q %q %q", exec, module, rest)
+	}
+}

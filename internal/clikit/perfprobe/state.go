@@ -49,6 +49,20 @@ func (st *State) Filter(def string) string {
 	return spec.OrFilters(st.filters)
 }
 
+// FirstTarget splits the root command's operands: with FirstPath the
+// first names the target as perf's set_target takes it (a kernel module
+// when it ends in .ko, else a binary whose path is used as given) and the
+// rest are the definition's words; otherwise they all are. st may be nil.
+func (st *State) FirstTarget(operands []string) (exec, module string, rest []string) {
+	switch {
+	case st == nil || !st.FirstPath || len(operands) == 0:
+		return "", "", operands
+	case strings.HasSuffix(operands[0], ".ko"):
+		return "", operands[0], operands[1:]
+	}
+	return operands[0], "", operands[1:]
+}
+
 // callback is perf's callback (or variable) for one option.
 func (st *State) callback(opt clikit.Option) func(string, bool) bool {
 	switch opt.Long {

@@ -1,0 +1,87 @@
+package perfprobe
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/emit/tracefs"
+)
+
+// perf's last line of a failed -a, -d and -l ("Error:" trailers), to which
+// -v adds the reason (pr_err_with_code).
+const (
+	AddTrailer  = "  Error: Failed to add events."
+	DelTrailer  = "  Error: Failed to delete events."
+	ListTrailer = "  Error: Failed to show event list."
+)
+
+// Status is perf's exit status for -no (negative errno & 0xff).
+func Status(no syscall.Errno) int { return 256 - int(no) }
+
+// AddFailure is perf's report of a failed -a (install.Add's error err):
+// the text to print, its last line AddTrailer when perf prints one; the
+// exit status (256 - install.Errno; ENOENT for a --target-ns process that
+// cannot be entered); and whether -v adds the reason to the trailer.
+// Failures that say it all in one line (the installed events, a kind's
+// events file) have no trailer.
+func AddFailure(err error) (text string, status int, reason bool) {
+	var ae *install.AddError
+	var ee *install.ExistsError
+	errors.As(err, &ae)
+	noKind := errors.Is(err, tracefs.ErrNoKprobes) || errors.Is(err, tracefs.ErrNoUprobes) || errors.Is(err, tracefs.ErrNoKind)
+	status = Status(install.Errno(err))
+	switch {
+	case ae != nil && ae.Step == install.StepNamespace:
+		return fmt.Sprintf("%v\n%s", err, AddTrailer), Status(syscall.ENOENT), false
+	case ae != nil && (ae.Step == install.StepList || ae.Step == install.StepKinds || ae.Step == install.StepRaw && noKind):
+		return err.Error(), status, false
+	case errors.As(err, &ee):
+		return fmt.Sprintf("Error: event \"%s\" already exists.\n"+
+			" Hint: Remove existing event by 'perf probe -d'\n"+
+			"       or force duplicates by 'perf probe -f'\n"+
+			"       or set 'force=yes' in BPF source.\n%s", ee.Name, AddTrailer), status, false
+	case errors.Is(err, install.ErrTooManyNames):
+		return "Too many events are on the same function.\n" + AddTrailer, status, false
+	}
+	return fmt.Sprintf("%v\n%s", err, AddTrailer), status, true
+}
+
+// Added writes perf's report of the events added ("Added new event(s):",
+// a line each, and the perf record hint for the last), nothing for an
+// empty plan; find names each probe's point (install.Added).
+func Added(w io.Writer, plan []install.Event, find install.PointFinder) {
+	if len(plan) == 0 {
+		return
+	}
+	s := ":"
+	if len(plan) > 1 {
+		s = "s:"
+	}
+	fmt.Fprintf(w, "Added new event%s\n", s)
+	for _, ev := range plan {
+		fmt.Fprintln(w, install.Added(ev, find))
+	}
+	last := plan[len(plan)-1].Probe
+	fmt.Fprintf(w, "\nYou can now use it in all perf tools, such as:\n\n")
+	fmt.Fprintf(w, "\tperf record -e %s:%s -aR sleep 1\n\n", last.Group, last.Event)
+}
+
+// DeleteFailure is perf's report of a -d whose filter (the text of the
+// filter given) hit no event (err nil), or whose deletions failed with err
+// (install.Remove's): the text to print, its last line DelTrailer, and the
+// exit status; -v adds the reason to the trailer.
+func DeleteFailure(err error, filter string) (text string, status int) {
+	var re *install.RemoveError
+	switch {
+	case err == nil:
+		return fmt.Sprintf("\"%s\" does not hit any event.\n%s", filter, DelTrailer), Status(syscall.ENOENT)
+	case errors.As(err, &re):
+		// Every other match is deleted; each event left is named, with
+		// what keeps it.
+		return fmt.Sprintf("%v\n%s", re, DelTrailer), Status(install.Errno(err))
+	}
+	return fmt.Sprintf("Failed to delete event: %v\n%s", err, DelTrailer), Status(install.Errno(err))
+}

@@ -1,0 +1,80 @@
+package perfprobe
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/mountns"
+)
+
+// TestAddFailure: each of install.Add's failures gets perf's text,
+// trailer and status; only the ones perf reports with pr_err_with_code
+// take -v's reason.
+func TestAddFailure(t *testing.T) {
+	add := func(s install.Step, err error) error { return &install.AddError{Step: s, Err: err} }
+	for _, c := range []struct {
+		err    error
+		text   string
+		status int
+		reason bool
+	}{
+		{add(install.StepNamespace, fmt.Errorf("--target-ns: process 9: %w", mountns.ErrNoProcess)),
+			"--target-ns: process 9: no such process\n" + AddTrailer, 254, false},
+		{add(install.StepList, tracefs.ErrPermission), tracefs.ErrPermission.Error(), 243, false},
+		{add(install.StepRaw, tracefs.ErrNoUprobes), tracefs.ErrNoUprobes.Error(), 254, false},
+		{add(install.StepPlan, &install.ExistsError{Name: "probe:x"}), "Error: event \"probe:x\" already exists.\n" +
+			" Hint: Remove existing event by 'perf probe -d'\n" +
+			"       or force duplicates by 'perf probe -f'\n" +
+			"       or set 'force=yes' in BPF source.\n" + AddTrailer, 256 - int(syscall.EEXIST), false},
+		{add(install.StepPlan, install.ErrTooManyNames), "Too many events are on the same function.\n" + AddTrailer, 256 - int(syscall.ERANGE), false},
+		{add(install.StepWrite, syscall.EBUSY), "device or resource busy\n" + AddTrailer, 256 - int(syscall.EBUSY), true},
+	} {
+		text, status, reason := AddFailure(c.err)
+		if text != c.text || status != c.status || reason != c.reason {
+			t.Errorf("AddFailure(%v) = %q, %d, %v; want %q, %d, %v", c.err, text, status, reason, c.text, c.status, c.reason)
+		}
+	}
+}
+
+// TestAdded: perf's report of one and of several events.
+func TestAdded(t *testing.T) {
+	ev := func(name string) install.Event {
+		return install.Event{Req: &install.Request{Point: "vfs_read"}, Probe: probe.Probe{Group: "probe", Event: name, Target: probe.Location{Symbol: "vfs_read"}}}
+	}
+	find := func(*probe.Probe) string { return "vfs_read" }
+	var b strings.Builder
+	Added(&b, nil, find)
+	Added(&b, []install.Event{ev("a")}, find)
+	want := "Added new event:\n" + install.Added(ev("a"), find) + "\n\nYou can now use it in all perf tools, such as:\n\n\tperf record -e probe:a -aR sleep 1\n\n"
+	if b.String() != want {
+		t.Errorf("one event:\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	Added(&b, []install.Event{ev("a"), ev("b")}, find)
+	if s := b.String(); !strings.HasPrefix(s, "Added new events:\n") || !strings.HasSuffix(s, "-e probe:b -aR sleep 1\n\n") {
+		t.Errorf("two events:\n%s", s)
+	}
+}
+
+// TestDeleteFailure: no match, events the kernel kept, another failure.
+func TestDeleteFailure(t *testing.T) {
+	kept := &install.RemoveError{Kept: []install.Kept{{Event: tracefs.Event{Group: "probe", Name: "x"}, Err: tracefs.ErrBusy, Reason: "enabled"}}}
+	for _, c := range []struct {
+		err    error
+		text   string
+		status int
+	}{
+		{nil, "\"probe:*\" does not hit any event.\n" + DelTrailer, 254},
+		{kept, kept.Error() + "\n" + DelTrailer, 256 - int(syscall.EBUSY)},
+		{tracefs.ErrPermission, "Failed to delete event: " + tracefs.ErrPermission.Error() + "\n" + DelTrailer, 243},
+	} {
+		if text, status := DeleteFailure(c.err, "probe:*"); text != c.text || status != c.status {
+			t.Errorf("DeleteFailure(%v) = %q, %d; want %q, %d", c.err, text, status, c.text, c.status)
+		}
+	}
+}
