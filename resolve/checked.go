@@ -4,20 +4,14 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/resolve/sdt"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // RefusedError is a probe resolved that the kernel it is for would refuse
-// (install.CheckDefinition): nothing is printed or written of it.
-type RefusedError struct {
-	Probe probe.Probe
-	Err   error
-}
-
-func (e *RefusedError) Error() string {
-	return "The kernel would refuse this definition: " + e.Err.Error()
-}
-func (e *RefusedError) Unwrap() error { return e.Err }
+// (install.CheckDefinition): nothing is printed or written of it. Its
+// message is the check's; the SDT resolver's refusals are the same type.
+type RefusedError = sdt.RefusedError
 
 // Checked resolves, for -D and -a, each of specs whose probes[i] is nil
 // into probes[i], then checks every probe it resolved against the
@@ -39,7 +33,7 @@ func Checked(r *Resolver, specs []*spec.Probe, probes map[int][]probe.Probe, fea
 	}
 	for _, p := range resolved {
 		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
-			return &RefusedError{p, err}
+			return &RefusedError{Err: err}
 		}
 	}
 	return nil
@@ -69,7 +63,7 @@ func (dd *DynamicDefs) ResolveChecked(r *Resolver, host probedef.Features, hostK
 		if err == nil {
 			err = install.CheckDefinition(p, r.Arch(), feat, known)
 			if err != nil {
-				err = &RefusedError{p, err}
+				err = &RefusedError{Err: err}
 			}
 		}
 		if err != nil {

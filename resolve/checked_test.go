@@ -20,15 +20,11 @@ func TestChecked(t *testing.T) {
 	}
 	defer r.Close()
 	parse := func(defs ...string) []*spec.Probe {
-		var out []*spec.Probe
-		for _, d := range defs {
-			p, err := spec.ParseProbe(d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, p)
+		ps, err := spec.ParseProbes(defs, spec.Options{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return out
+		return ps
 	}
 	given := []probe.Probe{{Group: "g", Event: "e"}}
 	probes := map[int][]probe.Probe{0: given}

@@ -339,7 +339,7 @@ func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes ma
 	var re *resolve.RefusedError
 	switch err := resolve.Checked(r, parsed, probes, feat, known); {
 	case errors.As(err, &re):
-		a.errf(c, "%v\n%s\n", re, a.withReason(c, trailer, exitEINVAL))
+		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", re, a.withReason(c, trailer, exitEINVAL))
 		return exitEINVAL
 	case err != nil:
 		return a.resolveFailedOn(c, r, err, trailer)

@@ -50,7 +50,7 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 	var re *resolve.RefusedError
 	switch {
 	case errors.As(err, &re):
-		a.errf(c, "%v\n%s\n", re, trailer)
+		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", re, trailer)
 		return exitEINVAL
 	case err != nil:
 		return a.resolveFailedOn(c, r, err, trailer)
