@@ -172,7 +172,7 @@ func (a *app) newCLIApp() *cli.App {
 var targetFlags = perfprobe.TargetFlags
 
 func rootFlags() []cli.Flag {
-	return perfprobe.RootFlags(append(append(varsFlags(), dynamicFlags()...), sdtFlags()...)...)
+	return perfprobe.RootFlags(append(append(varsFlags(), dynamicFlags()...), perfprobe.CacheFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.
@@ -354,7 +354,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 	if dynamicMode(c) {
 		return a.showDynamic(c, defs)
 	}
-	const trailer = "  Error: Failed to add events."
+	const trailer = perfprobe.AddTrailer
 	parsed, err := spec.ParseProbes(defs, a.parseOptions(c))
 	if err != nil {
 		return a.parseFailed(err, "-D")

@@ -85,12 +85,12 @@ func (a *app) showDynamic(c *cli.Context, defs []string) int {
 	for i := range reqs {
 		reqs[i] = &install.Request{}
 	}
-	if st := a.resolveDynamic(c, defs, "  Error: Failed to add events.", reqs); st != exitOK {
+	if st := a.resolveDynamic(c, defs, perfprobe.AddTrailer, reqs); st != exitOK {
 		return st
 	}
 	var all []probe.Probe
 	for _, r := range reqs {
 		all = append(all, r.Probes...)
 	}
-	return a.printProbes(c, all, "  Error: Failed to add events.")
+	return a.printProbes(c, all, perfprobe.AddTrailer)
 }

@@ -25,13 +25,7 @@ func (a *app) addCommand() *cli.Command {
 		Name:      "add",
 		Usage:     "add probe events to tracefs (same as -a); raw p:/r: definitions and --from FILE install lines printed by -D",
 		ArgsUsage: "PROBEDEF... | 'p:GROUP/EVENT PLACE [ARG...]'...",
-		Flags: append(append(targetFlags(),
-			&cli.StringFlag{Name: "from", Usage: "install the definitions in `FILE` (one kprobe_events/uprobe_events line each, as -D prints them; - for stdin)"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
-			&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-			&cli.IntFlag{Name: "maxactive", Usage: "kernel return probes get `N` instances for concurrent calls (r<N>:, f<N>:, 1 to 4096; perf 6.1 has no option for it)"},
-		), dynamicFlags()...),
+		Flags:     perfprobe.AddFlags(),
 		Action: func(c *cli.Context) error {
 			defs := c.Args().Slice()
 			if c.String("from") == "" && len(defs) == 0 {
@@ -54,7 +48,7 @@ func (a *app) delCommand() *cli.Command {
 		Name:      "del",
 		Usage:     "delete probe events (same as -d); globs like 'probe:*' and 'probe_prog:work*'",
 		ArgsUsage: "[GROUP:]EVENT...",
-		Flags:     append(append(targetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), sdtFlags()...),
+		Flags:     perfprobe.DelFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				fmt.Fprintln(a.stderr, "gprobe del: give the [GROUP:]EVENT patterns to delete")
@@ -70,8 +64,7 @@ func (a *app) listCommand() *cli.Command {
 		Name:      "list",
 		Usage:     "list probe events (same as -l); --sdt: the SDT markers of -x BINARY or of perf's build-id cache",
 		ArgsUsage: "[[GROUP:]EVENT]",
-		Flags: append(append(targetFlags(), sdtFlags()...),
-			&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"}),
+		Flags:     perfprobe.ListFlags(),
 		Action: func(c *cli.Context) error {
 			if boolean(c, "sdt") {
 				return a.set(a.listSDT(c, c.Args().Slice()))
@@ -267,7 +260,7 @@ func maxProbes(c *cli.Context) int {
 			return x.Int("max-probes")
 		}
 	}
-	return 128
+	return perfprobe.MaxProbes
 }
 
 // listProbes implements -l [FILTER]: every installed kprobe and uprobe

@@ -25,12 +25,6 @@ import (
 
 const exitE2BIG = 256 - int(syscall.E2BIG)
 
-func sdtFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "cache", Usage: "with -l: list perf's probe cache (~/.debug: the SDT markers of the binaries probed with -x or added by perf); with -d: remove events from it"},
-	}
-}
-
 // buildIDCache is perf's build-id cache gprobe shares: $HOME/.debug.
 func buildIDCache() *perfcache.Cache { return perfcache.Default() }
 

@@ -67,6 +67,38 @@ func DynamicFlags() []cli.Flag {
 	}
 }
 
+// CacheFlags are the flags that point -l and -d (and list and del) at
+// perf's probe cache instead of the installed events.
+func CacheFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "cache", Usage: "with -l: list perf's probe cache (~/.debug: the SDT markers of the binaries probed with -x or added by perf); with -d: remove events from it"},
+	}
+}
+
+// AddFlags are the add command's flags: TargetFlags, --from, the options
+// of -a (-n, -f, --max-probes), --maxactive, then DynamicFlags.
+func AddFlags() []cli.Flag {
+	return append(append(TargetFlags(),
+		&cli.StringFlag{Name: "from", Usage: "install the definitions in `FILE` (one kprobe_events/uprobe_events line each, as -D prints them; - for stdin)"},
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not install anything"},
+		&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "allow duplicate event names"},
+		&cli.IntFlag{Name: "max-probes", Value: MaxProbes, Usage: "maximum probe points per event"},
+		&cli.IntFlag{Name: "maxactive", Usage: "kernel return probes get `N` instances for concurrent calls (r<N>:, f<N>:, 1 to 4096; perf 6.1 has no option for it)"},
+	), DynamicFlags()...)
+}
+
+// DelFlags are the del command's flags: TargetFlags, -n and CacheFlags.
+func DelFlags() []cli.Flag {
+	return append(append(TargetFlags(), &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "do not delete anything"}), CacheFlags()...)
+}
+
+// ListFlags are the list command's flags: TargetFlags, CacheFlags and
+// --sdt.
+func ListFlags() []cli.Flag {
+	return append(append(TargetFlags(), CacheFlags()...),
+		&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"})
+}
+
 // RootParser is the Parser of a root command with RootFlags (flags), w
 // for perf's reports, isCommand naming its subcommands and raw its own
 // definitions: the modern kinds may follow -D and -a, --ret-insn makes

@@ -37,3 +37,34 @@ func TestRootFlags(t *testing.T) {
 		t.Errorf("TargetFlags(no-inlines, symfs) = %v of %v", some, all)
 	}
 }
+
+// TestCommandFlags: add, del and list take TargetFlags and their own
+// options, each name once.
+func TestCommandFlags(t *testing.T) {
+	for name, tc := range map[string]struct {
+		flags []cli.Flag
+		want  []string
+	}{
+		"add":  {AddFlags(), []string{"vmlinux", "from", "dry-run", "force", "max-probes", "maxactive", "fprobe", "kernel-btf-args"}},
+		"del":  {DelFlags(), []string{"exec", "dry-run", "cache"}},
+		"list": {ListFlags(), []string{"quiet", "cache", "sdt"}},
+	} {
+		seen := map[string]bool{}
+		for _, f := range tc.flags {
+			for _, n := range f.Names() {
+				if seen[n] {
+					t.Errorf("%s: flag %s twice", name, n)
+				}
+				seen[n] = true
+			}
+		}
+		for _, n := range tc.want {
+			if !seen[n] {
+				t.Errorf("%s: no --%s", name, n)
+			}
+		}
+	}
+	if slices.ContainsFunc(DelFlags(), func(f cli.Flag) bool { return f.Names()[0] == "force" }) {
+		t.Error("del takes --force")
+	}
+}
