@@ -21,7 +21,6 @@ import (
 	"github.com/gprobe/gprobe/lines"
 	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/resolve"
-	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -211,20 +210,6 @@ func (a *app) rootAction(c *cli.Context) error {
 	return a.set(exitUsage)
 }
 
-// targetOptions are what -k, -x, -m and the debuginfod and cache settings
-// say to open: the image (or the running kernel's debuginfo where
-// distributions put it), missing debug information fetched from the
-// debuginfod servers of DEBUGINFOD_URLS, downloads cancelled with ctx.
-// With btf, the commands that can work from BTF alone (-D, add, -V, latency)
-// get the running kernel's /sys/kernel/btf/vmlinux when no vmlinux is found.
-func (a *app) targetOptions(c *cli.Context, btf bool, ctx context.Context) target.Options {
-	o := a.target(c).Options()
-	o.BTF, o.Symfs, o.PerfCache = btf, str(c, "symfs"), buildIDCache()
-	o.Trace = a.printer(boolean(c, "verbose") && !boolean(c, "quiet")) // what the search looked at
-	o.Debuginfod, o.Context, o.NoCache, o.Warn = a.debuginfod(c), ctx, boolean(c, "no-cache"), a.warnFunc(c)
-	return o
-}
-
 // withReason is perf's pr_err_with_code (perfprobe.WithReason).
 func (a *app) withReason(c *cli.Context, trailer string, status int) string {
 	return perfprobe.WithReason(trailer, status, a.verbose(c))
@@ -233,22 +218,17 @@ func (a *app) withReason(c *cli.Context, trailer string, status int) string {
 // verbose is how many -v were given (perf's verbose level).
 func (a *app) verbose(c *cli.Context) int { return a.perf.VerboseLevel(boolean(c, "verbose")) }
 
-// printer prints lines to stderr when on, else it is nil.
-func (a *app) printer(on bool) func(string) {
-	if !on {
-		return nil
-	}
-	return func(s string) { fmt.Fprintln(a.stderr, s) }
+// settings are what the flags say of the target and its resolution;
+// resolveOptions are its resolve options (perfprobe.Settings).
+func (a *app) settings(c *cli.Context) perfprobe.Settings {
+	return perfprobe.Settings{Target: a.target(c), Symfs: str(c, "symfs"), Source: str(c, "source"), Verbose: boolean(c, "verbose"),
+		Quiet: boolean(c, "quiet"), Level: a.verbose(c), NoCache: boolean(c, "no-cache"), NoInlines: boolean(c, "no-inlines"),
+		ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"), NoDemangle: !clikit.Negatable(c, a.args, "demangle", true),
+		DemangleKernel: clikit.Negatable(c, a.args, "demangle-kernel", false), MaxProbes: maxProbes(c), Stderr: a.stderr, Terminal: isTerminal(a.stderr)}
 }
 
-// resolveOptions are the resolve options the flags give, the same for
-// every command; a command adds what only it sets (Features,
-// ImageFeatures, KernelBTFArgs).
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
-	return resolve.Options{Target: a.targetOptions(c, btf, nil), NoInlines: boolean(c, "no-inlines"), MaxProbes: maxProbes(c),
-		Warn: a.warnFunc(c), Debug: a.printer(a.verbose(c) > 0), SourcePrefix: str(c, "source"), ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"),
-		Names: resolve.Names{NoDemangle: !clikit.Negatable(c, a.args, "demangle", true), DemangleKernel: clikit.Negatable(c, a.args, "demangle-kernel", false),
-			Params: boolean(c, "verbose")}, KernelText: install.RunningSymbols{}}
+	return a.settings(c).ResolveOptions(btf)
 }
 
 // open opens the target o names and its resolver (resolve.Open), in the
@@ -292,19 +272,9 @@ func (a *app) interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(a.base(), follow.StopSignals...)
 }
 
-// debuginfod is the client DEBUGINFOD_URLS configures (nil without
-// servers), with a progress line when stderr is a terminal.
-func (a *app) debuginfod(c *cli.Context) *debuginfod.Client {
-	return debuginfod.FromEnvTo(a.stderr, isTerminal(a.stderr) && !boolean(c, "quiet"), a.warnFunc(c))
-}
-
 // warnFunc prints warnings, unless -q.
 func (a *app) warnFunc(c *cli.Context) func(string) {
-	return func(s string) {
-		if !boolean(c, "quiet") {
-			fmt.Fprintln(a.stderr, s)
-		}
-	}
+	return perfprobe.Settings{Quiet: boolean(c, "quiet"), Stderr: a.stderr}.Warn
 }
 
 // parseOptions are the PROBEDEF grammar's options for the target: the

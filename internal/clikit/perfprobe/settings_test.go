@@ -1,0 +1,45 @@
+package perfprobe
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSettings: the resolve options carry the flags; -q silences
+// warnings and the search's trace; the debug lines follow the verbose
+// level.
+func TestSettings(t *testing.T) {
+	t.Setenv("DEBUGINFOD_URLS", "")
+	t.Setenv("HOME", "/nonexistent")
+	var w strings.Builder
+	s := Settings{Target: Target{Exec: "/bin/true"}, Symfs: "/sys", Source: "/src", Verbose: true, Level: 1, NoCache: true, NoInlines: true,
+		ReturnInsn: true, Uretprobe: true, NoDemangle: true, DemangleKernel: true, MaxProbes: 7, Stderr: &w}
+	o := s.ResolveOptions(true)
+	if !o.Target.BTF || o.Target.Symfs != "/sys" || o.SourcePrefix != "/src" || !o.Target.NoCache || !o.NoInlines || !o.ReturnInsn ||
+		!o.Uretprobe || !o.Names.NoDemangle || !o.Names.DemangleKernel || !o.Names.Params || o.MaxProbes != 7 || o.KernelText == nil {
+		t.Errorf("ResolveOptions = %+v", o)
+	}
+	if o.Target.PerfCache == nil || o.Target.PerfCache.Root != "/nonexistent/.debug" || o.Target.Debuginfod != nil {
+		t.Errorf("PerfCache %+v, Debuginfod %v", o.Target.PerfCache, o.Target.Debuginfod)
+	}
+	if o.Target.Trace == nil || o.Debug == nil {
+		t.Fatal("-v: no trace or debug lines")
+	}
+	o.Warn("w1")
+	o.Target.Trace("t1")
+	o.Debug("d1")
+	if got := w.String(); got != "w1\nt1\nd1\n" {
+		t.Errorf("printed %q", got)
+	}
+	w.Reset()
+	s.Quiet, s.Level, s.Verbose = true, 0, true
+	o = s.ResolveOptions(false)
+	if o.Target.BTF || o.Target.Trace != nil || o.Debug != nil {
+		t.Errorf("-q -v level 0: BTF %v, trace %v, debug %v", o.Target.BTF, o.Target.Trace != nil, o.Debug != nil)
+	}
+	o.Warn("w2")
+	o.Target.Warn("w3")
+	if w.Len() != 0 {
+		t.Errorf("-q printed %q", w.String())
+	}
+}
