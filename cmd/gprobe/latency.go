@@ -37,16 +37,7 @@ func (a *app) latencyCommand() *cli.Command {
 		Description: "Installs probes on FUNC's entry and return, ties them with hist triggers and a synthetic\n" +
 			"event, runs CMD following it and its children (or everything with -a), then prints the\n" +
 			"histogram as gprobe analyze prints latency and removes all it installed.",
-		// Not --no-inlines: latency always measures the function itself (an
-		// inlined copy has no return to probe).
-		Flags: append(perfprobe.TargetFlags("no-inlines"),
-			&cli.StringFlag{Name: "by", Usage: "split the histogram by `comm|pid`"},
-			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "count every process, not only CMD and its children (without CMD: until Ctrl-C)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-			&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
-			&cli.BoolFlag{Name: "bootconfig", Usage: "print the Extra Boot Config (bootconfig -a) measuring FUNC from boot instead of measuring now"},
-			&cli.BoolFlag{Name: "boot-report", Usage: "print what a --bootconfig measurement counted since boot"},
-		),
+		Flags:  perfprobe.LatencyFlags(),
 		Action: func(c *cli.Context) error { return a.set(a.latency(c)) },
 	}
 }

@@ -99,6 +99,20 @@ func ListFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "sdt", Usage: "list SDT markers as `perf list sdt` does: those of the -x BINARY, else of every binary in perf's build-id cache"})
 }
 
+// LatencyFlags are the latency command's flags: TargetFlags without
+// --no-inlines (latency always measures the function itself: an inlined
+// copy has no return to probe), and how to count and report.
+func LatencyFlags() []cli.Flag {
+	return append(TargetFlags("no-inlines"),
+		&cli.StringFlag{Name: "by", Usage: "split the histogram by `comm|pid`"},
+		&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "count every process, not only CMD and its children (without CMD: until Ctrl-C)"},
+		&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
+		&cli.BoolFlag{Name: "bootconfig", Usage: "print the Extra Boot Config (bootconfig -a) measuring FUNC from boot instead of measuring now"},
+		&cli.BoolFlag{Name: "boot-report", Usage: "print what a --bootconfig measurement counted since boot"},
+	)
+}
+
 // RootParser is the Parser of a root command with RootFlags (flags), w
 // for perf's reports, isCommand naming its subcommands and raw its own
 // definitions: the modern kinds may follow -D and -a, --ret-insn makes

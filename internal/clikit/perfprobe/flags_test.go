@@ -45,9 +45,10 @@ func TestCommandFlags(t *testing.T) {
 		flags []cli.Flag
 		want  []string
 	}{
-		"add":  {AddFlags(), []string{"vmlinux", "from", "dry-run", "force", "max-probes", "maxactive", "fprobe", "kernel-btf-args"}},
-		"del":  {DelFlags(), []string{"exec", "dry-run", "cache"}},
-		"list": {ListFlags(), []string{"quiet", "cache", "sdt"}},
+		"add":     {AddFlags(), []string{"vmlinux", "from", "dry-run", "force", "max-probes", "maxactive", "fprobe", "kernel-btf-args"}},
+		"del":     {DelFlags(), []string{"exec", "dry-run", "cache"}},
+		"list":    {ListFlags(), []string{"quiet", "cache", "sdt"}},
+		"latency": {LatencyFlags(), []string{"vmlinux", "by", "all", "json", "unit", "bootconfig", "boot-report"}},
 	} {
 		seen := map[string]bool{}
 		for _, f := range tc.flags {
@@ -66,5 +67,8 @@ func TestCommandFlags(t *testing.T) {
 	}
 	if slices.ContainsFunc(DelFlags(), func(f cli.Flag) bool { return f.Names()[0] == "force" }) {
 		t.Error("del takes --force")
+	}
+	if slices.ContainsFunc(LatencyFlags(), func(f cli.Flag) bool { return f.Names()[0] == "no-inlines" }) {
+		t.Error("latency takes --no-inlines")
 	}
 }
