@@ -19,17 +19,9 @@ type RefusedError = sdt.RefusedError
 // kernel). It returns the first resolution error as Probes returns it,
 // else a *RefusedError for the first probe refused.
 func Checked(r *Resolver, specs []*spec.Probe, probes map[int][]probe.Probe, feat probedef.Features, known bool) error {
-	var resolved []probe.Probe
-	for i, p := range specs {
-		if probes[i] != nil {
-			continue
-		}
-		ps, err := r.Probes(p)
-		if err != nil {
-			return err
-		}
-		probes[i] = ps
-		resolved = append(resolved, ps...)
+	resolved, err := Missing(r, specs, probes)
+	if err != nil {
+		return err
 	}
 	for _, p := range resolved {
 		if err := install.CheckDefinition(p, r.Arch(), feat, known); err != nil {
@@ -37,6 +29,25 @@ func Checked(r *Resolver, specs []*spec.Probe, probes map[int][]probe.Probe, fea
 		}
 	}
 	return nil
+}
+
+// Missing resolves each of specs whose probes[i] is nil into probes[i]
+// (what is given, such as SDT points, is kept) and returns the probes it
+// resolved, in order; it stops at the first error, as Probes returns it.
+func Missing(r *Resolver, specs []*spec.Probe, probes map[int][]probe.Probe) ([]probe.Probe, error) {
+	var resolved []probe.Probe
+	for i, p := range specs {
+		if probes[i] != nil {
+			continue
+		}
+		ps, err := r.Probes(p)
+		if err != nil {
+			return nil, err
+		}
+		probes[i] = ps
+		resolved = append(resolved, ps...)
+	}
+	return resolved, nil
 }
 
 // DynamicProbe is one of DynamicDefs resolved: its probe, and the point

@@ -73,3 +73,29 @@ func TestResolveChecked(t *testing.T) {
 		t.Errorf("a 70-bit bitfield: %v, want a *RefusedError", err)
 	}
 }
+
+// TestMissing: only the specs without probes are resolved, and returned
+// in order; a point not found stops it with the resolution's error.
+func TestMissing(t *testing.T) {
+	r, err := Open(Options{Target: target.Options{Vmlinux: "../testdata/vmlinux-fixtures/x86_64-dwarf5-O2.elf", NoCache: true}, MaxProbes: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	specs, err := spec.ParseProbes([]string{"nosuch", "vfs_read", "vfs_write"}, spec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := map[int][]probe.Probe{0: {{Group: "g", Event: "given"}}}
+	got, err := Missing(r, specs, probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(probes[1]) != 1 || len(probes[2]) != 1 || got[0].Event != probes[1][0].Event || got[1].Event != probes[2][0].Event ||
+		probes[0][0].Event != "given" || got[0].Event == got[1].Event {
+		t.Errorf("Missing = %v, probes %v", got, probes)
+	}
+	if _, err := Missing(r, specs, map[int][]probe.Probe{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("nosuch: %v", err)
+	}
+}

@@ -286,6 +286,14 @@ func (a *app) parseOptions(c *cli.Context) spec.Options {
 	return spec.Options{EntryValues: !t.User() || t.ExecPath() != "" && resolve.IsGoProgram(t.ExecPath())}
 }
 
+// runningBlacklist has o check kernel probes against the running
+// kernel's kprobe blacklist (the kernel refuses what it covers); -v says
+// when debugfs does not show it.
+func (a *app) runningBlacklist(c *cli.Context, o *resolve.Options) {
+	o.Blacklist = tracefs.RunningBlacklist()
+	a.noBlacklist = o.Blacklist == nil && !a.user(c)
+}
+
 // resolveDefinitions resolves the definitions parsed whose probes are
 // still nil, into probes, refusing what the kernel would refuse (perf
 // prints such lines; the write then fails with EINVAL).
@@ -298,8 +306,7 @@ func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes ma
 	// The kprobe blacklist (the kernel refuses what it covers): a
 	// vmlinux's own for the kernel it is (-k), else the running kernel's.
 	if o.ImageBlacklist = str(c, "vmlinux") != ""; !o.ImageBlacklist {
-		o.Blacklist = tracefs.RunningBlacklist()
-		a.noBlacklist = o.Blacklist == nil && !a.user(c)
+		a.runningBlacklist(c, &o)
 	}
 	r, st := a.resolverOr(c, o, trailer)
 	if r == nil {

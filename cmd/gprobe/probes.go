@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -212,43 +213,39 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 	return status
 }
 
-// resolveRequests resolves the perf PROBEDEFs into reqs, as -D does.
+// resolveRequests resolves the perf PROBEDEFs into reqs, as -D does
+// (SDT points from the marked binaries or perf's probe cache), without
+// -D's check: install.Add checks what it writes.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
-	// SDT points come from the marked binaries or perf's probe cache.
-	sdtPs, st := a.sdtProbes(c, specs, opts.Features, true, perfprobe.AddTrailer)
-	if st != exitOK {
+	probes, st := a.sdtProbes(c, specs, opts.Features, true, perfprobe.AddTrailer)
+	if st != exitOK || len(probes) == len(specs) {
+		for i, ps := range probes {
+			reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+		}
 		return st
-	}
-	for i, ps := range sdtPs {
-		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
-	}
-	if len(sdtPs) == len(specs) {
-		return exitOK
 	}
 	o := a.resolveOptions(c, true)
 	o.Features = opts.Features
-	o.Blacklist = tracefs.RunningBlacklist()
-	a.noBlacklist = o.Blacklist == nil && !a.user(c)
+	a.runningBlacklist(c, &o)
 	r, err := a.open(c, o)
 	if err != nil {
 		a.errf(c, "%v\n%s\n", err, perfprobe.AddTrailer)
 		return exitENOENT
 	}
 	defer r.Close()
-	for i, q := range specs {
-		if sdtPs[i] != nil {
-			continue
-		}
-		ps, err := r.Probes(q)
-		if err != nil {
-			a.unfetched(c, r)
-			return a.resolveFailed(c, err, perfprobe.AddTrailer)
-		}
-		reqs[i].Probes = ps
-		if t := r.Target(); t.User {
-			reqs[i].Module = t.Path
-		} else if m := a.modulePath(c); m != "" {
-			reqs[i].Module = m
+	given := maps.Clone(probes)
+	if _, err := resolve.Missing(r, specs, probes); err != nil {
+		a.unfetched(c, r)
+		return a.resolveFailed(c, err, perfprobe.AddTrailer)
+	}
+	module := a.modulePath(c)
+	if t := r.Target(); t.User {
+		module = t.Path
+	}
+	for i, ps := range probes {
+		reqs[i].Probes, reqs[i].Module = ps, module
+		if given[i] != nil {
+			reqs[i].Module = ps[0].Target.Path
 		}
 	}
 	return exitOK
