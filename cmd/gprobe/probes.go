@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -213,15 +212,14 @@ func (a *app) addFailed(c *cli.Context, err error) int {
 	return status
 }
 
-// resolveRequests resolves the perf PROBEDEFs into reqs, as -D does
-// (SDT points from the marked binaries or perf's probe cache), without
-// -D's check: install.Add checks what it writes.
+// resolveRequests resolves the perf PROBEDEFs into reqs, as -D does (SDT
+// points from the marked binaries or perf's probe cache); install.Add checks.
 func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*install.Request, opts install.Options) int {
 	probes, st := a.sdtProbes(c, specs, opts.Features, true, perfprobe.AddTrailer)
+	for i, ps := range probes {
+		reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
+	}
 	if st != exitOK || len(probes) == len(specs) {
-		for i, ps := range probes {
-			reqs[i].Probes, reqs[i].Module = ps, ps[0].Target.Path
-		}
 		return st
 	}
 	o := a.resolveOptions(c, true)
@@ -233,7 +231,6 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 		return exitENOENT
 	}
 	defer r.Close()
-	given := maps.Clone(probes)
 	if _, err := resolve.Missing(r, specs, probes); err != nil {
 		a.unfetched(c, r)
 		return a.resolveFailed(c, err, perfprobe.AddTrailer)
@@ -242,10 +239,9 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	if t := r.Target(); t.User {
 		module = t.Path
 	}
-	for i, ps := range probes {
-		reqs[i].Probes, reqs[i].Module = ps, module
-		if given[i] != nil {
-			reqs[i].Module = ps[0].Target.Path
+	for i := range specs {
+		if reqs[i].Probes == nil {
+			reqs[i].Probes, reqs[i].Module = probes[i], module
 		}
 	}
 	return exitOK
