@@ -171,7 +171,7 @@ func (a *app) newCLIApp() *cli.App {
 var targetFlags = perfprobe.TargetFlags
 
 func rootFlags() []cli.Flag {
-	return perfprobe.RootFlags(append(append(varsFlags(), dynamicFlags()...), perfprobe.CacheFlags()...)...)
+	return perfprobe.RootFlags(append(append(perfprobe.VarsFlags(), dynamicFlags()...), perfprobe.CacheFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/record"
 	"github.com/gprobe/gprobe/record/follow"
@@ -24,13 +25,7 @@ func (a *app) recordCommand() *cli.Command {
 		Description: "Enables the installed probe events (or the events named with -e) in a private tracefs\n" +
 			"instance, runs CMD following it and its children (or follows -p PID, or everything with -a)\n" +
 			"and writes trace.dat v6 (read it with gprobe analyze, trace-cmd report or KernelShark).",
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "event", Aliases: []string{"e"}, Usage: "record `GROUP:EVENT` (GROUP:* and static SYSTEM:EVENT too); default: every probe event"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "trace.out", Usage: "write the trace to `FILE`"},
-			&cli.IntFlag{Name: "buffer-size", Usage: "per-CPU ring buffer size in `KB`"},
-			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every process, not only CMD and its children"},
-			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "follow process `PID` (and its new children) until it exits or Ctrl-C"},
-		},
+		Flags:  perfprobe.RecordFlags(),
 		Action: func(c *cli.Context) error { return a.set(a.record(c)) },
 	}
 }

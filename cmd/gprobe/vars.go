@@ -15,18 +15,10 @@ import (
 // -V / vars: the variables accessible at a probe point (perf's
 // show_available_vars).
 
-func varsFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "externs", Usage: "show external variables too"},
-		&cli.BoolFlag{Name: "range", Usage: "show variables' location ranges in scope (with -V only)"},
-		&cli.StringFlag{Name: "filter", Usage: "variable name `FILTER` (default \"" + perfprobe.DefaultVarFilter + "\")"},
-	}
-}
-
 func (a *app) varsCommand() *cli.Command {
 	return &cli.Command{
 		Name: "vars", Usage: "show accessible variables at a probe point (same as -V)", ArgsUsage: "PROBEPOINT",
-		Flags: append(targetFlags(), append(varsFlags(), &cli.IntFlag{Name: "max-probes", Value: 128})...),
+		Flags: perfprobe.VarsCommandFlags(),
 		Action: func(c *cli.Context) error {
 			return a.set(a.showVars(c, strings.Join(c.Args().Slice(), " ")))
 		},

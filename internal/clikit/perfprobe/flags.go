@@ -113,6 +113,34 @@ func LatencyFlags() []cli.Flag {
 	)
 }
 
+// VarsFlags are -V's options, which the root command takes too:
+// --externs, --range and --filter.
+func VarsFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "externs", Usage: "show external variables too"},
+		&cli.BoolFlag{Name: "range", Usage: "show variables' location ranges in scope (with -V only)"},
+		&cli.StringFlag{Name: "filter", Usage: "variable name `FILTER` (default \"" + DefaultVarFilter + "\")"},
+	}
+}
+
+// VarsCommandFlags are the vars command's flags: TargetFlags, VarsFlags
+// and --max-probes.
+func VarsCommandFlags() []cli.Flag {
+	return append(TargetFlags(), append(VarsFlags(), &cli.IntFlag{Name: "max-probes", Value: MaxProbes})...)
+}
+
+// RecordFlags are the record command's flags: the events, the output
+// file and its ring buffers, and what is followed (-a, -p).
+func RecordFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "event", Aliases: []string{"e"}, Usage: "record `GROUP:EVENT` (GROUP:* and static SYSTEM:EVENT too); default: every probe event"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "trace.out", Usage: "write the trace to `FILE`"},
+		&cli.IntFlag{Name: "buffer-size", Usage: "per-CPU ring buffer size in `KB`"},
+		&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "record every process, not only CMD and its children"},
+		&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "follow process `PID` (and its new children) until it exits or Ctrl-C"},
+	}
+}
+
 // RootParser is the Parser of a root command with RootFlags (flags), w
 // for perf's reports, isCommand naming its subcommands and raw its own
 // definitions: the modern kinds may follow -D and -a, --ret-insn makes

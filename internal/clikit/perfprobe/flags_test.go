@@ -48,6 +48,8 @@ func TestCommandFlags(t *testing.T) {
 		"add":     {AddFlags(), []string{"vmlinux", "from", "dry-run", "force", "max-probes", "maxactive", "fprobe", "kernel-btf-args"}},
 		"del":     {DelFlags(), []string{"exec", "dry-run", "cache"}},
 		"list":    {ListFlags(), []string{"quiet", "cache", "sdt"}},
+		"vars":    {VarsCommandFlags(), []string{"exec", "externs", "range", "filter", "max-probes"}},
+		"record":  {RecordFlags(), []string{"event", "output", "buffer-size", "all", "pid"}},
 		"latency": {LatencyFlags(), []string{"vmlinux", "by", "all", "json", "unit", "bootconfig", "boot-report"}},
 	} {
 		seen := map[string]bool{}
