@@ -142,14 +142,14 @@ func (a *app) newCLIApp() *cli.App {
 		Writer:                    a.stdout,
 		ErrWriter:                 a.stderr,
 		ExitErrHandler:            func(*cli.Context, error) {},
-		Flags:                     rootFlags(),
+		Flags:                     perfprobe.RootFlags(append(append(perfprobe.VarsFlags(), perfprobe.DynamicFlags()...), perfprobe.CacheFlags()...)...),
 		Action:                    a.rootAction,
 		Commands: []*cli.Command{
 			{Name: "line", Usage: "show probe-able source lines (same as -L)", ArgsUsage: "LINE",
-				Flags: targetFlags(), Action: func(c *cli.Context) error {
+				Flags: perfprobe.TargetFlags(), Action: func(c *cli.Context) error {
 					return a.set(a.showLines(c, strings.Join(c.Args().Slice(), " ")))
 				}},
-			{Name: "funcs", Usage: "list functions (same as -F)", ArgsUsage: "[FILTER]", Flags: targetFlags(), Action: func(c *cli.Context) error {
+			{Name: "funcs", Usage: "list functions (same as -F)", ArgsUsage: "[FILTER]", Flags: perfprobe.TargetFlags(), Action: func(c *cli.Context) error {
 				return a.set(a.showFuncs(c, c.Args().First()))
 			}},
 			a.addCommand(),
@@ -164,14 +164,6 @@ func (a *app) newCLIApp() *cli.App {
 			a.cleanupCommand(),
 		},
 	}
-}
-
-// targetFlags and rootFlags are the commands' flags (perfprobe.TargetFlags,
-// perfprobe.RootFlags).
-var targetFlags = perfprobe.TargetFlags
-
-func rootFlags() []cli.Flag {
-	return perfprobe.RootFlags(append(append(perfprobe.VarsFlags(), dynamicFlags()...), perfprobe.CacheFlags()...)...)
 }
 
 // set records a status and returns nil so urfave/cli does not print.

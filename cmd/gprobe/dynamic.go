@@ -15,9 +15,6 @@ import (
 // The kinds perf probe 6.1 does not write: --fprobe (f:), --tracepoint
 // (t:) and --event (e:) with -D or -a. See docs/modern-kernels.md.
 
-// dynamicFlags are -D's and -a's flags for them (perfprobe.DynamicFlags).
-var dynamicFlags = perfprobe.DynamicFlags
-
 // dynamicMode reports whether -D/-a define one of those kinds.
 func dynamicMode(c *cli.Context) bool {
 	return boolean(c, "fprobe") || boolean(c, "tracepoint") || str(c, "event") != ""
