@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/resolve/portability"
 )
 
@@ -23,13 +24,7 @@ func (a *app) checkCommand() *cli.Command {
 		Description: "Each KERNEL is a vmlinux with DWARF, a vmlinux with only symbols and .BTF, or a raw BTF file\n" +
 			"(a saved /sys/kernel/btf/vmlinux). Per point and kernel: ok, inlined, clone, missing, arg-missing,\n" +
 			"field-moved or line-moved, with the number of sites. Exits 1 when a point resolves on no kernel.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "probes", Usage: "the probe list: one PROBEDEF per line, '#' comments (`FILE`, - for stdin)", Required: true},
-			&cli.BoolFlag{Name: "json", Usage: "print the matrix as JSON"},
-			&cli.StringFlag{Name: "out", Usage: "write each kernel's definitions (for add --from) to `DIR`"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "resolve `N` kernels at once (default: the number of CPUs)"},
-			&cli.IntFlag{Name: "max-probes", Value: 128, Usage: "maximum probe points per event"},
-		},
+		Flags:  perfprobe.CheckFlags(),
 		Action: func(c *cli.Context) error { return a.set(a.check(c)) },
 	}
 }

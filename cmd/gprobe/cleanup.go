@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/record/leftover"
 )
 
@@ -20,10 +21,7 @@ func (a *app) cleanupCommand() *cli.Command {
 		Description: "Lists, then removes, the tracefs instances, probes, synthetic events and hist triggers\n" +
 			"that gprobe record and gprobe latency sessions killed without a chance to clean up (SIGKILL,\n" +
 			"a crash) left behind. Sessions still running are never touched.",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "only list them"},
-			&cli.IntFlag{Name: "pid", Usage: "only what process `PID` left"},
-		},
+		Flags:  perfprobe.CleanupFlags(),
 		Action: func(c *cli.Context) error { return a.set(a.cleanup(c)) },
 	}
 }

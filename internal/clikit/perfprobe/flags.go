@@ -141,6 +141,26 @@ func RecordFlags() []cli.Flag {
 	}
 }
 
+// CheckFlags are the check command's flags: the probe list, the report
+// (--json, --out), --jobs and --max-probes.
+func CheckFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "probes", Usage: "the probe list: one PROBEDEF per line, '#' comments (`FILE`, - for stdin)", Required: true},
+		&cli.BoolFlag{Name: "json", Usage: "print the matrix as JSON"},
+		&cli.StringFlag{Name: "out", Usage: "write each kernel's definitions (for add --from) to `DIR`"},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "resolve `N` kernels at once (default: the number of CPUs)"},
+		&cli.IntFlag{Name: "max-probes", Value: MaxProbes, Usage: "maximum probe points per event"},
+	}
+}
+
+// CleanupFlags are the cleanup command's flags: -n and --pid.
+func CleanupFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "only list them"},
+		&cli.IntFlag{Name: "pid", Usage: "only what process `PID` left"},
+	}
+}
+
 // RootParser is the Parser of a root command with RootFlags (flags), w
 // for perf's reports, isCommand naming its subcommands and raw its own
 // definitions: the modern kinds may follow -D and -a, --ret-insn makes

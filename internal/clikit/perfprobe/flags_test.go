@@ -50,6 +50,8 @@ func TestCommandFlags(t *testing.T) {
 		"list":    {ListFlags(), []string{"quiet", "cache", "sdt"}},
 		"vars":    {VarsCommandFlags(), []string{"exec", "externs", "range", "filter", "max-probes"}},
 		"record":  {RecordFlags(), []string{"event", "output", "buffer-size", "all", "pid"}},
+		"check":   {CheckFlags(), []string{"probes", "json", "out", "jobs", "max-probes"}},
+		"cleanup": {CleanupFlags(), []string{"dry-run", "pid"}},
 		"latency": {LatencyFlags(), []string{"vmlinux", "by", "all", "json", "unit", "bootconfig", "boot-report"}},
 	} {
 		seen := map[string]bool{}
