@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/gprobe/gprobe/analyze"
 )
 
 // TargetFlags are the flags of every command that opens a target: what
@@ -159,6 +161,46 @@ func CleanupFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "only list them"},
 		&cli.IntFlag{Name: "pid", Usage: "only what process `PID` left"},
 	}
+}
+
+// AnalyzeFlags are the analyze command's flags: the reports (--refcount,
+// --json, --json-lines, --all-objects), the files for other tools
+// (FormatFlags), then how reports are split, measured and ranked.
+func AnalyzeFlags() []cli.Flag {
+	return append(append([]cli.Flag{
+		&cli.StringFlag{Name: "refcount", Usage: "follow objects by key: `SPEC` is get=EV[,EV..],put=EV[,EV..][,key=FIELD][,new=EV][,free=EV]"},
+		&cli.BoolFlag{Name: "json", Usage: "print the report as JSON (summaries, totals and the --max-objects first objects and sites)"},
+		&cli.BoolFlag{Name: "json-lines", Usage: "print JSON lines: every outstanding object, then the report"},
+		&cli.BoolFlag{Name: "all-objects", Usage: "list every outstanding object in the text or JSON report (streamed)"},
+	}, FormatFlags("analyze")...),
+		&cli.StringFlag{Name: "by", Usage: "split latency by `comm|pid`; report several recordings by file|host (comma-separated, e.g. host,comm)"},
+		&cli.StringFlag{Name: "unit", Value: "us", Usage: "time `unit` of the text report: ns, us or ms"},
+		&cli.StringFlag{Name: "probes", Usage: "`FILE` of probe definitions (uprobe_events/kprobe_events lines) to pair entry and return probes"},
+		&cli.IntFlag{Name: "max-objects", Value: 20, Usage: "objects and sites listed per section of the text and JSON reports"},
+		&cli.StringFlag{Name: "object", Usage: "print every event whose arguments carry the address `ADDR` (kernel) or PID:ADDR (user space), and its life"},
+		&cli.IntFlag{Name: "objects", Usage: "rank the `N` objects seen most (addresses in pointer-like arguments, or with --refcount its key)"},
+		&cli.StringFlag{Name: "rank", Value: "events", Usage: "rank --objects by `events|lifetime`"},
+	)
+}
+
+// FormatFlags are the flags of command's output formats (analyze.Formats):
+// each format's file, then its own options.
+func FormatFlags(command string) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range analyze.Formats {
+		if f.Command != command {
+			continue
+		}
+		out = append(out, &cli.StringFlag{Name: f.Flag, Usage: f.Usage})
+		for _, o := range f.Options {
+			if o.Int {
+				out = append(out, &cli.IntFlag{Name: o.Name, Value: o.Default, Usage: o.Usage})
+			} else {
+				out = append(out, &cli.StringFlag{Name: o.Name, Usage: o.Usage})
+			}
+		}
+	}
+	return out
 }
 
 // RootParser is the Parser of a root command with RootFlags (flags), w

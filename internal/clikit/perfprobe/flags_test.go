@@ -52,6 +52,8 @@ func TestCommandFlags(t *testing.T) {
 		"record":  {RecordFlags(), []string{"event", "output", "buffer-size", "all", "pid"}},
 		"check":   {CheckFlags(), []string{"probes", "json", "out", "jobs", "max-probes"}},
 		"cleanup": {CleanupFlags(), []string{"dry-run", "pid"}},
+		"analyze": {AnalyzeFlags(), []string{"refcount", "json", "all-objects", "by", "unit", "rank"}},
+		"export":  {FormatFlags("export"), []string{"parquet"}},
 		"latency": {LatencyFlags(), []string{"vmlinux", "by", "all", "json", "unit", "bootconfig", "boot-report"}},
 	} {
 		seen := map[string]bool{}
