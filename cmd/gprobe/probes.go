@@ -117,9 +117,13 @@ func exitErrno(err error) int { return 256 - int(install.Errno(err)) }
 // read here (perf PROBEDEFs), resolved when install.Add asks, and
 // installed by it, all or none; then perf's report.
 func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int {
-	items, specs, dynamic, st := a.addDefs(c, defs, from, option)
-	if st != exitOK {
-		return st
+	// A bare PROBEDEF that does not parse is perf's "Command Parse Error".
+	items, specs, dynamic, err := perfprobe.AddDefs(defs, from, dynamicMode(c), a.parseOptions(c))
+	if err != nil && option == "" {
+		a.errf(c, "%s\n  Error: Command Parse Error.\n", perfprobe.Message(err))
+		return exitEINVAL
+	} else if err != nil {
+		return a.parseFailed(err, option)
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
@@ -155,41 +159,6 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		perfprobe.Added(a.stderr, plan, a.points(c).PointOf)
 	}
 	return exitOK
-}
-
-// addDefs reads what add is given, in the order install.Add takes it: raw
-// definition lines and perf PROBEDEFs (parsed here: a bare one that does
-// not parse is perf's "Command Parse Error"), the --from file, then the
-// definitions of --fprobe, --tracepoint or --event (resolved as a whole).
-func (a *app) addDefs(c *cli.Context, defs []string, from, option string) ([]install.Def, []*spec.Probe, []string, int) {
-	var items []install.Def
-	var specs []*spec.Probe
-	var dynamic []string
-	for _, d := range defs {
-		switch {
-		case install.IsDefinition(d):
-			items = append(items, install.Def{Lines: []string{d}})
-		case dynamicMode(c):
-			dynamic = append(dynamic, d)
-		default:
-			p, err := spec.ParseProbeOpts(d, a.parseOptions(c))
-			if err != nil && option == "" {
-				a.errf(c, "%s\n  Error: Command Parse Error.\n", perfprobe.Message(err))
-				return nil, nil, nil, exitEINVAL
-			} else if err != nil {
-				return nil, nil, nil, a.parseFailed(err, option)
-			}
-			specs = append(specs, p)
-			items = append(items, install.Def{Req: &install.Request{Point: p.Point.String(), Args: p.ArgStrings()}})
-		}
-	}
-	if from != "" {
-		items = append(items, install.Def{From: from})
-	}
-	for range dynamic {
-		items = append(items, install.Def{Req: &install.Request{}})
-	}
-	return items, specs, dynamic, exitOK
 }
 
 // reported is a failure already reported to the user, and its exit status.
