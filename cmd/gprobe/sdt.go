@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"syscall"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/disasm/arch"
@@ -23,8 +20,6 @@ import (
 // -d with --cache list and purge perf's probe cache; `list --sdt` lists
 // markers as `perf list sdt` does.
 
-const exitE2BIG = 256 - int(syscall.E2BIG)
-
 // buildIDCache is perf's build-id cache gprobe shares: $HOME/.debug.
 func buildIDCache() *perfcache.Cache { return perfcache.Default() }
 
@@ -40,21 +35,12 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 	out, err := r.Specs(specs, str(c, "exec"), func(q probe.Probe) error {
 		return install.CheckDefinition(q, arch.OfFile(q.Target.Path), feat, known)
 	})
-	var re *sdt.RefusedError
-	switch {
-	case err == nil:
-		return out, exitOK
-	case errors.As(err, &re):
-		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", err, trailer)
-		return nil, exitEINVAL
-	case boolean(c, "verbose") || !errors.Is(err, sdt.ErrNotFound) && !errors.Is(err, sdt.ErrTooMany):
-		a.errf(c, "%v\n", err)
+	if err != nil {
+		text, status := perfprobe.SDTFailure(err, boolean(c, "verbose"), trailer)
+		a.errf(c, "%s\n", text)
+		return nil, status
 	}
-	a.errf(c, "%s\n", trailer)
-	if errors.Is(err, sdt.ErrTooMany) {
-		return nil, exitE2BIG
-	}
-	return nil, exitENOENT
+	return out, exitOK
 }
 
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/resolve/sdt"
 )
 
 // perf's last line of a failed -a, -d and -l ("Error:" trailers), to which
@@ -84,4 +85,25 @@ func DeleteFailure(err error, filter string) (text string, status int) {
 		return fmt.Sprintf("%v\n%s", re, DelTrailer), Status(install.Errno(err))
 	}
 	return fmt.Sprintf("Failed to delete event: %v\n%s", err, DelTrailer), Status(install.Errno(err))
+}
+
+// SDTFailure is perf's report of SDT points that failed to resolve (the
+// error of sdt.Resolver.Specs): the text to print, ending with trailer,
+// and the exit status. A probe the kernel would refuse is EINVAL; a point
+// that is not found (ENOENT) or matches too many markers (E2BIG) has only
+// the trailer unless verbose; any other error is ENOENT with its message.
+func SDTFailure(err error, verbose bool, trailer string) (text string, status int) {
+	var re *sdt.RefusedError
+	switch {
+	case errors.As(err, &re):
+		return fmt.Sprintf("The kernel would refuse this definition: %v\n%s", err, trailer), Status(syscall.EINVAL)
+	case verbose || !errors.Is(err, sdt.ErrNotFound) && !errors.Is(err, sdt.ErrTooMany):
+		text = fmt.Sprintf("%v\n%s", err, trailer)
+	default:
+		text = trailer
+	}
+	if errors.Is(err, sdt.ErrTooMany) {
+		return text, Status(syscall.E2BIG)
+	}
+	return text, Status(syscall.ENOENT)
 }

@@ -1,6 +1,7 @@
 package perfprobe
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/mountns"
+	"github.com/gprobe/gprobe/resolve/sdt"
 )
 
 // TestAddFailure: each of install.Add's failures gets perf's text,
@@ -75,6 +77,29 @@ func TestDeleteFailure(t *testing.T) {
 	} {
 		if text, status := DeleteFailure(c.err, "probe:*"); text != c.text || status != c.status {
 			t.Errorf("DeleteFailure(%v) = %q, %d; want %q, %d", c.err, text, status, c.text, c.status)
+		}
+	}
+}
+
+// TestSDTFailure: perf's lines and statuses for SDT points that fail.
+func TestSDTFailure(t *testing.T) {
+	const tr = AddTrailer
+	for _, tc := range []struct {
+		err     error
+		verbose bool
+		text    string
+		status  int
+	}{
+		{fmt.Errorf("x: %w", sdt.ErrNotFound), false, tr, 254},
+		{fmt.Errorf("x: %w", sdt.ErrNotFound), true, "x: " + sdt.ErrNotFound.Error() + "\n" + tr, 254},
+		{fmt.Errorf("y: %w", sdt.ErrTooMany), false, tr, 249},
+		{fmt.Errorf("y: %w", sdt.ErrTooMany), true, "y: " + sdt.ErrTooMany.Error() + "\n" + tr, 249},
+		{errors.New("bad cache"), false, "bad cache\n" + tr, 254},
+		{&sdt.RefusedError{Err: errors.New("no")}, false, "The kernel would refuse this definition: " + (&sdt.RefusedError{Err: errors.New("no")}).Error() + "\n" + tr, 234},
+	} {
+		text, status := SDTFailure(tc.err, tc.verbose, tr)
+		if text != tc.text || status != tc.status {
+			t.Errorf("SDTFailure(%v, %v) = %q, %d; want %q, %d", tc.err, tc.verbose, text, status, tc.text, tc.status)
 		}
 	}
 }
