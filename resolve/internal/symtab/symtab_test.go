@@ -1,8 +1,11 @@
 package symtab
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gprobe/gprobe/internal/testenv"
@@ -129,5 +132,41 @@ func TestNameMap(t *testing.T) {
 			}
 		}
 		f.Close()
+	}
+}
+
+// TestSortByStart: sortByStart is a stable sort by start (slices'
+// SortStableFunc), on random starts with many ties, packed or not.
+func TestSortByStart(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 19, 20, 21, 500, 3000} {
+		syms := make([]Symbol, n)
+		for i := range syms {
+			syms[i] = Symbol{Start: 0x400000 + uint64(r.IntN(n/3+1)), End: uint64(i)}
+		}
+		if n == 500 { // starts too far apart to pack with an index
+			syms[7].Start = 1 << 62
+		}
+		want := slices.Clone(syms)
+		slices.SortStableFunc(want, func(a, b Symbol) int { return cmp.Compare(a.Start, b.Start) })
+		got := sortByStart(syms)
+		for i := range got {
+			if got[i].Start != want[i].Start || got[i].End != want[i].End {
+				t.Fatalf("n=%d: symbol %d is %#x (was %d), want %#x (was %d)", n, i, got[i].Start, got[i].End, want[i].Start, want[i].End)
+			}
+		}
+	}
+}
+
+func BenchmarkNameMap(b *testing.B) {
+	f, err := dwarfinfo.Open("/usr/bin/python3.11")
+	if err != nil {
+		b.Skip(err)
+	}
+	defer f.Close()
+	for b.Loop() {
+		if _, err := NameMap(f, Naming{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
