@@ -282,8 +282,10 @@ func (a *app) parseOptions(c *cli.Context) spec.Options {
 // kernel's kprobe blacklist (the kernel refuses what it covers); -v says
 // when debugfs does not show it.
 func (a *app) runningBlacklist(c *cli.Context, o *resolve.Options) {
-	o.Blacklist = tracefs.RunningBlacklist()
-	a.noBlacklist = o.Blacklist == nil && !a.user(c)
+	if !a.user(c) { // uprobes have no blacklist
+		o.Blacklist = tracefs.RunningBlacklist()
+		a.noBlacklist = o.Blacklist == nil
+	}
 }
 
 // resolveDefinitions resolves the definitions parsed whose probes are

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/gprobe/gprobe/emit/probe"
@@ -139,14 +140,19 @@ func (t *FS) Features() probedef.Features {
 // RunningFeatures are the probe-event features of the running kernel, read
 // as perf reads them (mounting tracefs first when nothing is mounted);
 // known is false when tracefs cannot be read, and then no feature is set,
-// as in perf.
+// as in perf. The README is read once a process: a command asks in
+// several stages, and the running kernel's answer does not change.
 func RunningFeatures() (f probedef.Features, known bool) {
+	return runningFeatures()
+}
+
+var runningFeatures = sync.OnceValues(func() (probedef.Features, bool) {
 	fs, err := Open()
 	if err != nil {
 		return probedef.Features{}, false
 	}
 	return fs.Features(), true
-}
+})
 
 // Has reports whether the kernel provides kind k: its events file, and for
 // the kinds of dynamic_events, README's word for them.
