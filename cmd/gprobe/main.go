@@ -15,13 +15,20 @@ import (
 
 	"github.com/gprobe/gprobe/internal/gcpace"
 	"github.com/gprobe/gprobe/internal/selfprofile"
+	"github.com/gprobe/gprobe/internal/stackwarm"
 	"github.com/gprobe/gprobe/internal/termsafe"
 )
 
 func main() {
+	stackwarm.Grow(stackSize)
 	gcpace.Start()
 	os.Exit(selfprofile.Run(func() int { return run(os.Args, os.Stdout, os.Stderr) }))
 }
+
+// stackSize is the stack a short command's deepest call chain needs
+// (resolving a user binary's probe point: under 64 KiB), made at once
+// rather than by the runtime's doublings deep in the chain (stackwarm).
+const stackSize = 64 << 10
 
 // run executes gprobe with args (args[0] is the program name) and returns
 // the exit status. Exit statuses follow perf probe: 0 success, 129 usage
