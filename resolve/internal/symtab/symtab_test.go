@@ -149,7 +149,8 @@ func TestSortByStart(t *testing.T) {
 		}
 		want := slices.Clone(syms)
 		slices.SortStableFunc(want, func(a, b Symbol) int { return cmp.Compare(a.Start, b.Start) })
-		got := sortByStart(syms)
+		got := slices.Clone(syms)
+		sortByStart(got)
 		for i := range got {
 			if got[i].Start != want[i].Start || got[i].End != want[i].End {
 				t.Fatalf("n=%d: symbol %d is %#x (was %d), want %#x (was %d)", n, i, got[i].Start, got[i].End, want[i].Start, want[i].End)
