@@ -31,6 +31,9 @@ func TargetFlags(omit ...string) []cli.Flag {
 		&cli.StringFlag{Name: "target-ns", Usage: "look up the -x binary in the mount namespace of process `PID` (a container's) and install its probes there"},
 		&cli.StringFlag{Name: "target", Usage: "--target-ns PID, and without -x the executable of process `PID`"},
 	}
+	if len(omit) == 0 {
+		return all // every command builds these at start: skip urfave's Names
+	}
 	return slices.DeleteFunc(all, func(f cli.Flag) bool { return slices.Contains(omit, f.Names()[0]) })
 }
 
