@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/spec"
 )
 
 // sample is a binary every Debian system has, with a GNU build-id.
@@ -311,4 +312,32 @@ func normal(es []Entry) []Entry {
 		}
 	}
 	return es
+}
+
+// TestSDTSpec: sdtSpec, where it reads a command, reads what spec's full
+// parse does; on perf's SDT commands for names of every length, odd
+// characters and other shapes.
+func TestSDTSpec(t *testing.T) {
+	cases := []string{"sdt_python:line=line", "sdt_hotspot:class__loaded=class__loaded", "a:b=b", "_:_=_",
+		"sdt_x:a=b", "sdt_x:a", "sdt_x:1a=1a", "1x:a=a", "sdt_x:a-b=a-b", "sdt_x:a=a arg", "sdt_x:a=a%return",
+		"sdt_x:a.b=a.b", ":a=a", "sdt_x:=", "sdt_x:a=a=a", "sdt_x:a:b=b", "vfs_read", "ev=vfs_read", "g:ev=func:3"}
+	for n := 1; n <= 70; n++ {
+		name := strings.Repeat("n", n)
+		cases = append(cases, "sdt_g:"+name+"="+name, name+":e=e")
+	}
+	read := 0
+	for _, c := range cases {
+		g, ev, ok := sdtSpec(c)
+		if !ok {
+			continue
+		}
+		read++
+		p, err := spec.ParseProbe(c)
+		if err != nil || !p.UserEvent || p.Point.Group != g || p.Point.Event != ev {
+			t.Errorf("%q: sdtSpec reads %q:%q; the full parse: %+v, %v", c, g, ev, p, err)
+		}
+	}
+	if read < 60 {
+		t.Errorf("sdtSpec read only %d of the cases", read)
+	}
 }

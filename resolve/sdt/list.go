@@ -1,6 +1,7 @@
 package sdt
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -77,21 +78,30 @@ type Listed struct {
 // that several binaries have names its binary and the first 12 digits of
 // its build-id: "GROUP:EVENT@PATH(BUILDID12)".
 func Lines(evs []Listed) []string {
-	key := func(e Listed) string { return e.Group + ":" + e.Name + "@" + e.BuildID }
-	evs = slices.Clone(evs)
-	slices.SortFunc(evs, func(a, b Listed) int { return strings.Compare(key(a), key(b)) })
-	evs = slices.CompactFunc(evs, func(a, b Listed) bool { return key(a) == key(b) })
-	out := make([]string, 0, len(evs))
+	// Each key made once: libjvm, python and libstdc++ cached together
+	// are 520 events, and keys made per comparison were most of the sort.
+	type keyed struct {
+		key  string // GROUP:EVENT@BUILDID
+		name int    // len(GROUP:EVENT)
+		ev   Listed
+	}
+	ks := make([]keyed, len(evs))
 	for i, e := range evs {
-		name := e.Group + ":" + e.Name
-		dup := i > 0 && evs[i-1].Group+":"+evs[i-1].Name == name ||
-			i+1 < len(evs) && evs[i+1].Group+":"+evs[i+1].Name == name
+		ks[i] = keyed{key: e.Group + ":" + e.Name + "@" + e.BuildID, name: len(e.Group) + 1 + len(e.Name), ev: e}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	ks = slices.CompactFunc(ks, func(a, b keyed) bool { return a.key == b.key })
+	out := make([]string, 0, len(ks))
+	for i, k := range ks {
+		name := k.key[:k.name]
+		dup := i > 0 && ks[i-1].key[:ks[i-1].name] == name ||
+			i+1 < len(ks) && ks[i+1].key[:ks[i+1].name] == name
 		if dup {
-			id := e.BuildID
+			id := k.ev.BuildID
 			if len(id) > 12 {
 				id = id[:12]
 			}
-			name += "@" + e.Path + "(" + id + ")"
+			name += "@" + k.ev.Path + "(" + id + ")"
 		}
 		out = append(out, fmt.Sprintf("  %-50s [SDT event]", name))
 	}
@@ -242,8 +252,10 @@ func ListEvents(w io.Writer, exe string, c *perfcache.Cache, arg string, warn fu
 	if err != nil {
 		return err
 	}
+	bw := bufio.NewWriter(w) // one write, as perf's stdio makes
 	for _, l := range Lines(evs) {
-		fmt.Fprintln(w, l)
+		bw.WriteString(l)
+		bw.WriteByte('\n')
 	}
-	return nil
+	return bw.Flush()
 }
