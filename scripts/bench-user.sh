@@ -105,6 +105,11 @@ if [ -n "$JVM" ]; then
 	)
 fi
 
+# A spec "@PERF ARGS|GPROBE ARGS" runs perf with PERF ARGS and gprobe with
+# GPROBE ARGS, each split on spaces: the listing of the SDT events of every
+# binary the specs above added to HOME/.debug.
+specs+=("@list sdt|list --sdt")
+
 python3 - "$REPEAT" "$BIN" "$TMP/home" "${ONLY:-}" "$TMP/runner" "${specs[@]}" <<'EOF'
 import os, sys, time, re, statistics, subprocess
 
@@ -125,11 +130,16 @@ print("%s; %s, %d CPUs, load %s; median of %d runs, largest peak RSS" % (
 print("%-52s %8s %8s %6s  %8s %8s %6s" % ("spec", "perf ms", "gprobe ms", "ratio", "perf MiB", "gprobe MiB", "ratio"))
 worst_t = worst_m = 0.0
 for spec in sys.argv[6:]:
-    target, *args = spec.split("|")
     if only and not re.search(only, spec):
         continue
-    p = [perf, "probe", "-x", target] + args
-    g = [gprobe, "-x", target] + args
+    if spec.startswith("@"):
+        pargs, gargs = spec[1:].split("|")
+        p, g = [perf] + pargs.split(), [gprobe] + gargs.split()
+        target, args = "", ["perf " + pargs, "/", "gprobe " + gargs]
+    else:
+        target, *args = spec.split("|")
+        p = [perf, "probe", "-x", target] + args
+        g = [gprobe, "-x", target] + args
     run(p), run(g)  # fill HOME/.debug, warm the page cache
     pt, gt, pm, gm = [], [], 0, 0
     for i in range(repeat):
@@ -142,7 +152,7 @@ for spec in sys.argv[6:]:
     tp, tg = statistics.median(pt), statistics.median(gt)
     rt, rm = tg / tp, gm / pm
     worst_t, worst_m = max(worst_t, rt), max(worst_m, rm)
-    name = "%s %s" % (os.path.basename(target), " ".join(args))
+    name = ("%s %s" % (os.path.basename(target), " ".join(args))).strip()
     print("%-52.52s %8.1f %8.1f %6.2f  %8.1f %8.1f %6.2f" % (name, tp * 1e3, tg * 1e3, rt, pm / 1024, gm / 1024, rm))
 print("worst ratio gprobe/perf: time %.2f, peak memory %.2f" % (worst_t, worst_m))
 EOF
