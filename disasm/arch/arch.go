@@ -236,6 +236,13 @@ func (a Arch) FetchRegisters() []string {
 	return nil
 }
 
+// IsFetchRegister reports whether name (without the '%') is one of
+// FetchRegisters, without copying them; an invalid Arch knows none.
+func (a Arch) IsFetchRegister(name string) bool {
+	i := a.info()
+	return i != nil && slices.Contains(i.fetchRegs, name)
+}
+
 // ArgRegisters returns the integer argument registers of a's C calling
 // convention in order (System V: di si dx cx r8 r9; AAPCS64: x0..x7),
 // without the '%'. An invalid Arch gives nil. The slice is the caller's.

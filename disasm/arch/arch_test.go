@@ -245,3 +245,14 @@ func TestForFile(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestIsFetchRegister: IsFetchRegister is membership in FetchRegisters.
+func TestIsFetchRegister(t *testing.T) {
+	for _, a := range []Arch{AMD64, ARM64, Arch(0)} {
+		for _, name := range []string{"ax", "r15", "x0", "lr", "sp", "ip", "pc", "", "eax", "x31"} {
+			if got, want := a.IsFetchRegister(name), slices.Contains(a.FetchRegisters(), name); got != want {
+				t.Errorf("%v.IsFetchRegister(%q) = %v, want %v", a, name, got, want)
+			}
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package probedef
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -87,11 +86,10 @@ func (p *parser) validReg(r string) bool {
 	if p.opts.AnyRegister {
 		return r != ""
 	}
-	regs := p.arch().FetchRegisters()
-	if regs == nil {
-		return r != ""
+	if p.arch().IsFetchRegister(r) {
+		return true
 	}
-	return slices.Contains(regs, r)
+	return r != "" && p.arch().FetchRegisters() == nil
 }
 
 var basicTypes = map[string]int{"u8": 1, "u16": 2, "u32": 4, "u64": 8, "s8": 1, "s16": 2, "s32": 4, "s64": 8,

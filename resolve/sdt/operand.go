@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,7 +303,7 @@ func x86Fetch(op string, opts Options) (probe.Fetch, string) {
 	if x, ok := perfX86(op); ok {
 		reg := strings.TrimPrefix(x.kernel, "%")
 		switch {
-		case !slices.Contains(arch.AMD64.FetchRegisters(), reg):
+		case !arch.AMD64.IsFetchRegister(reg):
 			return nil, fmt.Sprintf("the kernel cannot fetch register %s", x.gasReg)
 		case x.open != x.close:
 			return nil, "unbalanced parenthesis"
