@@ -32,8 +32,9 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 	if boolean(c, "verbose") {
 		r.Warn = a.warnFunc(c)
 	}
+	arches := arch.Files{} // read once a binary, not once a marker
 	out, err := r.Specs(specs, str(c, "exec"), func(q probe.Probe) error {
-		return install.CheckDefinition(q, arch.OfFile(q.Target.Path), feat, known)
+		return install.CheckDefinition(q, arches.Of(q.Target.Path), feat, known)
 	})
 	if err != nil {
 		text, status := perfprobe.SDTFailure(err, boolean(c, "verbose"), trailer)

@@ -192,6 +192,20 @@ func OfFile(path string) Arch {
 	return a
 }
 
+// Files remembers the Arch of each binary OfFile was asked about, for a
+// caller asking once for each of many probes of one binary.
+type Files map[string]Arch
+
+// Of is OfFile(path), read once for each path.
+func (fs Files) Of(path string) Arch {
+	a, ok := fs[path]
+	if !ok {
+		a = OfFile(path)
+		fs[path] = a
+	}
+	return a
+}
+
 // Machine returns a's ELF machine (EM_X86_64, EM_AARCH64), or EM_NONE for an
 // invalid Arch.
 func (a Arch) Machine() elf.Machine {

@@ -256,3 +256,25 @@ func TestIsFetchRegister(t *testing.T) {
 		}
 	}
 }
+
+// TestFiles: Files.Of is OfFile, and reads each path once: an arm64
+// binary removed after the first ask keeps its answer (OfFile would now
+// give the host's).
+func TestFiles(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "arm64")
+	h := make([]byte, 64)
+	copy(h, elf.ELFMAG)
+	h[elf.EI_CLASS], h[elf.EI_DATA] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB)
+	binary.LittleEndian.PutUint16(h[18:], uint16(elf.EM_AARCH64))
+	if err := os.WriteFile(p, h, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := Files{}
+	if got := fs.Of(p); got != ARM64 || OfFile(p) != ARM64 {
+		t.Fatalf("Of = %v, OfFile = %v, want arm64", got, OfFile(p))
+	}
+	os.Remove(p)
+	if got := fs.Of(p); got != ARM64 {
+		t.Errorf("Of after the file went = %v, want the remembered arm64", got)
+	}
+}
