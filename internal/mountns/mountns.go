@@ -56,19 +56,34 @@ func Do(pid int, fn func() error) error {
 		return fmt.Errorf("process %d: %w (%v)", pid, ErrNoProcess, err)
 	}
 	defer ns.Close()
-	done := make(chan error, 1)
-	go func() {
-		// The thread is not unlocked: it ends with this goroutine, so no
-		// other goroutine ever runs in the namespace.
-		runtime.LockOSThread()
+	return onOwnThread(func() error {
 		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			done <- fmt.Errorf("unshare(CLONE_FS): %w", err)
-			return
+			return fmt.Errorf("unshare(CLONE_FS): %w", err)
 		}
 		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNS); err != nil {
-			done <- fmt.Errorf("entering the mount namespace of process %d: %w", pid, err)
+			return fmt.Errorf("entering the mount namespace of process %d: %w", pid, err)
+		}
+		return fn()
+	})
+}
+
+// onOwnThread runs fn on a thread that ends with it, so that no other
+// goroutine ever runs on what fn changed, and returns fn's error. That
+// thread is never the main one: the runtime cannot end the main thread
+// and keeps it, changed, for good; its mount namespace is the process's
+// in /proc/self (Same's, /proc/mounts). Landed there, the goroutine holds
+// the main thread while another runs fn.
+func onOwnThread(fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			err := onOwnThread(fn) // elsewhere: this goroutine holds the main thread
+			runtime.UnlockOSThread()
+			done <- err
 			return
 		}
+		// Not unlocked: the thread ends with this goroutine.
 		done <- fn()
 	}()
 	return <-done

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gprobe/gprobe/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 func TestSame(t *testing.T) {
@@ -58,6 +59,21 @@ func TestDoInAnotherNamespace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {
 		t.Fatal("the marker is visible outside the namespace")
 	}
+	// Threads that entered the namespace end with their function, but the
+	// main thread cannot end: if a Do ran there, it stays in the
+	// namespace, and /proc/self/ns/mnt (the main thread's) names it. Same
+	// still answers for gprobe.
+	for i := 0; i < 200; i++ {
+		if err := Do(pid, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if same, err := Same(pid); err != nil || same {
+			t.Fatalf("Same(unshared) after %d Do = %v, %v", i+1, same, err)
+		}
+	}
+	if same, err := Same(os.Getpid()); err != nil || !same {
+		t.Errorf("Same(self) after Do = %v, %v", same, err)
+	}
 	var inside []byte
 	if err := Do(pid, func() error {
 		var err error
@@ -90,5 +106,19 @@ func TestDoInAnotherNamespace(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {
 		t.Error("the marker is visible after Do")
+	}
+}
+
+// TestOnOwnThread: fn never runs on the main thread (which the runtime
+// would keep, changed, after fn), though goroutines do land there.
+func TestOnOwnThread(t *testing.T) {
+	for i := 0; i < 300; i++ {
+		var main bool
+		if err := onOwnThread(func() error { main = unix.Gettid() == unix.Getpid(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if main {
+			t.Fatalf("run %d: fn ran on the main thread", i)
+		}
 	}
 }
