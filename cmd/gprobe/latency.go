@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -75,7 +74,7 @@ func (a *app) latency(c *cli.Context) int {
 	// Refuse before resolving or creating anything.
 	fs, err := khist.Open()
 	if err != nil {
-		return a.latencyStatus(nil, err)
+		return a.latencyFail(err, perfprobe.LatencyStatus(err))
 	}
 	reportLeftovers(a.stderr, fs)
 	entry, rets, st := a.resolveFunction(c, fn, fs)
@@ -91,27 +90,16 @@ func (a *app) latency(c *cli.Context) int {
 			err = perr
 		}
 	}
-	return a.latencyStatus(res, err)
+	if err != nil {
+		return a.latencyFail(err, perfprobe.LatencyStatus(err))
+	}
+	return res.ExitCode
 }
 
 // printLatency prints the histograms as analyze prints a recording's
 // latency.
 func (a *app) printLatency(c *cli.Context, res *khist.Result, unit report.Unit) error {
 	return analyze.WriteLog2(a.stdout, "in-kernel histogram", int64(res.Hits), int64(res.Lost), res.Log2(), c.Bool("json"), unit)
-}
-
-// latencyStatus is the status of a measurement: the command's, or the
-// error's.
-func (a *app) latencyStatus(res *khist.Result, err error) int {
-	switch {
-	case err == nil:
-		return res.ExitCode
-	case errors.Is(err, khist.ErrConfig):
-		return a.latencyFail(err, exitEINVAL)
-	case errors.Is(err, khist.ErrUnsupported):
-		return a.latencyFail(err, exitEOPNOTSUPP)
-	}
-	return a.latencyFail(err, exitErrno(err))
 }
 
 // resolveFunction resolves FUNC's entry and returns (resolve.Function)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -54,13 +53,7 @@ func (a *app) record(c *cli.Context) int {
 	res, err := record.Run(cfg)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "gprobe record: %v\n", err)
-		switch {
-		case errors.Is(err, record.ErrConfig), errors.Is(err, record.ErrBadEvent), errors.Is(err, record.ErrNoEvents):
-			return exitEINVAL
-		case errors.Is(err, tracefs.ErrNoTracefs), errors.Is(err, tracefs.ErrPermission):
-			return exitENOENT
-		}
-		return 1
+		return perfprobe.RecordStatus(err)
 	}
 	fmt.Fprintln(a.stderr, res.Summary())
 	return res.ExitCode
