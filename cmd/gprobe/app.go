@@ -69,15 +69,6 @@ func (a *app) target(c *cli.Context) perfprobe.Target {
 		TargetPID: str(c, "target"), FirstExec: a.firstPath.exec, FirstModule: a.firstPath.module}
 }
 
-// mountNS is the process whose mount namespace is probed.
-func mountNS(c *cli.Context) int {
-	return perfprobe.Target{TargetNS: str(c, "target-ns"), TargetPID: str(c, "target")}.MountNS()
-}
-
-// user reports whether a user binary is probed; modulePath is the module.
-func (a *app) user(c *cli.Context) bool         { return a.target(c).User() }
-func (a *app) modulePath(c *cli.Context) string { return a.target(c).ModulePath() }
-
 // base is the app's context.
 func (a *app) base() context.Context {
 	if a.ctx == nil {
@@ -100,12 +91,6 @@ func (a *app) isSubcommand(s string) bool { return clikit.IsCommand(a.cliApp(), 
 // usageText is perf's usage block without the options.
 var usageText = perfprobe.UsageText()
 
-// perfParser parses the root command's options as perf probe does; then
-// urfave/cli runs the command from their canonical spelling.
-func (a *app) perfParser() *perfprobe.Parser {
-	return perfprobe.RootParser(a.cliApp().Flags, a.stderr, a.isSubcommand, install.IsDefinition)
-}
-
 // perfOptions is the root command's option table without callbacks,
 // writing perf's usage and option help to w.
 func (a *app) perfOptions(w io.Writer) *clikit.Options {
@@ -113,7 +98,10 @@ func (a *app) perfOptions(w io.Writer) *clikit.Options {
 }
 
 func (a *app) main(args []string) int {
-	args, perf, st, done := a.perfParser().Parse(args)
+	// The root command's options are parsed as perf probe parses them;
+	// then urfave/cli runs the command from their canonical spelling.
+	parser := perfprobe.RootParser(a.cliApp().Flags, a.stderr, a.isSubcommand, install.IsDefinition)
+	args, perf, st, done := parser.Parse(args)
 	if done {
 		return st
 	}
@@ -282,7 +270,7 @@ func (a *app) parseOptions(c *cli.Context) spec.Options {
 // kernel's kprobe blacklist (the kernel refuses what it covers); -v says
 // when debugfs does not show it.
 func (a *app) runningBlacklist(c *cli.Context, o *resolve.Options) {
-	if !a.user(c) { // uprobes have no blacklist
+	if !a.target(c).User() { // uprobes have no blacklist
 		o.Blacklist = tracefs.RunningBlacklist()
 		a.noBlacklist = o.Blacklist == nil
 	}
@@ -313,7 +301,7 @@ func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes ma
 		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", re, a.withReason(c, trailer, exitEINVAL))
 		return exitEINVAL
 	case err != nil:
-		return a.resolveFailedOn(c, r, err, trailer)
+		return a.resolveFailed(c, r, err, trailer)
 	}
 	return exitOK
 }
@@ -369,12 +357,6 @@ func (a *app) parseFailed(err error, option string) int {
 	return exitUsage
 }
 
-// resolveFailed reports a failed resolution as perf does (see
-// resolveFailedOn) and returns perf's exit status.
-func (a *app) resolveFailed(c *cli.Context, err error, trailer string) int {
-	return a.resolveFailedOn(c, nil, err, trailer)
-}
-
 // unfetched says, before a failed resolution's message, what each
 // debuginfod server answered when asked in vain for t's debug information.
 func (a *app) unfetched(c *cli.Context, r *resolve.Resolver) {
@@ -383,10 +365,11 @@ func (a *app) unfetched(c *cli.Context, r *resolve.Resolver) {
 	}
 }
 
-// resolveFailedOn is resolveFailed for a target: perfprobe.ResolveFailure's
-// lines, unless -q (which silences perf's error lines too, not only
-// warnings).
-func (a *app) resolveFailedOn(c *cli.Context, r *resolve.Resolver, err error, trailer string) int {
+// resolveFailed reports a failed resolution on r's target (nil: none) as
+// perf does, perfprobe.ResolveFailure's lines, unless -q (which silences
+// perf's error lines too, not only warnings), and returns perf's exit
+// status.
+func (a *app) resolveFailed(c *cli.Context, r *resolve.Resolver, err error, trailer string) int {
 	var t *target.Target
 	if r != nil {
 		t = r.Target()
@@ -412,7 +395,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	defer r.Close()
 	l, err := r.LineRange(lr)
 	if err != nil {
-		return a.resolveFailedOn(c, r, err, trailer)
+		return a.resolveFailed(c, r, err, trailer)
 	}
 	ctx, stop := a.interruptible()
 	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))

@@ -50,7 +50,7 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", re, trailer)
 		return exitEINVAL
 	case err != nil:
-		return a.resolveFailedOn(c, r, err, trailer)
+		return a.resolveFailed(c, r, err, trailer)
 	}
 	for i, dp := range dps {
 		reqs[i].Point, reqs[i].Args, reqs[i].Probes = dp.Point, dp.Args, []probe.Probe{dp.Probe}

@@ -23,7 +23,7 @@ func (a *app) showExits(c *cli.Context, desc string) int {
 	defer r.Close()
 	funcs, err := r.Exits(&p.Point)
 	if err != nil {
-		return a.resolveFailed(c, err, trailer)
+		return a.resolveFailed(c, nil, err, trailer)
 	}
 	for _, f := range funcs {
 		fmt.Fprint(a.stdout, f.String())

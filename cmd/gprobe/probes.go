@@ -132,7 +132,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	}
 	// perf writes the definitions from the target's mount namespace, where
 	// the kernel resolves their paths.
-	o := install.AddOptions{DryRun: boolean(c, "dry-run"), MountNS: mountNS(c),
+	o := install.AddOptions{DryRun: boolean(c, "dry-run"), MountNS: a.target(c).MountNS(),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields,
 			Warn: a.warnFunc(c)}}
 	if c.IsSet("maxactive") {
@@ -202,9 +202,9 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	defer r.Close()
 	if _, err := resolve.Missing(r, specs, probes); err != nil {
 		a.unfetched(c, r)
-		return a.resolveFailed(c, err, perfprobe.AddTrailer)
+		return a.resolveFailed(c, nil, err, perfprobe.AddTrailer)
 	}
-	module := a.modulePath(c)
+	module := a.target(c).ModulePath()
 	if t := r.Target(); t.User {
 		module = t.Path
 	}

@@ -55,7 +55,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	vls, err := r.AvailableVars(&p.Point, resolve.VarsOptions{Externs: boolean(c, "externs"), Range: boolean(c, "range")})
 	if err != nil {
 		a.unfetched(c, r)
-		return a.resolveFailed(c, err, trailer)
+		return a.resolveFailed(c, nil, err, trailer)
 	}
 	resolve.WriteVars(a.stdout, p.Point.String(), vls, flt.Match)
 	return exitOK
