@@ -295,12 +295,8 @@ func (a *app) resolveDefinitions(c *cli.Context, parsed []*spec.Probe, probes ma
 		return st
 	}
 	defer r.Close()
-	var re *resolve.RefusedError
-	switch err := resolve.Checked(r, parsed, probes, feat, known); {
-	case errors.As(err, &re):
-		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", re, a.withReason(c, trailer, exitEINVAL))
-		return exitEINVAL
-	case err != nil:
+	// resolveFailed reports a probe the kernel would refuse too.
+	if err := resolve.Checked(r, parsed, probes, feat, known); err != nil {
 		return a.resolveFailed(c, r, err, trailer)
 	}
 	return exitOK

@@ -44,12 +44,10 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 	}
 	defer r.Close()
 	dps, err := dd.ResolveChecked(r, host, hostKnown)
-	var re *resolve.RefusedError
-	switch {
-	case errors.As(err, &re):
-		a.errf(c, "The kernel would refuse this definition: %v\n%s\n", re, trailer)
+	if text, refused := perfprobe.Refused(err, trailer); refused {
+		a.errf(c, "%s\n", text)
 		return exitEINVAL
-	case err != nil:
+	} else if err != nil {
 		return a.resolveFailed(c, r, err, trailer)
 	}
 	for i, dp := range dps {

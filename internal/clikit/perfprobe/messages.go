@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 
 	"github.com/gprobe/gprobe/resolve"
@@ -49,13 +50,31 @@ func Verbose(w io.Writer, t *target.Target, vmlinux string, noBlacklist bool) {
 // resolve.Errno).
 func ResolveStatus(err error) int { return Status(resolve.Errno(err)) }
 
+// Refused is the report of a probe resolved that the kernel it is for
+// would refuse (err is or wraps a *resolve.RefusedError, as
+// resolve.Checked, DynamicDefs.ResolveChecked and sdt.Resolver.Specs
+// return it): the message, then trailer; ok is false for any other
+// error. Its exit status is EINVAL's.
+func Refused(err error, trailer string) (text string, ok bool) {
+	var re *resolve.RefusedError
+	if !errors.As(err, &re) {
+		return "", false
+	}
+	return fmt.Sprintf("The kernel would refuse this definition: %v\n%s", re, trailer), true
+}
+
 // ResolveFailure is what perf prints of a failed resolution err on t (nil
-// when no target was opened), a line each: where the vmlinux was looked
-// for when BTF stood in for it and the point needs DWARF, what each
-// debuginfod server answered when asked in vain, then perf's message
-// (a resolve.Error's own, none when it is empty) and the trailer with
-// WithReason's reason. It returns the lines and perf's exit status.
+// when no target was opened), a line each: for a probe the kernel would
+// refuse, Refused's lines with WithReason's reason (EINVAL) and nothing
+// of the target; else where the vmlinux was looked for when BTF stood in
+// for it and the point needs DWARF, what each debuginfod server answered
+// when asked in vain, then perf's message (a resolve.Error's own, none
+// when it is empty) and the trailer with WithReason's reason. It returns
+// the lines and perf's exit status.
 func ResolveFailure(t *target.Target, err error, trailer string, verbose int) ([]string, int) {
+	if text, ok := Refused(err, WithReason(trailer, StatusEINVAL, verbose)); ok {
+		return strings.Split(text, "\n"), StatusEINVAL
+	}
 	var out []string
 	if t != nil && t.NoDebuginfo != nil && errors.Is(err, resolve.ErrNeedsDWARF) {
 		out = append(out, t.NoDebuginfo.Error())

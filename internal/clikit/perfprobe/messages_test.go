@@ -37,6 +37,7 @@ func TestResolveFailure(t *testing.T) {
 	notFound := &resolve.Error{Msg: "Probe point 'nosuch' not found.", Err: resolve.ErrNotFound}
 	silent := &resolve.Error{Err: resolve.ErrInvalid}
 	needs := fmt.Errorf("vfs_read:3: %w", resolve.ErrNeedsDWARF)
+	refused := &resolve.RefusedError{Err: errors.New("p:probe/x vfs_read+99999: too far")}
 	btf := &target.Target{Path: "/sys/kernel/btf/vmlinux", NoDebuginfo: errors.New("no vmlinux in /boot"), FetchErr: errors.New("debuginfod: 404")}
 	for _, c := range []struct {
 		t       *target.Target
@@ -50,6 +51,9 @@ func TestResolveFailure(t *testing.T) {
 		{nil, silent, 0, tr, 234},
 		{btf, needs, 0, "no vmlinux in /boot|debuginfod: 404|vfs_read:3: needs DWARF debug information|" + tr, 254},
 		{btf, notFound, 0, "debuginfod: 404|Probe point 'nosuch' not found.|" + tr, 254},
+		// A refusal says nothing of the target.
+		{btf, refused, 0, "The kernel would refuse this definition: " + refused.Error() + "|" + tr, 234},
+		{btf, refused, 1, "The kernel would refuse this definition: " + refused.Error() + "|" + tr + " Reason: Invalid argument (Code: -22)", 234},
 	} {
 		lines, status := ResolveFailure(c.t, c.err, tr, c.verbose)
 		if got := strings.Join(lines, "|"); got != c.want || status != c.status {
@@ -79,5 +83,23 @@ func TestVerboseLevel(t *testing.T) {
 	var none *State
 	if none.VerboseLevel(false) != 0 || none.VerboseLevel(true) != 1 || (&State{Verbose: 3}).VerboseLevel(false) != 3 || (&State{}).VerboseLevel(true) != 1 {
 		t.Error("VerboseLevel")
+	}
+}
+
+// TestRefused: a probe the kernel would refuse, also wrapped, is reported
+// with its message and the trailer; any other error is not a refusal.
+func TestRefused(t *testing.T) {
+	re := &resolve.RefusedError{Err: errors.New("bad argument")}
+	for _, err := range []error{re, fmt.Errorf("vfs_read: %w", re)} {
+		text, ok := Refused(err, "  Error: Failed to add events.")
+		if want := "The kernel would refuse this definition: bad argument\n  Error: Failed to add events."; !ok || text != want {
+			t.Errorf("Refused(%v) = %q, %v; want %q", err, text, ok, want)
+		}
+	}
+	if text, ok := Refused(resolve.ErrNotFound, "x"); ok || text != "" {
+		t.Errorf("Refused(ErrNotFound) = %q, %v", text, ok)
+	}
+	if _, ok := Refused(nil, "x"); ok {
+		t.Error("Refused(nil) is a refusal")
 	}
 }

@@ -93,10 +93,10 @@ func DeleteFailure(err error, filter string) (text string, status int) {
 // that is not found (ENOENT) or matches too many markers (E2BIG) has only
 // the trailer unless verbose; any other error is ENOENT with its message.
 func SDTFailure(err error, verbose bool, trailer string) (text string, status int) {
-	var re *sdt.RefusedError
+	if text, ok := Refused(err, trailer); ok {
+		return text, StatusEINVAL
+	}
 	switch {
-	case errors.As(err, &re):
-		return fmt.Sprintf("The kernel would refuse this definition: %v\n%s", err, trailer), Status(syscall.EINVAL)
 	case verbose || !errors.Is(err, sdt.ErrNotFound) && !errors.Is(err, sdt.ErrTooMany):
 		text = fmt.Sprintf("%v\n%s", err, trailer)
 	default:
