@@ -3,10 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/signal"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -19,7 +17,6 @@ import (
 	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
 	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/lines"
-	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
@@ -211,21 +208,10 @@ func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {
 	return a.settings(c).ResolveOptions(btf)
 }
 
-// open opens the target o names and its resolver (resolve.Open), in the
-// app's context; SIGINT or SIGTERM during a download end it with
-// errInterrupted.
+// open opens the target o names and its resolver in the app's context,
+// as the flags say (perfprobe.Settings.Open).
 func (a *app) open(c *cli.Context, o resolve.Options) (*resolve.Resolver, error) {
-	ctx, stop := a.interruptible()
-	defer stop()
-	r, err := resolve.OpenIn(ctx, o)
-	switch {
-	case ctx.Err() != nil:
-		return nil, errInterrupted
-	case err == nil && a.verbose(c) > 0:
-		// What was opened, as perf -v says it.
-		perfprobe.Verbose(a.stderr, r.Target(), str(c, "vmlinux"), a.noBlacklist)
-	}
-	return r, err
+	return a.settings(c).Open(a.base(), o, a.noBlacklist)
 }
 
 // resolverOr is open, the failure printed as perf prints it (with the
@@ -241,15 +227,6 @@ func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*re
 		return nil, exitENOENT
 	}
 	return r, exitOK
-}
-
-// errInterrupted ends a command whose download was interrupted.
-var errInterrupted = errors.New("Interrupted.")
-
-// interruptible is a context for a debuginfod download: follow.StopSignals
-// cancel it (the partial file is removed) instead of ending gprobe at once.
-func (a *app) interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(a.base(), follow.StopSignals...)
 }
 
 // warnFunc prints warnings, unless -q.
@@ -393,7 +370,7 @@ func (a *app) showLines(c *cli.Context, desc string) int {
 	if err != nil {
 		return a.resolveFailed(c, r, err, trailer)
 	}
-	ctx, stop := a.interruptible()
+	ctx, stop := perfprobe.Interruptible(a.base())
 	path, err := r.Target().SourcePath(ctx, l, str(c, "source"))
 	stop()
 	if err == nil {

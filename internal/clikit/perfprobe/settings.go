@@ -1,10 +1,14 @@
 package perfprobe
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os/signal"
 
 	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/debuginfod"
 	"github.com/gprobe/gprobe/resolve/perfcache"
@@ -68,4 +72,31 @@ func (s Settings) ResolveOptions(btf bool) resolve.Options {
 		o.Debug = s.println
 	}
 	return o
+}
+
+// ErrInterrupted ends a command whose download was interrupted.
+var ErrInterrupted = errors.New("Interrupted.")
+
+// Interruptible is a context for a debuginfod download: follow.StopSignals
+// cancel it (the partial file is removed) instead of ending gprobe at once.
+func Interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, follow.StopSignals...)
+}
+
+// Open opens the target o names and its resolver (resolve.OpenIn) in ctx,
+// Interruptible: SIGINT or SIGTERM during a download end it with
+// ErrInterrupted. At a verbose level above 0 it then writes to Stderr
+// what was opened, as perf -v says it (Verbose; noBlacklist: the running
+// kernel's kprobe blacklist could not be read).
+func (s Settings) Open(ctx context.Context, o resolve.Options, noBlacklist bool) (*resolve.Resolver, error) {
+	ctx, stop := Interruptible(ctx)
+	defer stop()
+	r, err := resolve.OpenIn(ctx, o)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ErrInterrupted
+	case err == nil && s.Level > 0:
+		Verbose(s.Stderr, r.Target(), s.Target.Vmlinux, noBlacklist)
+	}
+	return r, err
 }

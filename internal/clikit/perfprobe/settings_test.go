@@ -1,6 +1,8 @@
 package perfprobe
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -41,5 +43,37 @@ func TestSettings(t *testing.T) {
 	o.Target.Warn("w3")
 	if w.Len() != 0 {
 		t.Errorf("-q printed %q", w.String())
+	}
+}
+
+// TestOpen: a target opened, with perf -v's lines at a verbose level
+// above 0 only; a context that ends during the open is ErrInterrupted.
+func TestOpen(t *testing.T) {
+	t.Setenv("DEBUGINFOD_URLS", "")
+	t.Setenv("HOME", "/nonexistent")
+	for _, level := range []int{0, 1} {
+		var w strings.Builder
+		s := Settings{Target: Target{Exec: "/bin/true"}, Level: level, MaxProbes: MaxProbes, Stderr: &w}
+		r, err := s.Open(context.Background(), s.ResolveOptions(false), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Target().User {
+			t.Errorf("level %d: opened %+v, not the binary", level, r.Target())
+		}
+		r.Close()
+		want := ""
+		if level > 0 {
+			want = "No kprobe blacklist support, ignored\n"
+		}
+		if w.String() != want {
+			t.Errorf("level %d: printed %q, want %q", level, w.String(), want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := Settings{Target: Target{Exec: "/bin/true"}, Level: 1, Stderr: &strings.Builder{}}
+	if r, err := s.Open(ctx, s.ResolveOptions(false), false); r != nil || !errors.Is(err, ErrInterrupted) {
+		t.Errorf("an ended context: %v, %v", r, err)
 	}
 }
