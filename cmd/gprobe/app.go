@@ -229,11 +229,6 @@ func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*re
 	return r, exitOK
 }
 
-// warnFunc prints warnings, unless -q.
-func (a *app) warnFunc(c *cli.Context) func(string) {
-	return perfprobe.Settings{Quiet: boolean(c, "quiet"), Stderr: a.stderr}.Warn
-}
-
 // parseOptions are the PROBEDEF grammar's options for the target: the
 // variables after FUNC%return are entry values on a kernel, the results
 // and arguments at the return instructions in a Go program; perf refuses

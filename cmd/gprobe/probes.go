@@ -134,7 +134,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 	// the kernel resolves their paths.
 	o := install.AddOptions{DryRun: boolean(c, "dry-run"), MountNS: a.target(c).MountNS(),
 		Options: install.Options{Force: boolean(c, "force"), Features: fs.Features(), BTF: target.RunningBTF(), EventFields: fs.EventFields,
-			Warn: a.warnFunc(c)}}
+			Warn: a.settings(c).Warn}}
 	if c.IsSet("maxactive") {
 		o.MaxActive = c.Int("maxactive")
 	}

@@ -28,10 +28,7 @@ func buildIDCache() *perfcache.Cache { return perfcache.Default() }
 // architecture; it prints perf's messages and returns a status on failure.
 func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Features, known bool, trailer string) (map[int][]probe.Probe, int) {
 	r := &sdt.Resolver{Cache: buildIDCache(), Remember: true, Options: sdt.Options{Immediates: feat.Immediates},
-		MaxProbes: maxProbes(c), Definitions: &probedef.Options{Features: &feat}}
-	if boolean(c, "verbose") {
-		r.Warn = a.warnFunc(c)
-	}
+		MaxProbes: maxProbes(c), Definitions: &probedef.Options{Features: &feat}, Warn: a.settings(c).VerboseWarn()}
 	arches := arch.Files{} // read once a binary, not once a marker
 	out, err := r.Specs(specs, str(c, "exec"), func(q probe.Probe) error {
 		return install.CheckDefinition(q, arches.Of(q.Target.Path), feat, known)
@@ -46,7 +43,7 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 
 // listCache implements -l --cache [FILTER]: perf's probe_cache__show_all_caches.
 func (a *app) listCache(c *cli.Context, pattern string) int {
-	if err := sdt.ShowCache(a.stdout, buildIDCache(), []string{pattern}, a.verboseWarn(c)); err != nil {
+	if err := sdt.ShowCache(a.stdout, buildIDCache(), []string{pattern}, a.settings(c).VerboseWarn()); err != nil {
 		a.errf(c, "%v\n%s\n", err, perfprobe.ListTrailer)
 		return exitEINVAL
 	}
@@ -56,7 +53,7 @@ func (a *app) listCache(c *cli.Context, pattern string) int {
 // delCache implements -d --cache PATTERN: perf's del_perf_probe_caches.
 func (a *app) delCache(c *cli.Context, pattern string) int {
 	removed := func(spec string) { a.errf(c, "Removed cached event: %s\n", spec) }
-	if err := sdt.DeleteCache(buildIDCache(), []string{pattern}, removed, a.verboseWarn(c)); err != nil {
+	if err := sdt.DeleteCache(buildIDCache(), []string{pattern}, removed, a.settings(c).VerboseWarn()); err != nil {
 		a.errf(c, "%v\n%s\n", err, perfprobe.DelTrailer)
 		return exitEINVAL
 	}
@@ -69,17 +66,9 @@ func (a *app) listSDT(c *cli.Context, args []string) int {
 	if len(args) > 0 {
 		arg = args[0]
 	}
-	if err := sdt.ListEvents(a.stdout, str(c, "exec"), buildIDCache(), arg, a.verboseWarn(c)); err != nil {
+	if err := sdt.ListEvents(a.stdout, str(c, "exec"), buildIDCache(), arg, a.settings(c).VerboseWarn()); err != nil {
 		a.errf(c, "%v\n", err)
 		return exitENOENT
 	}
 	return exitOK
-}
-
-// verboseWarn prints what the cache readers skip, with -v.
-func (a *app) verboseWarn(c *cli.Context) func(string) {
-	if !boolean(c, "verbose") {
-		return nil
-	}
-	return a.warnFunc(c)
 }

@@ -45,6 +45,15 @@ func (s Settings) Warn(line string) {
 	}
 }
 
+// VerboseWarn is Warn with -v (what the readers of perf's caches skip, and
+// the SDT resolver's warnings, are said only then), nil without.
+func (s Settings) VerboseWarn() func(string) {
+	if !s.Verbose {
+		return nil
+	}
+	return s.Warn
+}
+
 // println prints a line to Stderr.
 func (s Settings) println(line string) { fmt.Fprintln(s.Stderr, line) }
 

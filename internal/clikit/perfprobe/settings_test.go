@@ -77,3 +77,16 @@ func TestOpen(t *testing.T) {
 		t.Errorf("an ended context: %v, %v", r, err)
 	}
 }
+
+// TestVerboseWarn: warnings only with -v, and then not with -q.
+func TestVerboseWarn(t *testing.T) {
+	var w strings.Builder
+	if f := (Settings{Stderr: &w}).VerboseWarn(); f != nil {
+		t.Error("a warning function without -v")
+	}
+	(Settings{Verbose: true, Stderr: &w}).VerboseWarn()("skipped x")
+	(Settings{Verbose: true, Quiet: true, Stderr: &w}).VerboseWarn()("skipped y")
+	if w.String() != "skipped x\n" {
+		t.Errorf("printed %q", w.String())
+	}
+}
