@@ -201,7 +201,8 @@ func (a *app) settings(c *cli.Context) perfprobe.Settings {
 	return perfprobe.Settings{Target: a.target(c), Symfs: str(c, "symfs"), Source: str(c, "source"), Verbose: boolean(c, "verbose"),
 		Quiet: boolean(c, "quiet"), Level: a.verbose(c), NoCache: boolean(c, "no-cache"), NoInlines: boolean(c, "no-inlines"),
 		ReturnInsn: boolean(c, "ret-insn"), Uretprobe: boolean(c, "uretprobe"), NoDemangle: !clikit.Negatable(c, a.args, "demangle", true),
-		DemangleKernel: clikit.Negatable(c, a.args, "demangle-kernel", false), MaxProbes: maxProbes(c), Stderr: a.stderr, Terminal: isTerminal(a.stderr)}
+		DemangleKernel: clikit.Negatable(c, a.args, "demangle-kernel", false), MaxProbes: clikit.Int(c, "max-probes", perfprobe.MaxProbes),
+		Stderr: a.stderr, Terminal: isTerminal(a.stderr)}
 }
 
 func (a *app) resolveOptions(c *cli.Context, btf bool) resolve.Options {

@@ -216,15 +216,6 @@ func (a *app) resolveRequests(c *cli.Context, specs []*spec.Probe, reqs []*insta
 	return exitOK
 }
 
-func maxProbes(c *cli.Context) int {
-	for _, x := range c.Lineage() {
-		if x.IsSet("max-probes") {
-			return x.Int("max-probes")
-		}
-	}
-	return perfprobe.MaxProbes
-}
-
 // listProbes implements -l [FILTER]: every installed kprobe and uprobe
 // event, as perf lists them (kprobes first, each file sorted by its text).
 func (a *app) listProbes(c *cli.Context, pattern string) int {

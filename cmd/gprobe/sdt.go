@@ -27,8 +27,9 @@ func buildIDCache() *perfcache.Cache { return perfcache.Default() }
 // each probe as the kernel's grammar reads it for the marked binary's
 // architecture; it prints perf's messages and returns a status on failure.
 func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Features, known bool, trailer string) (map[int][]probe.Probe, int) {
+	set := a.settings(c)
 	r := &sdt.Resolver{Cache: buildIDCache(), Remember: true, Options: sdt.Options{Immediates: feat.Immediates},
-		MaxProbes: maxProbes(c), Definitions: &probedef.Options{Features: &feat}, Warn: a.settings(c).VerboseWarn()}
+		MaxProbes: set.MaxProbes, Definitions: &probedef.Options{Features: &feat}, Warn: set.VerboseWarn()}
 	arches := arch.Files{} // read once a binary, not once a marker
 	out, err := r.Specs(specs, str(c, "exec"), func(q probe.Probe) error {
 		return install.CheckDefinition(q, arches.Of(q.Target.Path), feat, known)

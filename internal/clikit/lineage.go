@@ -36,6 +36,14 @@ func Bool(c *cli.Context, name string) bool {
 	return false
 }
 
+// Int is String for int flags: def when it was given nowhere.
+func Int(c *cli.Context, name string, def int) int {
+	if x := SetIn(c, name); x != nil {
+		return x.Int(name)
+	}
+	return def
+}
+
 // Negatable is perf's boolean option name that --no-name turns off: of the
 // two, the one given last in args (the command line) wins; def when
 // neither is given.

@@ -8,27 +8,29 @@ import (
 )
 
 // TestLineage: a flag given before or after the subcommand's name reads
-// the same; a negatable pair answers with the one given last.
+// the same (the innermost given wins; an int given nowhere is the default
+// asked for, not the flag's own); a negatable pair answers with the one
+// given last.
 func TestLineage(t *testing.T) {
 	flags := func() []cli.Flag {
-		return []cli.Flag{&cli.StringFlag{Name: "x"}, &cli.BoolFlag{Name: "q"},
+		return []cli.Flag{&cli.StringFlag{Name: "x"}, &cli.BoolFlag{Name: "q"}, &cli.IntFlag{Name: "n", Value: 5},
 			&cli.BoolFlag{Name: "demangle", Value: true}, &cli.BoolFlag{Name: "no-demangle"}}
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"p", "sub"}, `"" false true`},
-		{[]string{"p", "-x", "/bin/a", "-q", "sub"}, `"/bin/a" true true`},
-		{[]string{"p", "sub", "-x", "/bin/b"}, `"/bin/b" false true`},
-		{[]string{"p", "-x", "/bin/a", "sub", "-x", "/bin/b"}, `"/bin/b" false true`},
-		{[]string{"p", "sub", "--no-demangle"}, `"" false false`},
-		{[]string{"p", "--no-demangle", "sub", "--demangle"}, `"" false true`},
-		{[]string{"p", "--demangle", "sub", "--no-demangle"}, `"" false false`},
+		{[]string{"p", "sub"}, `"" false 128 true`},
+		{[]string{"p", "-x", "/bin/a", "-q", "-n", "3", "sub"}, `"/bin/a" true 3 true`},
+		{[]string{"p", "sub", "-x", "/bin/b", "-n", "4"}, `"/bin/b" false 4 true`},
+		{[]string{"p", "-x", "/bin/a", "-n", "3", "sub", "-x", "/bin/b", "-n", "4"}, `"/bin/b" false 4 true`},
+		{[]string{"p", "sub", "--no-demangle"}, `"" false 128 false`},
+		{[]string{"p", "--no-demangle", "sub", "--demangle"}, `"" false 128 true`},
+		{[]string{"p", "--demangle", "sub", "--no-demangle"}, `"" false 128 false`},
 	} {
 		var got string
 		app := &cli.App{Flags: flags(), Commands: []*cli.Command{{Name: "sub", Flags: flags(), Action: func(c *cli.Context) error {
-			got = fmt.Sprintf("%q %v %v", String(c, "x"), Bool(c, "q"), Negatable(c, tc.args, "demangle", true))
+			got = fmt.Sprintf("%q %v %d %v", String(c, "x"), Bool(c, "q"), Int(c, "n", 128), Negatable(c, tc.args, "demangle", true))
 			return nil
 		}}}}
 		if err := app.Run(tc.args); err != nil {
