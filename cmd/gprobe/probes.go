@@ -156,7 +156,7 @@ func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int 
 		return a.addFailed(c, err)
 	}
 	if len(plan) > 0 && !a.quiet(c) {
-		perfprobe.Added(a.stderr, plan, a.points(c).PointOf)
+		perfprobe.Added(a.stderr, plan, a.target(c).Points().PointOf)
 	}
 	return exitOK
 }
@@ -226,7 +226,7 @@ func (a *app) listProbes(c *cli.Context, pattern string) int {
 	if fs == nil {
 		return st
 	}
-	for _, l := range install.List(events, flt.MatchEvent, a.points(c).PointOf) {
+	for _, l := range install.List(events, flt.MatchEvent, a.target(c).Points().PointOf) {
 		fmt.Fprintln(a.stdout, l)
 	}
 	return exitOK
@@ -271,13 +271,4 @@ func (a *app) delProbes(c *cli.Context, pattern string) int {
 		return status
 	}
 	return exitOK
-}
-
-// points maps installed probes back to probe points for -l and the report
-// of -a: through -k's vmlinux or the running kernel's debuginfo, else
-// through /proc/kallsyms (read when a kernel probe needs it).
-func (a *app) points(c *cli.Context) *resolve.Points {
-	p := resolve.NewPoints(str(c, "vmlinux"))
-	p.Kernel = install.RunningSymbols{}
-	return p
 }

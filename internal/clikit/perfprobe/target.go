@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"strconv"
 
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/target"
 )
 
@@ -54,4 +56,14 @@ func (t Target) MountNS() int {
 func (t Target) Options() target.Options {
 	return target.Options{Vmlinux: t.Vmlinux, Exec: t.ExecPath(), Module: t.ModulePath(),
 		ExecAsGiven: t.FirstExec != "" && t.Exec == "", MountNS: t.MountNS(), ProcessExec: t.ProcessExec()}
+}
+
+// Points maps installed probes back to probe points for -l and the report
+// of -a: through -k's vmlinux or the running kernel's debuginfo, else
+// through /proc/kallsyms (install.RunningSymbols, read when a kernel
+// probe needs it).
+func (t Target) Points() *resolve.Points {
+	p := resolve.NewPoints(t.Vmlinux)
+	p.Kernel = install.RunningSymbols{}
+	return p
 }

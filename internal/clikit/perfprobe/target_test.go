@@ -3,6 +3,9 @@ package perfprobe
 import (
 	"fmt"
 	"testing"
+
+	"github.com/gprobe/gprobe/emit/install"
+	"github.com/gprobe/gprobe/emit/probe"
 )
 
 // TestTarget: -x and -m before the first-path target; --target's process
@@ -27,5 +30,18 @@ func TestTarget(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%+v:\n%s\nwant %s", c.t, got, c.want)
 		}
+	}
+}
+
+// TestPoints: kernel places no vmlinux knows are named through the
+// running kernel's symbols; a place without a symbol stays an address.
+func TestPoints(t *testing.T) {
+	p := Target{Vmlinux: "/nonexistent/vmlinux"}.Points()
+	if _, ok := p.Kernel.(install.RunningSymbols); !ok {
+		t.Fatalf("Kernel = %T, want install.RunningSymbols", p.Kernel)
+	}
+	k := &probe.Probe{Kind: probe.Kprobe, Target: probe.Location{Address: 0x1234}}
+	if got := p.PointOf(k); got != "0x1234" {
+		t.Errorf("PointOf(%+v) = %q", k.Target, got)
 	}
 }
