@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/install"
@@ -30,9 +28,13 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 		a.errf(c, "--fprobe, --tracepoint and --event probe the kernel (vmlinux), not -x or -m targets.\n%s\n", trailer)
 		return exitUsage
 	}
-	dd, st := a.dynamicDefs(c, defs, trailer)
-	if st != exitOK {
+	d := resolve.Dynamic{Tracepoint: boolean(c, "tracepoint"), Event: str(c, "event"), Format: str(c, "format")}
+	dd, err := d.Parse(defs)
+	if text, st, ok := perfprobe.DynamicFailure(err, d.Event != "", trailer); ok {
+		a.errf(c, "%s\n", text)
 		return st
+	} else if err != nil {
+		return a.parseFailed(err, "-D")
 	}
 	host, hostKnown := tracefs.RunningFeatures()
 	o := a.resolveOptions(c, true)
@@ -54,24 +56,6 @@ func (a *app) resolveDynamic(c *cli.Context, defs []string, trailer string, reqs
 		reqs[i].Point, reqs[i].Args, reqs[i].Probes = dp.Point, dp.Args, []probe.Probe{dp.Probe}
 	}
 	return exitOK
-}
-
-// dynamicDefs reads defs for the kind c selects (the --event's format, or
-// the PROBEDEFs); it prints the failure and returns its exit status.
-func (a *app) dynamicDefs(c *cli.Context, defs []string, trailer string) (*resolve.DynamicDefs, int) {
-	d := resolve.Dynamic{Tracepoint: boolean(c, "tracepoint"), Event: str(c, "event"), Format: str(c, "format")}
-	dd, err := d.Parse(defs)
-	switch {
-	case errors.Is(err, resolve.ErrBadEvent):
-		a.errf(c, "%v\n%s\n", err, trailer)
-		return nil, exitUsage
-	case err != nil && d.Event != "":
-		a.errf(c, "%v\n%s\n", err, trailer)
-		return nil, exitENOENT
-	case err != nil:
-		return nil, a.parseFailed(err, "-D")
-	}
-	return dd, exitOK
 }
 
 // showDynamic is -D in the dynamic modes.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
+	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/sdt"
 )
 
@@ -106,4 +107,21 @@ func SDTFailure(err error, verbose bool, trailer string) (text string, status in
 		return text, Status(syscall.E2BIG)
 	}
 	return text, Status(syscall.ENOENT)
+}
+
+// DynamicFailure is the report of -D's or -a's definitions of the kinds
+// perf 6.1 does not write that do not read (resolve.Dynamic.Parse's error
+// err; eprobes: they are the arguments of --event's probes): the text,
+// ending with trailer, and the exit status, perf's usage status for an
+// --event that is not SYSTEM/EVENT, ENOENT for an event whose format
+// cannot be read. ok is false for a PROBEDEF that does not parse, which
+// perf's option parser reports (Message, then -D's usage).
+func DynamicFailure(err error, eprobes bool, trailer string) (text string, status int, ok bool) {
+	switch {
+	case errors.Is(err, resolve.ErrBadEvent):
+		return fmt.Sprintf("%v\n%s", err, trailer), StatusUsage, true
+	case err != nil && eprobes:
+		return fmt.Sprintf("%v\n%s", err, trailer), Status(syscall.ENOENT), true
+	}
+	return "", 0, false
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/mountns"
+	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/sdt"
 )
 
@@ -100,6 +101,36 @@ func TestSDTFailure(t *testing.T) {
 		text, status := SDTFailure(tc.err, tc.verbose, tr)
 		if text != tc.text || status != tc.status {
 			t.Errorf("SDTFailure(%v, %v) = %q, %d; want %q, %d", tc.err, tc.verbose, text, status, tc.text, tc.status)
+		}
+	}
+}
+
+// TestDynamicFailure: an --event that is not SYSTEM/EVENT is a usage
+// error, an event whose format cannot be read ENOENT, both with the
+// trailer; a PROBEDEF that does not parse is left to the option parser.
+func TestDynamicFailure(t *testing.T) {
+	const tr = AddTrailer
+	_, bad := resolve.Dynamic{Event: "sched"}.Parse([]string{"prev_pid"})
+	_, noFormat := resolve.Dynamic{Event: "sched/x", Format: "/nonexistent/format"}.Parse([]string{"prev_pid"})
+	_, syntax := resolve.Dynamic{}.Parse([]string{"+3"})
+	if bad == nil || noFormat == nil || syntax == nil {
+		t.Fatalf("Parse: %v, %v, %v", bad, noFormat, syntax)
+	}
+	for _, c := range []struct {
+		err     error
+		eprobes bool
+		text    string
+		status  int
+		ok      bool
+	}{
+		{bad, true, `--event "sched": want SYSTEM/EVENT (sched/sched_switch).` + "\n" + tr, 129, true},
+		{noFormat, true, fmt.Sprint(noFormat) + "\n" + tr, 254, true},
+		{syntax, false, "", 0, false},
+		{nil, true, "", 0, false},
+	} {
+		text, status, ok := DynamicFailure(c.err, c.eprobes, tr)
+		if text != c.text || status != c.status || ok != c.ok {
+			t.Errorf("DynamicFailure(%v, %v) = %q, %d, %v; want %q, %d, %v", c.err, c.eprobes, text, status, ok, c.text, c.status, c.ok)
 		}
 	}
 }
