@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -67,9 +65,8 @@ func (a *app) latency(c *cli.Context) int {
 	if err != nil {
 		return a.latencyFail(err, exitEINVAL)
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, follow.StopSignals...)
-	defer signal.Stop(sigs)
+	sigs, stop := follow.Notify()
+	defer stop()
 
 	// Refuse before resolving or creating anything.
 	fs, err := khist.Open()

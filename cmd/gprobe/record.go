@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,9 +28,8 @@ func (a *app) recordCommand() *cli.Command {
 }
 
 func (a *app) record(c *cli.Context) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, follow.StopSignals...)
-	defer signal.Stop(sigs)
+	sigs, stop := follow.Notify()
+	defer stop()
 	if fs, err := tracefs.Open(); err == nil {
 		reportLeftovers(a.stderr, fs)
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -27,8 +28,17 @@ import (
 // is removed: SIGINT, SIGTERM, SIGHUP (the terminal or SSH session
 // closed), SIGQUIT and SIGPIPE (stdout or stderr closed; without it a Go
 // program dies at its next write there). Callers pass them to
-// signal.Notify.
+// signal.Notify (Notify) or signal.NotifyContext.
 var StopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE}
+
+// Notify relays StopSignals to the channel it returns (a session's
+// Signals) instead of letting them end the process, until stop is
+// called.
+func Notify() (sigs <-chan os.Signal, stop func()) {
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, StopSignals...)
+	return c, func() { signal.Stop(c) }
+}
 
 // Command is the command to follow: path run with argv (argv[0] as its
 // name), its standard streams those given, the process's own where nil.

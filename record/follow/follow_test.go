@@ -94,3 +94,21 @@ func TestEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestNotify: a stop signal reaches the channel, not the default action
+// (SIGHUP would end the test binary), until stop.
+func TestNotify(t *testing.T) {
+	sigs, stop := Notify()
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-sigs:
+		if s != syscall.SIGHUP {
+			t.Errorf("got %v, want SIGHUP", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGHUP not relayed")
+	}
+}
