@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -149,15 +148,14 @@ func (a *app) latencyBoot(c *cli.Context, fn string, command []string) int {
 	}
 	fs, err := tracefs.Open()
 	if err != nil {
-		return a.latencyFail(err, exitErrno(err))
+		return a.latencyFail(err, perfprobe.LatencyStatus(err))
 	}
-	name, _, _ := strings.Cut(fn, "@")
-	res, err := khist.BootReport(fs, name, by)
+	res, err := khist.BootReport(fs, fn, by)
+	if err == nil {
+		err = a.printLatency(c, res, unit)
+	}
 	if err != nil {
-		return a.latencyFail(err, exitENOENT)
-	}
-	if err := a.printLatency(c, res, unit); err != nil {
-		return a.latencyFail(err, exitErrno(err))
+		return a.latencyFail(err, perfprobe.LatencyStatus(err))
 	}
 	return exitOK
 }

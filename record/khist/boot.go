@@ -1,6 +1,7 @@
 package khist
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -73,10 +74,24 @@ func BootConfig(entry probe.Probe, rets []probe.Probe, by string) (*bootparam.Co
 	return c, nil
 }
 
+// ErrNoBootReport: what BootReport reads is not there, or is not what a
+// BootConfig setup counts.
+var ErrNoBootReport = errors.New("no boot-time latency measurement")
+
 // BootReport reads what a BootConfig setup counted since boot, for the
-// entry event entry and the key by it was written with, from root's
-// top-level histograms. It removes nothing.
-func BootReport(root *tracefs.FS, entry, by string) (*Result, error) {
+// function fn (FUNC[@SRC], as measured: the entry event is FUNC's name)
+// and the key by it was written with, from root's top-level histograms.
+// It removes nothing. Its errors wrap ErrNoBootReport.
+func BootReport(root *tracefs.FS, fn, by string) (*Result, error) {
+	entry, _, _ := strings.Cut(fn, "@")
+	res, err := bootReport(root, entry, by)
+	if err != nil {
+		return nil, &textError{err.Error(), errors.Join(err, ErrNoBootReport)}
+	}
+	return res, nil
+}
+
+func bootReport(root *tracefs.FS, entry, by string) (*Result, error) {
 	g := bootparam.BootconfigGroup
 	ret := entry + "__return"
 	trig := triggerSpecs(by, "", g, entry, ret, BootSynth(entry))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/bootparam"
 	"github.com/gprobe/gprobe/emit/probe"
+	"github.com/gprobe/gprobe/emit/tracefs"
 )
 
 // TestBootConfig: the boot-time setup is the session's, in the order the
@@ -59,5 +60,17 @@ ftrace.event.kprobes.vfs_read__return.actions = 'hist:keys=common_pid.execname:s
 	}
 	if _, err := BootConfig(e, r, "cpu"); !errors.Is(err, ErrConfig) {
 		t.Errorf("--by cpu: %v", err)
+	}
+}
+
+// TestBootReportMissing: without the boot-time setup's histograms, the
+// report is ErrNoBootReport, saying what to boot with; FUNC@SRC names
+// FUNC's entry event.
+func TestBootReportMissing(t *testing.T) {
+	res, err := BootReport(tracefs.At(t.TempDir()), "vfs_read@fs/read_write.c", "")
+	if res != nil || !errors.Is(err, ErrNoBootReport) || !errors.Is(err, tracefs.ErrNotFound) ||
+		!strings.HasPrefix(err.Error(), "no boot-time latency measurement of vfs_read here (") ||
+		!strings.HasSuffix(err.Error(), "): boot with the config gprobe latency --bootconfig prints") {
+		t.Errorf("BootReport = %v, %v", res, err)
 	}
 }

@@ -28,12 +28,15 @@ func RecordStatus(err error) int {
 }
 
 // LatencyStatus is gprobe latency's exit status for the error err of a
-// measurement (khist.Open's, khist.Run's or the report's): EINVAL for
-// settings khist refuses (khist.ErrConfig), EOPNOTSUPP for a kernel
-// without hist triggers or synthetic events (khist.ErrUnsupported), else
-// 256 - install.Errno.
+// measurement (khist.Open's, khist.Run's, khist.BootReport's, the
+// report's): ENOENT for a boot-time measurement that is not there
+// (khist.ErrNoBootReport), EINVAL for settings khist refuses
+// (khist.ErrConfig), EOPNOTSUPP for a kernel without hist triggers or
+// synthetic events (khist.ErrUnsupported), else 256 - install.Errno.
 func LatencyStatus(err error) int {
 	switch {
+	case errors.Is(err, khist.ErrNoBootReport):
+		return Status(syscall.ENOENT)
 	case errors.Is(err, khist.ErrConfig):
 		return Status(syscall.EINVAL)
 	case errors.Is(err, khist.ErrUnsupported):

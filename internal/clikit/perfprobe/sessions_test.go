@@ -31,7 +31,8 @@ func TestRecordStatus(t *testing.T) {
 	}
 }
 
-// TestLatencyStatus: khist's refused settings are EINVAL, a kernel
+// TestLatencyStatus: a boot-time measurement not there is ENOENT
+// whatever its cause, khist's refused settings are EINVAL, a kernel
 // without hist triggers EOPNOTSUPP, other errors their errno's status.
 func TestLatencyStatus(t *testing.T) {
 	for _, c := range []struct {
@@ -39,6 +40,7 @@ func TestLatencyStatus(t *testing.T) {
 		want int
 	}{
 		{fmt.Errorf("%w: --by x", khist.ErrConfig), 256 - int(syscall.EINVAL)},
+		{errors.Join(fmt.Errorf("%w: tables for comm", khist.ErrConfig), khist.ErrNoBootReport), 256 - int(syscall.ENOENT)},
 		{fmt.Errorf("README: %w", khist.ErrUnsupported), 256 - int(syscall.EOPNOTSUPP)},
 		{fmt.Errorf("open: %w", tracefs.ErrPermission), 256 - int(syscall.EACCES)},
 		{fmt.Errorf("open: %w", tracefs.ErrNoTracefs), 256 - int(syscall.ENOENT)},
