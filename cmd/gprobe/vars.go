@@ -35,7 +35,7 @@ func (a *app) showVars(c *cli.Context, desc string) int {
 	}
 	if len(p.Args) != 0 {
 		// perf's option callback fails: message, then the usage.
-		fmt.Fprint(a.stderr, "  Error: '--vars' doesn't accept arguments.\n")
+		fmt.Fprintln(a.stderr, perfprobe.VarsArgs)
 		a.perfOptions(a.stderr).UsageFor(true, "V", true)
 		return exitUsage
 	}

@@ -57,6 +57,7 @@ func TestParse(t *testing.T) {
 		{[]string{"-k", "/nonexist", "-D", "f"}, "Invalid file: /nonexist", StatusEINVAL, nil},
 		{[]string{"-x", "no-such-binary-here", "-D", "f"}, "Failed to get the absolute path of no-such-binary-here: No such file or directory", StatusUsage, nil},
 		{[]string{"-V", "f", "-D", "g"}, " Error: switch `D' cannot be used with switch `V'", StatusUsage, nil},
+		{[]string{"-V", "f x"}, VarsArgs + "\n\n Usage: gprobe [<options>] 'PROBEDEF'", StatusUsage, nil},
 		{[]string{}, "\n Usage: gprobe [<options>] 'PROBEDEF'", StatusUsage, nil},
 		{[]string{"f%foo"}, "", 256 - 95, nil}, // ENOTSUP
 		{[]string{"-x", "/bin/true", "-D", "f"}, "--exec=/bin/true --definition=f", 0, nil},

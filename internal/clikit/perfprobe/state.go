@@ -101,6 +101,10 @@ func (st *State) callback(opt clikit.Option) func(string, bool) bool {
 	return nil
 }
 
+// VarsArgs is perf's refusal of a -V definition with arguments (its
+// option callback's line, which the usage and -V's help follow).
+const VarsArgs = "  Error: '--vars' doesn't accept arguments."
+
 // vars is -V's callback: a definition without arguments.
 func (st *State) vars(v string, unset bool) bool {
 	if unset {
@@ -108,7 +112,7 @@ func (st *State) vars(v string, unset bool) bool {
 	}
 	p := st.event(v)
 	if p != nil && len(p.Args) != 0 {
-		fmt.Fprint(st.w, "  Error: '--vars' doesn't accept arguments.\n")
+		fmt.Fprintln(st.w, VarsArgs)
 		return false
 	}
 	st.command = 'V'
