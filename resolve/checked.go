@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"github.com/gprobe/gprobe/disasm/arch"
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
@@ -29,6 +30,18 @@ func Checked(r *Resolver, specs []*spec.Probe, probes map[int][]probe.Probe, fea
 		}
 	}
 	return nil
+}
+
+// SDTChecked resolves the SDT points among specs with sr (sr.Specs; exe
+// is -x's binary, "" for perf's build-id cache) and checks each probe as
+// Checked does with feat and known, for the architecture of the binary
+// it marks (each binary read once): a probe refused ends it with a
+// *RefusedError.
+func SDTChecked(sr *sdt.Resolver, specs []*spec.Probe, exe string, feat probedef.Features, known bool) (map[int][]probe.Probe, error) {
+	arches := arch.Files{}
+	return sr.Specs(specs, exe, func(q probe.Probe) error {
+		return install.CheckDefinition(q, arches.Of(q.Target.Path), feat, known)
+	})
 }
 
 // Missing resolves each of specs whose probes[i] is nil into probes[i]

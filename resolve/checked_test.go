@@ -2,10 +2,13 @@ package resolve
 
 import (
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
+	"github.com/gprobe/gprobe/internal/testenv"
+	"github.com/gprobe/gprobe/resolve/sdt"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
 )
@@ -97,5 +100,34 @@ func TestMissing(t *testing.T) {
 	}
 	if _, err := Missing(r, specs, map[int][]probe.Probe{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("nosuch: %v", err)
+	}
+}
+
+// TestSDTChecked: an arm64 binary's markers are checked for arm64 (its
+// registers), an x86-64 one's for x86-64; a probe the kernel's grammar
+// refuses is a *RefusedError; the points that are not SDT are left.
+func TestSDTChecked(t *testing.T) {
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
+		testenv.Missing(t, "<sys/sdt.h> (Debian's systemtap-sdt-dev, scripts/provision.sh)")
+	}
+	srcs := []string{"sdt/testdata/sdtprog.c", "sdt/testdata/sdtsem.c"}
+	bins := map[string]string{
+		"x86-64": testenv.BuildCSources(t, "gcc", srcs, "sdtprog", "-g", "-O2"),
+		"arm64":  testenv.BuildCSources(t, "aarch64-linux-gnu-gcc", srcs, "sdtprog", "-g", "-O2", "-idirafter", "/usr/include/x86_64-linux-gnu"),
+	}
+	specs, err := spec.ParseProbes([]string{"main", "%sdt_gprobe_test:twice"}, spec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range bins {
+		got, err := SDTChecked(&sdt.Resolver{}, specs, bin, probedef.AllFeatures, true)
+		if err != nil || len(got) != 1 || len(got[1]) != 2 {
+			t.Errorf("%s: %v, %v; want twice's 2 probes at 1", name, got, err)
+		}
+		// Only u8 arguments: twice's int is refused.
+		var re *RefusedError
+		if _, err := SDTChecked(&sdt.Resolver{}, specs, bin, probedef.Features{Types: []string{"u8"}}, true); !errors.As(err, &re) {
+			t.Errorf("%s: %v, want a *RefusedError", name, err)
+		}
 	}
 }

@@ -3,11 +3,10 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/gprobe/gprobe/disasm/arch"
-	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/probedef"
 	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/perfcache"
 	"github.com/gprobe/gprobe/resolve/sdt"
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -30,10 +29,7 @@ func (a *app) sdtProbes(c *cli.Context, specs []*spec.Probe, feat probedef.Featu
 	set := a.settings(c)
 	r := &sdt.Resolver{Cache: buildIDCache(), Remember: true, Options: sdt.Options{Immediates: feat.Immediates},
 		MaxProbes: set.MaxProbes, Definitions: &probedef.Options{Features: &feat}, Warn: set.VerboseWarn()}
-	arches := arch.Files{} // read once a binary, not once a marker
-	out, err := r.Specs(specs, str(c, "exec"), func(q probe.Probe) error {
-		return install.CheckDefinition(q, arches.Of(q.Target.Path), feat, known)
-	})
+	out, err := resolve.SDTChecked(r, specs, str(c, "exec"), feat, known)
 	if err != nil {
 		text, status := perfprobe.SDTFailure(err, boolean(c, "verbose"), trailer)
 		a.errf(c, "%s\n", text)
