@@ -28,15 +28,9 @@ func (a *app) addCommand() *cli.Command {
 		Flags:     perfprobe.AddFlags(),
 		Action: func(c *cli.Context) error {
 			defs := c.Args().Slice()
-			if c.String("from") == "" && len(defs) == 0 {
-				fmt.Fprintln(a.stderr, "gprobe add: nothing to add (give PROBEDEF arguments or --from FILE)")
+			if err := perfprobe.CheckAdd(defs, c.String("from"), c.Int("maxactive"), c.IsSet("maxactive")); err != nil {
+				fmt.Fprintf(a.stderr, "gprobe add: %v\n", err)
 				return a.set(exitUsage)
-			}
-			if c.IsSet("maxactive") {
-				if err := install.ValidMaxActive(c.Int("maxactive")); err != nil {
-					fmt.Fprintf(a.stderr, "gprobe add: %v\n", err)
-					return a.set(exitUsage)
-				}
 			}
 			return a.set(a.addProbes(c, defs, c.String("from"), "-a"))
 		},

@@ -1,9 +1,29 @@
 package perfprobe
 
 import (
+	"errors"
+
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/resolve/spec"
 )
+
+// ErrNothingToAdd: the add command was given no definitions and no
+// --from file.
+var ErrNothingToAdd = errors.New("nothing to add (give PROBEDEF arguments or --from FILE)")
+
+// CheckAdd refuses, before anything is read, an add command given no
+// definitions and no --from file (ErrNothingToAdd), or one whose
+// --maxactive (maxactive, when given: set) is out of the kernel's range
+// (install.ValidMaxActive).
+func CheckAdd(defs []string, from string, maxactive int, set bool) error {
+	switch {
+	case len(defs) == 0 && from == "":
+		return ErrNothingToAdd
+	case set:
+		return install.ValidMaxActive(maxactive)
+	}
+	return nil
+}
 
 // AddDefs reads what -a, add and a bare PROBEDEF are given, in the order
 // install.Add takes it: raw definition lines (install.IsDefinition) and

@@ -1,6 +1,7 @@
 package perfprobe
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gprobe/gprobe/resolve/spec"
@@ -28,5 +29,27 @@ func TestAddDefs(t *testing.T) {
 	}
 	if _, _, _, err := AddDefs([]string{"vfs_read", "vfs_read%retrun"}, "", false, spec.Options{}); err == nil {
 		t.Error("a bad PROBEDEF parsed")
+	}
+}
+
+// TestCheckAdd: definitions or a --from file are needed; --maxactive,
+// when given, within the kernel's range.
+func TestCheckAdd(t *testing.T) {
+	if err := CheckAdd(nil, "", 0, false); !errors.Is(err, ErrNothingToAdd) {
+		t.Errorf("nothing: %v", err)
+	}
+	if err := CheckAdd(nil, "defs.txt", 0, false); err != nil {
+		t.Errorf("--from: %v", err)
+	}
+	if err := CheckAdd([]string{"vfs_read"}, "", 16, true); err != nil {
+		t.Errorf("--maxactive 16: %v", err)
+	}
+	for _, n := range []int{0, 4097} {
+		if err := CheckAdd([]string{"vfs_read"}, "", n, true); err == nil || errors.Is(err, ErrNothingToAdd) {
+			t.Errorf("--maxactive %d: %v", n, err)
+		}
+	}
+	if err := CheckAdd([]string{"vfs_read"}, "", 0, false); err != nil {
+		t.Errorf("--maxactive not given: %v", err)
 	}
 }
