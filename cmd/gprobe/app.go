@@ -230,15 +230,6 @@ func (a *app) resolverOr(c *cli.Context, o resolve.Options, trailer string) (*re
 	return r, exitOK
 }
 
-// parseOptions are the PROBEDEF grammar's options for the target: the
-// variables after FUNC%return are entry values on a kernel, the results
-// and arguments at the return instructions in a Go program; perf refuses
-// them elsewhere.
-func (a *app) parseOptions(c *cli.Context) spec.Options {
-	t := a.target(c)
-	return spec.Options{EntryValues: !t.User() || t.ExecPath() != "" && resolve.IsGoProgram(t.ExecPath())}
-}
-
 // runningBlacklist has o check kernel probes against the running
 // kernel's kprobe blacklist (the kernel refuses what it covers); -v says
 // when debugfs does not show it.
@@ -283,7 +274,7 @@ func (a *app) showDefinitions(c *cli.Context, defs []string) int {
 		return a.showDynamic(c, defs)
 	}
 	const trailer = perfprobe.AddTrailer
-	parsed, err := spec.ParseProbes(defs, a.parseOptions(c))
+	parsed, err := spec.ParseProbes(defs, a.target(c).ParseOptions())
 	if err != nil {
 		return a.parseFailed(err, "-D")
 	}

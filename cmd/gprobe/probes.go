@@ -112,7 +112,7 @@ func exitErrno(err error) int { return 256 - int(install.Errno(err)) }
 // installed by it, all or none; then perf's report.
 func (a *app) addProbes(c *cli.Context, defs []string, from, option string) int {
 	// A bare PROBEDEF that does not parse is perf's "Command Parse Error".
-	items, specs, dynamic, err := perfprobe.AddDefs(defs, from, dynamicMode(c), a.parseOptions(c))
+	items, specs, dynamic, err := perfprobe.AddDefs(defs, from, dynamicMode(c), a.target(c).ParseOptions())
 	if err != nil && option == "" {
 		a.errf(c, "%s\n  Error: Command Parse Error.\n", perfprobe.Message(err))
 		return exitEINVAL

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/resolve"
+	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"
 )
 
@@ -49,6 +50,14 @@ func (t Target) MountNS() int {
 		return -1
 	}
 	return pid
+}
+
+// ParseOptions are the PROBEDEF grammar's options for what t names: the
+// variables after FUNC%return are entry values on a kernel, the results
+// and arguments at the return instructions in a Go program; perf refuses
+// them elsewhere.
+func (t Target) ParseOptions() spec.Options {
+	return spec.Options{EntryValues: !t.User() || t.ExecPath() != "" && resolve.IsGoProgram(t.ExecPath())}
 }
 
 // Options are the target.Options of what t names; the caller adds how to

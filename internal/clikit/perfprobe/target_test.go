@@ -2,6 +2,7 @@ package perfprobe
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/gprobe/gprobe/emit/install"
@@ -43,5 +44,20 @@ func TestPoints(t *testing.T) {
 	k := &probe.Probe{Kind: probe.Kprobe, Target: probe.Location{Address: 0x1234}}
 	if got := p.PointOf(k); got != "0x1234" {
 		t.Errorf("PointOf(%+v) = %q", k.Target, got)
+	}
+}
+
+// TestParseOptions: entry values after FUNC%return on a kernel and in a
+// Go program (this test binary is one), not in another user binary.
+func TestParseOptions(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tg, want := range map[Target]bool{{}: true, {Vmlinux: "/k"}: true, {Exec: "/bin/true"}: false, {FirstExec: "/bin/true"}: false,
+		{Exec: self}: true, {TargetPID: "1"}: false} {
+		if got := tg.ParseOptions().EntryValues; got != want {
+			t.Errorf("%+v: EntryValues %v, want %v", tg, got, want)
+		}
 	}
 }
