@@ -12,7 +12,8 @@ import (
 // level.
 func TestSettings(t *testing.T) {
 	t.Setenv("DEBUGINFOD_URLS", "")
-	t.Setenv("HOME", "/nonexistent")
+	home := t.TempDir() // a command opening a target makes HOME/.cache/gprobe
+	t.Setenv("HOME", home)
 	var w strings.Builder
 	s := Settings{Target: Target{Exec: "/bin/true"}, Symfs: "/sys", Source: "/src", Verbose: true, Level: 1, NoCache: true, NoInlines: true,
 		ReturnInsn: true, Uretprobe: true, NoDemangle: true, DemangleKernel: true, MaxProbes: 7, Stderr: &w}
@@ -21,7 +22,7 @@ func TestSettings(t *testing.T) {
 		!o.Uretprobe || !o.Names.NoDemangle || !o.Names.DemangleKernel || !o.Names.Params || o.MaxProbes != 7 || o.KernelText == nil {
 		t.Errorf("ResolveOptions = %+v", o)
 	}
-	if o.Target.PerfCache == nil || o.Target.PerfCache.Root != "/nonexistent/.debug" || o.Target.Debuginfod != nil {
+	if o.Target.PerfCache == nil || o.Target.PerfCache.Root != home+"/.debug" || o.Target.Debuginfod != nil {
 		t.Errorf("PerfCache %+v, Debuginfod %v", o.Target.PerfCache, o.Target.Debuginfod)
 	}
 	if o.Target.Trace == nil || o.Debug == nil {
@@ -50,7 +51,8 @@ func TestSettings(t *testing.T) {
 // above 0 only; a context that ends during the open is ErrInterrupted.
 func TestOpen(t *testing.T) {
 	t.Setenv("DEBUGINFOD_URLS", "")
-	t.Setenv("HOME", "/nonexistent")
+	t.Setenv("HOME", t.TempDir()) // opening /bin/true makes HOME/.cache/gprobe
+	t.Setenv("XDG_CACHE_HOME", "")
 	for _, level := range []int{0, 1} {
 		var w strings.Builder
 		s := Settings{Target: Target{Exec: "/bin/true"}, Level: level, MaxProbes: MaxProbes, Stderr: &w}
