@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/resolve/portability"
 )
 

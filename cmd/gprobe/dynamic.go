@@ -6,7 +6,7 @@ import (
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/resolve"
 )
 

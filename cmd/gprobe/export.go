@@ -4,7 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gprobe/gprobe/analyze"
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 )
 
 // export: recordings as files that other tools query.

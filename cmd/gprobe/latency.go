@@ -10,7 +10,7 @@ import (
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
 	"github.com/gprobe/gprobe/internal/clikit"
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/internal/termsafe"
 	"github.com/gprobe/gprobe/record/follow"
 	"github.com/gprobe/gprobe/record/khist"

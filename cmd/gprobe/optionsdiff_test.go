@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 

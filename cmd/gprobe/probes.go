@@ -9,7 +9,7 @@ import (
 
 	"github.com/gprobe/gprobe/emit/install"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/gprobe/gprobe/resolve/target"

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/internal/testenv"
 	"github.com/gprobe/gprobe/resolve/target"
 

@@ -36,7 +36,7 @@ import (
 // kernel reads its keys and defines nothing from them.
 //
 // In the same boot, user events: gprobe record -e 'user_events:*' records
-// the Go example (userevents/example) and the C example
+// the Go example (cmd/userevents-example) and the C example
 // (userevents/cexample), each writing a known number of events with known
 // payloads once the recording has enabled them; the recordings hold
 // exactly those (trace-cmd report, gprobe analyze pairing request_begin
@@ -98,7 +98,7 @@ func TestQemuBuiltKernel(t *testing.T) {
 		return nil
 	}
 
-	goEx := testenv.BuildGoPackage(t, "github.com/gprobe/gprobe/userevents/example", "amd64")
+	goEx := testenv.BuildGoPackage(t, "github.com/gprobe/gprobe/cmd/userevents-example", "amd64")
 	cEx := testenv.BuildC(t, "gcc", "../../userevents/cexample/example.c", "uevent-c", "-O2", "-static", "-Wall")
 	const goRequests, cEvents = 50, 40
 

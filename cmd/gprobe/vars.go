@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/clikit/perfprobe"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/resolve"
 	"github.com/gprobe/gprobe/resolve/spec"
 	"github.com/urfave/cli/v2"

@@ -1,10 +1,11 @@
-// Command example defines two user events, request_begin and request_end,
-// waits until a tracer enables them, and writes -n requests: request_begin
-// (id) then request_end (id, status = 3*id, and a tag), -pause apart. It
-// is the Go half of the package's example; example.c is the C half, as
+// Command userevents-example defines two user events, request_begin and
+// request_end, waits until a tracer enables them, and writes -n requests:
+// request_begin (id) then request_end (id, status = 3*id, and a tag),
+// -pause apart. It is the Go half of the userevents package's example;
+// userevents/cexample/example.c is the C half, as
 // Documentation/trace/user_events.rst describes it.
 //
-//	gprobe record -e 'user_events:*' -o trace.out -- example -n 100
+//	gprobe record -e 'user_events:*' -o trace.out -- userevents-example -n 100
 //	gprobe analyze trace.out      # request: 100 calls, paired begin/end
 package main
 
