@@ -65,34 +65,60 @@ func (f *File) storeIndex(set func(x *dwarfindex.Index)) {
 	_ = f.cache.Store(f.idx.x)
 }
 
-// funcIndex returns the function-name part of the index, computing it if
-// needed; nil when there is no cache or the DWARF cannot be indexed.
-func (f *File) funcIndex(units []unitHeader) *dwarfindex.Names {
+// storedFuncIndex is the function-name part of the index when the cache
+// had it or a walk built it; nil otherwise.
+func (f *File) storedFuncIndex() *dwarfindex.Names {
 	x := f.indexed()
 	if x == nil {
 		return nil
 	}
 	f.idx.mu.Lock()
-	t := x.Funcs
-	f.idx.mu.Unlock()
-	if t != nil {
-		return t
-	}
+	defer f.idx.mu.Unlock()
+	return x.Funcs
+}
+
+// eachIndexing is EachFuncs without a function index yet: the units are
+// walked listing every definition's names (what the index holds), fn is
+// answered from those lists as the walk goes, and the index is built and
+// kept once the walk has seen every unit. When fn stops the walk in the
+// first half of the units (-L vfs_read stops at the first unit with the
+// function, a fifth of the 6.1 vmlinux's), the rest is not walked and no
+// index kept: this answer does not pay for it, a later one through every
+// unit builds it. Stopped later, the walk goes on for the index: finishing
+// costs less than what was walked.
+func (f *File) eachIndexing(units []unitHeader, match NameMatcher, fn func(refs []FuncRef) (bool, error)) error {
 	var b dwarfindex.NamesBuilder
+	answered := false // fn stopped the walk
+	seen := 0         // units whose names b holds
 	err := scanUnits(f, units, func(s *scanner, i int, u *unitHeader) (unitNames, error) {
 		return s.unitNames(i, u)
 	}, func(i int, un unitNames) (bool, error) {
+		seen++
 		for _, n := range un.refs {
 			b.Add(un.names[n.start:n.end], dwarfindex.Ref{Unit: uint32(i), Off: n.off})
 		}
-		return false, nil
+		if answered {
+			return false, nil
+		}
+		refs := un.matching(i, match)
+		if len(refs) == 0 {
+			return false, nil
+		}
+		stop, err := fn(refs)
+		if err != nil {
+			return true, err
+		}
+		answered = stop
+		return stop && 2*(i+1) < len(units), nil
 	})
 	if err != nil {
-		return nil
+		return err
 	}
-	t = b.Build()
-	f.storeIndex(func(x *dwarfindex.Index) { x.Funcs = t })
-	return t
+	if seen == len(units) {
+		t := b.Build()
+		f.storeIndex(func(x *dwarfindex.Index) { x.Funcs = t })
+	}
+	return nil
 }
 
 // eachIndexed is EachFuncs through the function index: the definitions of

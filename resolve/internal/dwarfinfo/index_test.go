@@ -82,8 +82,9 @@ func TestIndexMatchesWalk(t *testing.T) {
 			var names, files []string
 			units, _ := built.unitHeaders()
 			x := built.indexed()
-			if built.funcIndex(units) == nil || built.fileIndex(units) == nil {
-				t.Fatal("no index built")
+			// A walk through every unit builds the function index.
+			if err := built.EachFuncs(func([]byte) bool { return false }, nil); err != nil || built.storedFuncIndex() == nil || built.fileIndex(units) == nil {
+				t.Fatalf("no index built: %v", err)
 			}
 			for i := 0; i < x.Funcs.Len(); i++ {
 				names = append(names, string(x.Funcs.Name(i)))
@@ -407,6 +408,62 @@ func TestReleaseSymbolPages(t *testing.T) {
 			if n != string(before[i].RawName) {
 				t.Fatalf("%s: name %d differs", img, i)
 			}
+		}
+	}
+}
+
+// TestIndexOnlyFromLongWalks: a walk its caller stops in the first half of
+// the units keeps no function index (the answer does not pay for the rest
+// of the units), one stopped in the second half finishes the units and
+// keeps it, as does a whole walk; the answers are the plain walk's.
+func TestIndexOnlyFromLongWalks(t *testing.T) {
+	img := fixtures(t)[0]
+	plain := open(t, img)
+	units, err := plain.unitHeaders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first unit defining each function.
+	first := map[string]int{}
+	s := plain.newScanner()
+	for i := range units {
+		un, err := s.unitNames(i, &units[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range un.refs {
+			if _, seen := first[string(un.names[r.start:r.end])]; !seen {
+				first[string(un.names[r.start:r.end])] = i
+			}
+		}
+	}
+	var early, late string
+	for name, u := range first {
+		if 2*(u+1) < len(units) && (early == "" || name < early) {
+			early = name
+		}
+		if 2*(u+1) >= len(units) && (late == "" || name < late) {
+			late = name
+		}
+	}
+	if early == "" || late == "" {
+		t.Fatalf("%s: no function first defined in each half of its %d units", img, len(units))
+	}
+	for _, c := range []struct {
+		name      string
+		firstOnly bool
+		indexed   bool
+	}{{early, true, false}, {late, true, true}, {early, false, true}} {
+		cache := dwarfindex.New(t.TempDir())
+		f := openCached(t, img, cache, func(s string) { t.Error(s) })
+		want, werr := plain.FindFuncs(ExactName(c.name), c.firstOnly)
+		got, err := f.FindFuncs(ExactName(c.name), c.firstOnly)
+		if fmt.Sprint(got, err) != fmt.Sprint(want, werr) {
+			t.Errorf("%s (first unit only %v): %v %v, the plain walk %v %v", c.name, c.firstOnly, got, err, want, werr)
+		}
+		if indexed := f.storedFuncIndex() != nil; indexed != c.indexed {
+			t.Errorf("%s (first unit only %v, first unit %d of %d): function index kept %v, want %v",
+				c.name, c.firstOnly, first[c.name], len(units), indexed, c.indexed)
 		}
 	}
 }

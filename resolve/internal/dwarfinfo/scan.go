@@ -182,10 +182,13 @@ func (f *File) EachFuncs(match NameMatcher, fn func(refs []FuncRef) (stop bool, 
 	if err != nil {
 		return err
 	}
-	if t := f.funcIndex(units); t != nil {
+	if t := f.storedFuncIndex(); t != nil {
 		if ok, err := f.eachIndexed(t, units, match, fn); ok {
 			return err
 		}
+	}
+	if f.indexed() != nil {
+		return f.eachIndexing(units, match, fn)
 	}
 	return scanUnits(f, units, func(s *scanner, i int, u *unitHeader) ([]FuncRef, error) {
 		return s.scanUnit(i, u, match)
@@ -357,6 +360,21 @@ func (s *scanner) unitNames(idx int, u *unitHeader) (unitNames, error) {
 		}, 0)
 	})
 	return un, err
+}
+
+// matching is what scanUnit finds in unit idx for match, from the unit's
+// names: each definition one of whose names matches, once, in DIE order.
+func (un unitNames) matching(idx int, match NameMatcher) []FuncRef {
+	var out []FuncRef
+	for _, n := range un.refs {
+		if len(out) > 0 && out[len(out)-1].Offset == n.off {
+			continue // matched under an earlier name
+		}
+		if match(un.names[n.start:n.end]) {
+			out = append(out, FuncRef{Unit: idx, Offset: n.off})
+		}
+	}
+	return out
 }
 
 // eachDef calls fn for every subprogram definition of the unit (perf's
