@@ -13,8 +13,8 @@ import (
 
 	"github.com/gprobe/gprobe/emit/probe"
 	"github.com/gprobe/gprobe/emit/tracefs"
-	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/internal/kallsyms"
+	"github.com/gprobe/gprobe/internal/perfprobe"
 	"github.com/gprobe/gprobe/internal/testenv"
 )
 
