@@ -9,8 +9,8 @@
 // first, recording the stack of each: every record walks the stack through
 // the program's pclntab and faults in pages of it (64 KiB around each),
 // about a tenth of a short run's read-only resident set. Without a reader
-// of the profile, the linker turns the sampling off before the first
-// allocation.
+// of the profile, the linker has the runtime turn the sampling off as it
+// starts.
 package selfprofile
 
 import (
