@@ -113,8 +113,9 @@ func sdtSpec(s string) (group, event string, ok bool) {
 	return group, event, true
 }
 
-// maxFastName bounds the names sdtSpec reads itself; longer ones go to
-// the full parse, with perf's checks of event-name length.
+// maxFastName bounds the names sdtSpec reads itself (SDT provider and
+// marker names are short); longer ones go to the full parse, so that the
+// fast path stays inside what TestSDTSpec compares.
 const maxFastName = 32
 
 // cIdent reports whether s is a C identifier of at most maxFastName bytes.
